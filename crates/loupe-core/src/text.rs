@@ -1,0 +1,234 @@
+//! Bytes to lines (§3.2): BOMs, UTF-8 with a lossless Latin-1 fallback, binary detection and
+//! line endings.
+//!
+//! Lines end at `\n`, `\r\n` or a lone `\r`, the way editors count them, so a CR-only file is
+//! not one giant line. Line numbers are 1-based everywhere outside this module's internals.
+
+use serde::Serialize;
+
+/// How many leading bytes are inspected for NUL when deciding that a file is binary.
+pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Encoding {
+    #[serde(rename = "utf-8")]
+    Utf8,
+    #[serde(rename = "utf-16le")]
+    Utf16Le,
+    #[serde(rename = "utf-16be")]
+    Utf16Be,
+    /// Invalid UTF-8 decoded byte-for-byte as ISO-8859-1, which is lossless.
+    #[serde(rename = "latin-1")]
+    Latin1,
+}
+
+impl Encoding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Encoding::Utf8 => "utf-8",
+            Encoding::Utf16Le => "utf-16le",
+            Encoding::Utf16Be => "utf-16be",
+            Encoding::Latin1 => "latin-1",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LineEnding {
+    Lf,
+    Crlf,
+    Cr,
+    Mixed,
+    /// No line break at all (empty or single unterminated line).
+    None,
+}
+
+impl LineEnding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LineEnding::Lf => "lf",
+            LineEnding::Crlf => "crlf",
+            LineEnding::Cr => "cr",
+            LineEnding::Mixed => "mixed",
+            LineEnding::None => "none",
+        }
+    }
+}
+
+/// One line of the decoded text: `start..end` is the content, `end..next` the terminator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineSpan {
+    pub start: usize,
+    pub end: usize,
+    pub next: usize,
+}
+
+/// A decoded text file.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    pub text: String,
+    pub encoding: Encoding,
+    pub bom: bool,
+    pub line_ending: LineEnding,
+    pub lines: Vec<LineSpan>,
+}
+
+/// The file is binary: NUL bytes near its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BinaryContent;
+
+impl Decoded {
+    pub fn total_lines(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// The content of 1-based line `number`, without its terminator.
+    pub fn line(&self, number: usize) -> &str {
+        let span = self.lines[number - 1];
+        &self.text[span.start..span.end]
+    }
+
+    /// Lines `first..=last` (1-based) exactly as in the file, terminators included.
+    pub fn raw_range(&self, first: usize, last: usize) -> &str {
+        let start = self.lines[first - 1].start;
+        let end = self.lines[last - 1].next;
+        &self.text[start..end]
+    }
+
+    pub fn has_final_newline(&self) -> bool {
+        self.lines.last().is_some_and(|span| span.next > span.end)
+    }
+}
+
+/// Decodes file bytes. Fails only for binary content.
+pub fn decode(bytes: &[u8]) -> Result<Decoded, BinaryContent> {
+    let (text, encoding, bom) = if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        decode_utf8_or_latin1(rest, true)?
+    } else if let Some(rest) = bytes.strip_prefix(b"\xFF\xFE") {
+        (decode_utf16(rest, u16::from_le_bytes), Encoding::Utf16Le, true)
+    } else if let Some(rest) = bytes.strip_prefix(b"\xFE\xFF") {
+        (decode_utf16(rest, u16::from_be_bytes), Encoding::Utf16Be, true)
+    } else {
+        decode_utf8_or_latin1(bytes, false)?
+    };
+    let (lines, line_ending) = split_lines(&text);
+    Ok(Decoded { text, encoding, bom, line_ending, lines })
+}
+
+/// True when the first 8 KiB hold a NUL byte (and no UTF-16 BOM explains it).
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+        return false;
+    }
+    bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0)
+}
+
+fn decode_utf8_or_latin1(bytes: &[u8], bom: bool) -> Result<(String, Encoding, bool), BinaryContent> {
+    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return Err(BinaryContent);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok((text.to_owned(), Encoding::Utf8, bom)),
+        Err(_) => Ok((bytes.iter().map(|&byte| char::from(byte)).collect(), Encoding::Latin1, bom)),
+    }
+}
+
+fn decode_utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> String {
+    let units = bytes.chunks_exact(2).map(|pair| unit([pair[0], pair[1]]));
+    char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+}
+
+fn split_lines(text: &str) -> (Vec<LineSpan>, LineEnding) {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    let (mut lf, mut crlf, mut cr) = (0usize, 0usize, 0usize);
+    let mut start = 0;
+    let mut index = 0;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'\n' => {
+                lf += 1;
+                lines.push(LineSpan { start, end: index, next: index + 1 });
+                index += 1;
+                start = index;
+            }
+            b'\r' if bytes.get(index + 1) == Some(&b'\n') => {
+                crlf += 1;
+                lines.push(LineSpan { start, end: index, next: index + 2 });
+                index += 2;
+                start = index;
+            }
+            b'\r' => {
+                cr += 1;
+                lines.push(LineSpan { start, end: index, next: index + 1 });
+                index += 1;
+                start = index;
+            }
+            _ => index += 1,
+        }
+    }
+    if start < bytes.len() {
+        lines.push(LineSpan { start, end: bytes.len(), next: bytes.len() });
+    }
+    let ending = match (lf > 0, crlf > 0, cr > 0) {
+        (false, false, false) => LineEnding::None,
+        (true, false, false) => LineEnding::Lf,
+        (false, true, false) => LineEnding::Crlf,
+        (false, false, true) => LineEnding::Cr,
+        _ => LineEnding::Mixed,
+    };
+    (lines, ending)
+}
+
+/// Cuts `text` to at most `max_bytes` bytes at a UTF-8 boundary.
+pub fn truncate_at_char_boundary(text: &str, max_bytes: usize) -> &str {
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lf_crlf_cr_and_mixed() {
+        let lf = decode(b"a\nb\n").unwrap();
+        assert_eq!((lf.total_lines(), lf.line_ending, lf.has_final_newline()), (2, LineEnding::Lf, true));
+        let crlf = decode(b"a\r\nb").unwrap();
+        assert_eq!((crlf.total_lines(), crlf.line_ending, crlf.has_final_newline()), (2, LineEnding::Crlf, false));
+        assert_eq!(crlf.line(1), "a");
+        assert_eq!(crlf.raw_range(1, 2), "a\r\nb");
+        let cr = decode(b"a\rb\r").unwrap();
+        assert_eq!((cr.total_lines(), cr.line_ending), (2, LineEnding::Cr));
+        let mixed = decode(b"a\nb\r\nc").unwrap();
+        assert_eq!(mixed.line_ending, LineEnding::Mixed);
+        let empty = decode(b"").unwrap();
+        assert_eq!((empty.total_lines(), empty.line_ending), (0, LineEnding::None));
+    }
+
+    #[test]
+    fn bom_latin1_utf16_and_binary() {
+        let bom = decode(b"\xEF\xBB\xBFhi\n").unwrap();
+        assert_eq!((bom.text.as_str(), bom.bom, bom.encoding), ("hi\n", true, Encoding::Utf8));
+        let latin = decode(b"caf\xE9\n").unwrap();
+        assert_eq!((latin.line(1), latin.encoding), ("café", Encoding::Latin1));
+        let utf16 = decode(b"\xFF\xFEh\x00i\x00\n\x00").unwrap();
+        assert_eq!((utf16.line(1), utf16.encoding), ("hi", Encoding::Utf16Le));
+        assert_eq!(decode(b"ELF\x00\x01").err(), Some(BinaryContent));
+        assert!(looks_binary(b"ab\x00"));
+        assert!(!looks_binary(b"\xFF\xFEa\x00"));
+    }
+
+    #[test]
+    fn truncation_respects_char_boundaries() {
+        assert_eq!(truncate_at_char_boundary("héllo", 2), "h");
+        assert_eq!(truncate_at_char_boundary("héllo", 3), "hé");
+    }
+}

@@ -1,0 +1,154 @@
+//! Reading a tool's JSON arguments: unknown names refused by name, mode-only parameters
+//! refused with the §3.4 message, numbers accepted as numbers or numeric strings.
+//!
+//! Every adapter (MCP, CLI) hands the engine the same JSON object, so this is the one place
+//! where argument shape is checked.
+
+use loupe_core::ToolError;
+use serde_json::{Map, Value};
+
+/// A tool's arguments being consumed. Keys are removed as they are read, so whatever is
+/// left at the end is unknown.
+#[derive(Debug)]
+pub(crate) struct Args {
+    tool: &'static str,
+    map: Map<String, Value>,
+}
+
+impl Args {
+    pub(crate) fn new(tool: &'static str, value: Value) -> Result<Args, ToolError> {
+        match value {
+            Value::Object(map) => Ok(Args { tool, map }),
+            Value::Null => Ok(Args { tool, map: Map::new() }),
+            other => Err(ToolError::invalid_args(
+                format!("arguments for `{tool}` must be a JSON object, got {}", kind_of(&other)),
+                "pass the parameters as an object, e.g. {\"mode\":\"file\",\"target\":\"src/main.rs\"}",
+            )),
+        }
+    }
+
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.map.get(key).is_some_and(|value| !value.is_null())
+    }
+
+    /// Renames an alias to its canonical name when only the alias is present.
+    pub(crate) fn alias(&mut self, alias: &str, canonical: &str) -> Result<(), ToolError> {
+        if !self.has(alias) {
+            self.map.remove(alias);
+            return Ok(());
+        }
+        if self.has(canonical) {
+            return Err(ToolError::invalid_args(
+                format!("`{alias}` and `{canonical}` are the same parameter; pass only `{canonical}`"),
+                format!("remove `{alias}`"),
+            ));
+        }
+        if let Some(value) = self.map.remove(alias) {
+            self.map.insert(canonical.to_owned(), value);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn string(&mut self, key: &str) -> Result<Option<String>, ToolError> {
+        match self.map.remove(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text)),
+            Some(Value::Number(number)) => Ok(Some(number.to_string())),
+            Some(other) => Err(self.wrong_type(key, "a string", &other)),
+        }
+    }
+
+    pub(crate) fn required_string(&mut self, key: &str, example: &str) -> Result<String, ToolError> {
+        match self.string(key)? {
+            Some(text) if !text.trim().is_empty() => Ok(text),
+            _ => Err(ToolError::invalid_args(
+                format!("`{key}` is required for `{}`", self.tool),
+                format!("add `{key}`, e.g. {example}"),
+            )),
+        }
+    }
+
+    /// A non-negative integer; numeric strings are accepted because models send them.
+    pub(crate) fn integer(&mut self, key: &str) -> Result<Option<u64>, ToolError> {
+        let value = match self.map.remove(key) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(value) => value,
+        };
+        let parsed = match &value {
+            Value::Number(number) => number
+                .as_u64()
+                .or_else(|| number.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 9.0e15).map(|f| f as u64)),
+            Value::String(text) => text.trim().parse::<u64>().ok(),
+            _ => None,
+        };
+        parsed.map(Some).ok_or_else(|| self.wrong_type(key, "a non-negative integer", &value))
+    }
+
+    pub(crate) fn boolean(&mut self, key: &str) -> Result<Option<bool>, ToolError> {
+        match self.map.remove(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(flag)) => Ok(Some(flag)),
+            Some(Value::String(text)) if text == "true" || text == "false" => Ok(Some(text == "true")),
+            Some(other) => Err(self.wrong_type(key, "true or false", &other)),
+        }
+    }
+
+    /// One of `choices`; the error lists them.
+    pub(crate) fn choice(&mut self, key: &str, choices: &[&str]) -> Result<Option<String>, ToolError> {
+        let Some(text) = self.string(key)? else { return Ok(None) };
+        if choices.contains(&text.as_str()) {
+            return Ok(Some(text));
+        }
+        Err(ToolError::invalid_args(
+            format!("`{key}` must be one of {}, got `{text}`", choices.join("|")),
+            format!("set `{key}` to one of: {}", choices.join(", ")),
+        ))
+    }
+
+    /// Refuses a present parameter that belongs to another mode, with the §3.4 message.
+    pub(crate) fn refuse_for_mode(&self, key: &str, owner_modes: &[&str]) -> Result<(), ToolError> {
+        if !self.has(key) {
+            return Ok(());
+        }
+        let owners = owner_modes.iter().map(|mode| format!("mode='{mode}'")).collect::<Vec<_>>().join(" or ");
+        Err(ToolError::invalid_args(
+            format!("{key} is only valid for {owners}. Remove it or switch mode."),
+            format!("remove `{key}`, or call with {owners}"),
+        ))
+    }
+
+    /// Ends reading: any key not consumed is unknown and refused by name.
+    pub(crate) fn finish(mut self, accepted: &[&str]) -> Result<(), ToolError> {
+        self.map.retain(|_, value| !value.is_null());
+        let mut unknown: Vec<&String> = self.map.keys().collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        unknown.sort();
+        let names = unknown.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
+        Err(ToolError::invalid_args(
+            format!("unknown parameter {names} for `{}`", self.tool),
+            format!("accepted parameters: {}", accepted.join(", ")),
+        )
+        .with_detail("unknown", Value::from(unknown.iter().map(|s| s.as_str()).collect::<Vec<_>>()))
+        .with_detail("accepted", Value::from(accepted.to_vec())))
+    }
+
+    fn wrong_type(&self, key: &str, expected: &str, got: &Value) -> ToolError {
+        ToolError::invalid_args(
+            format!("`{key}` must be {expected}, got {} `{got}`", kind_of(got)),
+            format!("pass `{key}` as {expected}"),
+        )
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

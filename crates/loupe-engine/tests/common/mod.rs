@@ -1,0 +1,86 @@
+//! The fixture workspace the engine tests run against, built fresh in a temporary directory
+//! so that CRLF, Latin-1, binary files, secrets and symlinks are exactly what the test says.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::fs;
+use std::path::Path;
+
+use loupe_core::Config;
+use loupe_engine::Engine;
+use serde_json::Value;
+
+pub struct Fixture {
+    pub root: tempfile::TempDir,
+    pub outside: tempfile::TempDir,
+    pub engine: Engine,
+}
+
+pub const MAIN_RS: &str = "//! A tiny program used by loupe's tests.\n\nuse std::env;\n\n/// Greets whoever is named on the command line.\nfn greet(name: &str) -> String {\n    format!(\"hello, {name}\")\n}\n\nfn main() {\n    let name = env::args().nth(1).unwrap_or_else(|| \"world\".to_string());\n    println!(\"{}\", greet(&name));\n}\n";
+
+pub fn big_line(number: usize) -> String {
+    format!("line {number}: the quick brown fox jumps over the lazy dog {}\n", number * 7 % 13)
+}
+
+pub fn fixture_with(configure: impl FnOnce(&mut Config)) -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let write = |path: &str, bytes: &[u8]| {
+        let full = dir.join(path);
+        fs::create_dir_all(full.parent().unwrap()).unwrap();
+        fs::write(full, bytes).unwrap();
+    };
+    write("src/main.rs", MAIN_RS.as_bytes());
+    write("big.txt", (1..=1000).map(big_line).collect::<String>().as_bytes());
+    write("crlf.txt", b"first\r\nsecond\r\nthird\r\n");
+    write("cr.txt", b"one\rtwo\rthree");
+    write("latin1.txt", b"caf\xe9 cr\xe8me\n");
+    write("bom.txt", b"\xef\xbb\xbfwith bom\n");
+    write("utf16.txt", b"\xff\xfeh\x00i\x00\n\x00");
+    write("empty.txt", b"");
+    write("nofinal.txt", b"alpha\nbeta");
+    write("long_line.txt", format!("{}\nshort\n", "x".repeat(50_000)).as_bytes());
+    write("image.bin", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR");
+    write(".env", b"SECRET=1\n");
+    write(".env.example", b"SECRET=\n");
+    write(".git/config", b"[core]\n");
+    write("keys/id_rsa", b"-----BEGIN-----\n");
+    write(".gitignore", b"ignored.log\n");
+    write("ignored.log", b"noise\n");
+    write("dir/a.rs", b"fn a() {}\n");
+    write("dir/b.rs", b"fn b() {}\n");
+    fs::write(outside.path().join("secret.txt"), "outside\n").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.join("link-out.txt")).unwrap();
+    let mut config = Config { root: Some(dir.to_path_buf()), ..Config::default() };
+    configure(&mut config);
+    let engine = Engine::new(config).unwrap();
+    Fixture { root, outside, engine }
+}
+
+pub fn fixture() -> Fixture {
+    fixture_with(|_| {})
+}
+
+impl Fixture {
+    pub fn path(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// Both faces of one call, with machine-specific paths replaced, for a snapshot.
+    pub fn render(&self, tool: &str, arguments: Value) -> String {
+        let response = self.engine.call(tool, arguments);
+        let structured = serde_json::to_string_pretty(&response.structured()).unwrap();
+        let text = format!("{}----- structuredContent -----\n{structured}\n", response.face);
+        self.redact(&text)
+    }
+
+    pub fn redact(&self, text: &str) -> String {
+        let canonical = self.root.path().canonicalize().unwrap();
+        let outside = self.outside.path().canonicalize().unwrap();
+        text.replace(&canonical.display().to_string(), "<ROOT>")
+            .replace(&self.root.path().display().to_string(), "<ROOT>")
+            .replace(&outside.display().to_string(), "<OUTSIDE>")
+            .replace(&self.outside.path().display().to_string(), "<OUTSIDE>")
+    }
+}

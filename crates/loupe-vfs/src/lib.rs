@@ -1,0 +1,64 @@
+//! The only code that touches the user's repository.
+//!
+//! Owns the workspace root, the mapping from a caller's path string to a file inside it
+//! (containment on the canonical path, after resolving symlinks), the exclusion and ignore
+//! rules, and reading bytes. Later it also owns the one atomic, journaled write path. Nothing
+//! outside the root is ever read, listed, hashed or written through this crate, and no other
+//! crate opens repository files itself.
+
+mod exclude;
+mod root;
+
+pub use exclude::Exclusions;
+pub use root::{FileBytes, Resolved, Root};
+
+use std::path::PathBuf;
+
+use loupe_core::RepoPath;
+
+/// Why a path could not be used. The engine maps each to an error code.
+#[derive(Debug)]
+pub enum VfsError {
+    /// The path leaves the root (`..`, an absolute path elsewhere, a symlink pointing out).
+    OutsideRoot {
+        requested: String,
+    },
+    /// The path matches an exclusion pattern (`.git/`, secrets, configured `exclude`).
+    Excluded {
+        path: RepoPath,
+        pattern: String,
+    },
+    NotFound {
+        path: RepoPath,
+    },
+    /// A directory where a file was needed.
+    IsDirectory {
+        path: RepoPath,
+    },
+    TooLarge {
+        path: RepoPath,
+        size: u64,
+        limit: u64,
+    },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for VfsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VfsError::OutsideRoot { requested } => write!(f, "path `{requested}` is outside the workspace root"),
+            VfsError::Excluded { path, pattern } => write!(f, "path `{path}` is excluded by pattern `{pattern}`"),
+            VfsError::NotFound { path } => write!(f, "file `{path}` does not exist"),
+            VfsError::IsDirectory { path } => write!(f, "`{path}` is a directory, not a file"),
+            VfsError::TooLarge { path, size, limit } => {
+                write!(f, "file `{path}` is {size} bytes, over the {limit}-byte limit")
+            }
+            VfsError::Io { path, source } => write!(f, "cannot read `{}`: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for VfsError {}

@@ -1,0 +1,322 @@
+//! The workspace root: resolving a caller's path to a file inside it, and reading it.
+//!
+//! Containment is decided on canonical paths by components. A path is first normalised
+//! lexically (refusing `..` above the root), then the file system resolves symlinks and the
+//! result must still lie under the canonical root. Exclusions are checked on both the path
+//! as asked and the path it resolves to, so a symlink cannot smuggle in `.env`.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use ignore::gitignore::GitignoreBuilder;
+use loupe_core::RepoPath;
+use loupe_core::path::{UserPath, parse_user_path};
+
+use crate::{Exclusions, VfsError};
+
+/// The files whose rules decide `meta.ignored`, in each directory from the root down.
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".loupeignore"];
+
+#[derive(Debug, Clone)]
+pub struct Root {
+    canonical: PathBuf,
+    given: PathBuf,
+    exclusions: Exclusions,
+}
+
+/// A caller's path, resolved: where it is inside the root, and whether it exists.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The root-relative path as asked (lexically normalised).
+    pub path: RepoPath,
+    /// The canonical file-system path when the file exists.
+    pub real: Option<PathBuf>,
+}
+
+/// A file's raw bytes as read, with its size.
+#[derive(Debug, Clone)]
+pub struct FileBytes {
+    pub path: RepoPath,
+    pub bytes: Vec<u8>,
+}
+
+impl Root {
+    /// Opens a root directory; it must exist and be a directory.
+    pub fn open(given: &Path, exclusions: Exclusions) -> Result<Root, VfsError> {
+        let canonical = given.canonicalize().map_err(|source| VfsError::Io { path: given.to_path_buf(), source })?;
+        if !canonical.is_dir() {
+            return Err(VfsError::Io {
+                path: given.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "the workspace root is not a directory"),
+            });
+        }
+        Ok(Root { canonical, given: given.to_path_buf(), exclusions })
+    }
+
+    pub fn canonical(&self) -> &Path {
+        &self.canonical
+    }
+
+    /// Maps a caller's path string to a path inside the root. Refuses escapes and exclusions;
+    /// a path that does not exist resolves with `real: None`.
+    pub fn resolve(&self, input: &str) -> Result<Resolved, VfsError> {
+        let outside = || VfsError::OutsideRoot { requested: input.to_owned() };
+        let path = match parse_user_path(input) {
+            UserPath::Relative(relative) => RepoPath::normalize(&relative).ok_or_else(outside)?,
+            UserPath::Absolute(absolute) => self.relative_of_absolute(&absolute).ok_or_else(outside)?,
+        };
+        self.check_excluded(&path)?;
+        let joined = self.canonical.join(path.as_str());
+        match joined.canonicalize() {
+            Ok(real) => {
+                let real_relative = self.relative_of_canonical(&real).ok_or_else(outside)?;
+                self.check_excluded(&real_relative)?;
+                Ok(Resolved { path, real: Some(real) })
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                // The nearest existing ancestor must itself be inside the root, or a dangling
+                // name under an escaping symlink would be reported as merely missing.
+                let mut ancestor = joined.parent();
+                while let Some(dir) = ancestor {
+                    if let Ok(real_dir) = dir.canonicalize() {
+                        self.relative_of_canonical(&real_dir).ok_or_else(outside)?;
+                        break;
+                    }
+                    ancestor = dir.parent();
+                }
+                Ok(Resolved { path, real: None })
+            }
+            Err(source) => Err(VfsError::Io { path: joined, source }),
+        }
+    }
+
+    /// Reads a resolved file whole, refusing directories and files over `max_bytes`.
+    pub fn read(&self, resolved: &Resolved, max_bytes: u64) -> Result<FileBytes, VfsError> {
+        let path = resolved.path.clone();
+        let Some(real) = &resolved.real else {
+            return Err(VfsError::NotFound { path });
+        };
+        let io = |source| VfsError::Io { path: real.clone(), source };
+        let mut file = File::open(real).map_err(io)?;
+        let metadata = file.metadata().map_err(io)?;
+        if metadata.is_dir() {
+            return Err(VfsError::IsDirectory { path });
+        }
+        if metadata.len() > max_bytes {
+            return Err(VfsError::TooLarge { path, size: metadata.len(), limit: max_bytes });
+        }
+        self.verify_opened(&file, &resolved.path, real)?;
+        let mut bytes = Vec::with_capacity(metadata.len() as usize);
+        file.read_to_end(&mut bytes).map_err(io)?;
+        Ok(FileBytes { path, bytes })
+    }
+
+    /// True when `.gitignore`, `.ignore` or `.loupeignore` rules from the root down to the
+    /// file's directory ignore it. Deeper files override shallower ones, as in git.
+    pub fn is_ignored(&self, path: &RepoPath, is_dir: bool) -> bool {
+        let absolute = self.canonical.join(path.as_str());
+        let mut verdict = false;
+        let mut dir = self.canonical.clone();
+        let mut components: Vec<&str> = path.components().collect();
+        components.pop();
+        let mut dirs = vec![dir.clone()];
+        for component in components {
+            dir = dir.join(component);
+            dirs.push(dir.clone());
+        }
+        for dir in dirs {
+            for name in IGNORE_FILES {
+                let file = dir.join(name);
+                if !file.is_file() {
+                    continue;
+                }
+                let mut builder = GitignoreBuilder::new(&dir);
+                if builder.add(&file).is_some() {
+                    continue;
+                }
+                let Ok(rules) = builder.build() else { continue };
+                let matched = rules.matched_path_or_any_parents(&absolute, is_dir);
+                if matched.is_ignore() {
+                    verdict = true;
+                } else if matched.is_whitelist() {
+                    verdict = false;
+                }
+            }
+        }
+        verdict
+    }
+
+    /// The names in the directory of `path` (or its nearest existing ancestor), for
+    /// "did you mean" suggestions. Excluded names are left out. Bounded to 2000 entries.
+    pub fn sibling_names(&self, path: &RepoPath) -> (RepoPath, Vec<String>) {
+        let mut dir = path.parent();
+        loop {
+            let absolute = self.canonical.join(dir.as_str());
+            let inside = absolute.canonicalize().ok().and_then(|real| self.relative_of_canonical(&real));
+            if inside.is_some()
+                && let Ok(entries) = std::fs::read_dir(&absolute)
+            {
+                let mut names: Vec<String> = entries
+                    .filter_map(Result::ok)
+                    .filter_map(|entry| entry.file_name().into_string().ok())
+                    .filter(|name| self.exclusions.matching_pattern(&dir.join(name)).is_none())
+                    .take(2000)
+                    .collect();
+                names.sort();
+                return (dir, names);
+            }
+            if dir.is_root() {
+                return (dir, Vec::new());
+            }
+            dir = dir.parent();
+        }
+    }
+
+    fn check_excluded(&self, path: &RepoPath) -> Result<(), VfsError> {
+        match self.exclusions.matching_pattern(path) {
+            Some(pattern) => Err(VfsError::Excluded { path: path.clone(), pattern: pattern.to_owned() }),
+            None => Ok(()),
+        }
+    }
+
+    fn relative_of_absolute(&self, absolute: &str) -> Option<RepoPath> {
+        let absolute_path = Path::new(absolute);
+        for base in [&self.given, &self.canonical] {
+            if base.is_absolute()
+                && let Ok(rest) = absolute_path.strip_prefix(base)
+            {
+                return RepoPath::normalize(&rest.to_string_lossy().replace('\\', "/"));
+            }
+        }
+        // An absolute path through a symlinked alias of the root (e.g. /tmp vs /private/tmp).
+        let real = absolute_path.canonicalize().ok()?;
+        self.relative_of_canonical(&real)
+    }
+
+    fn relative_of_canonical(&self, real: &Path) -> Option<RepoPath> {
+        let rest = real.strip_prefix(&self.canonical).ok()?;
+        RepoPath::normalize(&rest.to_string_lossy())
+    }
+
+    /// Closes the race between resolving and opening: on Linux the opened descriptor's real
+    /// path must be the one that was checked.
+    #[cfg(target_os = "linux")]
+    fn verify_opened(&self, file: &File, path: &RepoPath, expected: &Path) -> Result<(), VfsError> {
+        use std::os::fd::AsRawFd;
+        let link = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+        match std::fs::read_link(link) {
+            Ok(opened) if opened == expected => Ok(()),
+            Ok(opened) => match self.relative_of_canonical(&opened) {
+                Some(relative) => self.check_excluded(&relative),
+                None => Err(VfsError::OutsideRoot { requested: path.to_string() }),
+            },
+            // No /proc (a sandbox): the canonical check already ran.
+            Err(_) => Ok(()),
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn verify_opened(&self, _file: &File, _path: &RepoPath, _expected: &Path) -> Result<(), VfsError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loupe_core::config::DEFAULT_EXCLUDE;
+    use std::fs;
+
+    fn root_at(dir: &Path) -> Root {
+        let exclude: Vec<String> = DEFAULT_EXCLUDE.iter().map(|s| (*s).to_owned()).collect();
+        Root::open(dir, Exclusions::new(&exclude, &[]).unwrap()).unwrap()
+    }
+
+    fn fixture() -> (tempfile::TempDir, tempfile::TempDir) {
+        let repo = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::create_dir_all(repo.path().join("src/deep")).unwrap();
+        fs::write(repo.path().join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+        fs::write(repo.path().join(".env"), "SECRET=1\n").unwrap();
+        fs::write(repo.path().join(".gitignore"), "target/\n*.log\n!keep.log\n").unwrap();
+        fs::write(repo.path().join("src/.gitignore"), "gen.rs\n").unwrap();
+        fs::write(outside.path().join("secret.txt"), "outside\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), repo.path().join("escape")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), repo.path().join("src/link.txt")).unwrap();
+        std::os::unix::fs::symlink(repo.path().join(".env"), repo.path().join("env-link")).unwrap();
+        std::os::unix::fs::symlink(repo.path().join("src/lib.rs"), repo.path().join("lib-link.rs")).unwrap();
+        (repo, outside)
+    }
+
+    fn resolved_path(root: &Root, input: &str) -> Result<String, String> {
+        root.resolve(input).map(|r| r.path.as_str().to_owned()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn accepted_spellings_resolve_to_the_same_file() {
+        let (repo, _outside) = fixture();
+        let root = root_at(repo.path());
+        let absolute = format!("{}/src/lib.rs", repo.path().display());
+        let uri = format!("file://{}/src/lib.rs", root.canonical().display());
+        for input in ["src/lib.rs", "./src/lib.rs", "src\\lib.rs", "src/deep/../lib.rs", &absolute, &uri] {
+            assert_eq!(resolved_path(&root, input).as_deref(), Ok("src/lib.rs"), "{input}");
+        }
+    }
+
+    #[test]
+    fn escapes_are_refused() {
+        let (repo, outside) = fixture();
+        let root = root_at(repo.path());
+        let outside_file = format!("{}/secret.txt", outside.path().display());
+        for input in
+            ["../x", "src/../../x", &outside_file, "escape/secret.txt", "src/link.txt", "escape/missing.txt", "C:\\x"]
+        {
+            let error = root.resolve(input).unwrap_err();
+            assert!(matches!(error, VfsError::OutsideRoot { .. }), "{input}: {error}");
+        }
+    }
+
+    #[test]
+    fn exclusions_apply_to_the_symlink_target_too() {
+        let (repo, _outside) = fixture();
+        let root = root_at(repo.path());
+        assert!(matches!(root.resolve(".env"), Err(VfsError::Excluded { .. })));
+        assert!(matches!(root.resolve("env-link"), Err(VfsError::Excluded { .. })));
+        assert!(matches!(root.resolve(".git/config"), Err(VfsError::Excluded { .. })));
+        let inside_link = root.resolve("lib-link.rs").unwrap();
+        assert_eq!(root.read(&inside_link, 1024).unwrap().bytes, b"pub fn a() {}\n");
+    }
+
+    #[test]
+    fn read_refuses_directories_missing_and_large_files() {
+        let (repo, _outside) = fixture();
+        let root = root_at(repo.path());
+        assert!(matches!(root.read(&root.resolve("src").unwrap(), 1024), Err(VfsError::IsDirectory { .. })));
+        assert!(matches!(root.read(&root.resolve("nope.rs").unwrap(), 1024), Err(VfsError::NotFound { .. })));
+        assert!(matches!(root.read(&root.resolve("src/lib.rs").unwrap(), 4), Err(VfsError::TooLarge { size: 14, .. })));
+    }
+
+    #[test]
+    fn ignore_rules_nest_and_negate() {
+        let (repo, _outside) = fixture();
+        let root = root_at(repo.path());
+        let ignored = |p: &str| root.is_ignored(&RepoPath::normalize(p).unwrap(), false);
+        assert!(ignored("target/debug/x.rs"));
+        assert!(ignored("a.log"));
+        assert!(!ignored("keep.log"));
+        assert!(ignored("src/gen.rs"));
+        assert!(!ignored("gen.rs"));
+        assert!(!ignored("src/lib.rs"));
+    }
+
+    #[test]
+    fn sibling_names_skip_excluded_entries() {
+        let (repo, _outside) = fixture();
+        let root = root_at(repo.path());
+        let (dir, names) = root.sibling_names(&RepoPath::normalize("missing/file.rs").unwrap());
+        assert!(dir.is_root());
+        assert!(names.contains(&"src".to_owned()));
+        assert!(!names.contains(&".env".to_owned()));
+    }
+}
