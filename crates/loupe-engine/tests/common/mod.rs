@@ -70,7 +70,12 @@ impl Fixture {
     /// Both faces of one call, with machine-specific paths replaced, for a snapshot.
     pub fn render(&self, tool: &str, arguments: Value) -> String {
         let response = self.engine.call(tool, arguments);
-        let structured = serde_json::to_string_pretty(&response.structured()).unwrap();
+        let mut structured = response.structured();
+        // A face that names the temporary root costs a machine-dependent number of tokens.
+        if self.redact(&response.face) != response.face {
+            structured["meta"]["token_estimate"] = Value::from("<depends on the root path>");
+        }
+        let structured = serde_json::to_string_pretty(&structured).unwrap();
         let text = format!("{}----- structuredContent -----\n{structured}\n", response.face);
         self.redact(&text)
     }
