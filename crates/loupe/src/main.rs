@@ -1,1 +1,271 @@
-fn main() {}
+//! The `loupe` binary: the command line and `loupe serve`. Glue only: every subcommand builds
+//! the same JSON arguments an MCP client would send and hands them to the engine.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use loupe_engine::Engine;
+use loupe_engine::config::{Sources, load};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Parser)]
+#[command(name = "loupe", version, about = "Exactly the code an agent needs: budgeted reads over MCP and the command line.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the MCP server over stdio.
+    Serve {
+        #[command(flatten)]
+        config: ConfigFlags,
+        /// Server ceiling on characters per response (`loupe read` takes it as a caller cap).
+        #[arg(long)]
+        max_preview_chars: Option<u64>,
+    },
+    /// Read a file or a window of it, printing what the model would see.
+    Read(ReadArgs),
+}
+
+/// Configuration flags (§14); each overrides loupe.toml and LOUPE_* variables.
+#[derive(Debug, Args)]
+struct ConfigFlags {
+    /// Workspace root (default: LOUPE_ROOT, then the current directory).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Where the index lives (default: the user cache directory).
+    #[arg(long)]
+    index_dir: Option<PathBuf>,
+    /// Log filter for stderr, e.g. `info` or `loupe=debug`.
+    #[arg(long)]
+    log: Option<String>,
+    #[arg(long)]
+    max_single_read_lines: Option<u64>,
+    #[arg(long)]
+    max_response_tokens: Option<u64>,
+    #[arg(long)]
+    max_index_file_bytes: Option<u64>,
+    #[arg(long)]
+    max_file_bytes: Option<u64>,
+    /// Exclusion patterns, comma-separated (replaces the default list).
+    #[arg(long)]
+    exclude: Option<String>,
+    /// Patterns that override `exclude`, comma-separated.
+    #[arg(long)]
+    allow: Option<String>,
+    /// enforce | warn | off
+    #[arg(long)]
+    gate_mode: Option<String>,
+    #[arg(long)]
+    max_range_lines: Option<u64>,
+    #[arg(long)]
+    max_reads_per_session: Option<u64>,
+    #[arg(long)]
+    max_total_read_lines: Option<u64>,
+    /// warn | block | off
+    #[arg(long)]
+    relevance: Option<String>,
+    #[arg(long)]
+    strict_session_id: bool,
+    #[arg(long)]
+    session_ttl_secs: Option<u64>,
+    /// Turn the analytics log off.
+    #[arg(long)]
+    no_analytics: bool,
+    /// Refuse edit, undo and redo.
+    #[arg(long)]
+    read_only: bool,
+    /// hidden | listed | disabled
+    #[arg(long)]
+    legacy_tools: Option<String>,
+}
+
+impl ConfigFlags {
+    fn to_pairs(&self) -> Vec<(String, Value)> {
+        let mut pairs: Vec<(String, Value)> = Vec::new();
+        let mut push = |key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                pairs.push((key.to_owned(), value));
+            }
+        };
+        push("root", self.root.as_ref().map(|p| Value::from(p.display().to_string())));
+        push("index_dir", self.index_dir.as_ref().map(|p| Value::from(p.display().to_string())));
+        push("log", self.log.clone().map(Value::from));
+        push("max_single_read_lines", self.max_single_read_lines.map(Value::from));
+        push("max_response_tokens", self.max_response_tokens.map(Value::from));
+        push("max_index_file_bytes", self.max_index_file_bytes.map(Value::from));
+        push("max_file_bytes", self.max_file_bytes.map(Value::from));
+        push("exclude", self.exclude.clone().map(Value::from));
+        push("allow", self.allow.clone().map(Value::from));
+        push("gate_mode", self.gate_mode.clone().map(Value::from));
+        push("max_range_lines", self.max_range_lines.map(Value::from));
+        push("max_reads_per_session", self.max_reads_per_session.map(Value::from));
+        push("max_total_read_lines", self.max_total_read_lines.map(Value::from));
+        push("relevance", self.relevance.clone().map(Value::from));
+        push("strict_session_id", self.strict_session_id.then_some(Value::Bool(true)));
+        push("session_ttl_secs", self.session_ttl_secs.map(Value::from));
+        push("analytics", self.no_analytics.then_some(Value::Bool(false)));
+        push("read_only", self.read_only.then_some(Value::Bool(true)));
+        push("legacy_tools", self.legacy_tools.clone().map(Value::from));
+        pairs
+    }
+}
+
+#[derive(Debug, Args)]
+struct ReadArgs {
+    /// The file to read, relative to the root.
+    target: String,
+    /// file | snippet | symbol | outline | diff_preview (default: snippet when a line window is given, else file)
+    #[arg(long)]
+    mode: Option<String>,
+    #[arg(long)]
+    offset: Option<u64>,
+    #[arg(long)]
+    limit: Option<u64>,
+    #[arg(long)]
+    start_line: Option<u64>,
+    #[arg(long)]
+    end_line: Option<u64>,
+    #[arg(long)]
+    context_lines: Option<u64>,
+    /// "10-20"
+    #[arg(long)]
+    line_range: Option<String>,
+    #[arg(long)]
+    cursor: Option<String>,
+    #[arg(long)]
+    max_tokens: Option<u64>,
+    #[arg(long)]
+    max_bytes: Option<u64>,
+    #[arg(long)]
+    max_lines: Option<u64>,
+    #[arg(long)]
+    max_preview_chars: Option<u64>,
+    /// none | snippet
+    #[arg(long)]
+    preview_mode: Option<String>,
+    /// minimal | standard
+    #[arg(long)]
+    metadata: Option<String>,
+    /// Print the JSON envelope instead of the text face.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    config: ConfigFlags,
+}
+
+impl ReadArgs {
+    fn to_arguments(&self) -> Value {
+        let mut map = Map::new();
+        let windowed = self.start_line.is_some() || self.line_range.is_some() || self.end_line.is_some();
+        let mode = self.mode.clone().unwrap_or_else(|| if windowed { "snippet" } else { "file" }.to_owned());
+        map.insert("mode".into(), Value::from(mode));
+        map.insert("target".into(), Value::from(self.target.as_str()));
+        let numbers = [
+            ("offset", self.offset),
+            ("limit", self.limit),
+            ("start_line", self.start_line),
+            ("end_line", self.end_line),
+            ("context_lines", self.context_lines),
+            ("max_tokens", self.max_tokens),
+            ("max_bytes", self.max_bytes),
+            ("max_lines", self.max_lines),
+            ("max_preview_chars", self.max_preview_chars),
+        ];
+        for (key, value) in numbers {
+            if let Some(value) = value {
+                map.insert(key.into(), Value::from(value));
+            }
+        }
+        let strings = [
+            ("line_range", &self.line_range),
+            ("cursor", &self.cursor),
+            ("preview_mode", &self.preview_mode),
+            ("metadata", &self.metadata),
+        ];
+        for (key, value) in strings {
+            if let Some(value) = value {
+                map.insert(key.into(), Value::from(value.as_str()));
+            }
+        }
+        Value::Object(map)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("loupe: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Serve { config, max_preview_chars } => {
+            let mut flags = config.to_pairs();
+            flags.extend(max_preview_chars.map(|value| ("max_preview_chars".to_owned(), Value::from(value))));
+            serve(&flags, config.root.is_some())
+        }
+        Command::Read(args) => {
+            let engine = open_engine(&args.config)?;
+            let response = engine.call("read", args.to_arguments());
+            let mut stdout = std::io::stdout().lock();
+            if args.json {
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&response.structured())?)?;
+            } else {
+                write!(stdout, "{}", response.face)?;
+            }
+            Ok(if response.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+    }
+}
+
+fn open_engine(flags: &ConfigFlags) -> anyhow::Result<Engine> {
+    let sources = Sources::from_process(flags.to_pairs());
+    let (config, warnings) = load(&sources).map_err(anyhow::Error::msg)?;
+    init_logging(&config.log);
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
+    Engine::new(config).map_err(anyhow::Error::msg)
+}
+
+fn serve(flags: &[(String, Value)], root_given: bool) -> anyhow::Result<ExitCode> {
+    // Build the tokenizer's vocabulary while the client is still starting up.
+    std::thread::spawn(loupe_core::tokens::warm_up);
+    let sources = Sources::from_process(flags.to_vec());
+    // Fail fast on a bad configuration; with --root the engine can open right away.
+    let (config, warnings) = load(&sources).map_err(anyhow::Error::msg)?;
+    init_logging(&config.log);
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
+    let server = if root_given {
+        let engine = Engine::new(config).map_err(anyhow::Error::msg)?;
+        loupe_mcp::LoupeServer::with_engine(sources, engine)
+    } else {
+        loupe_mcp::LoupeServer::new(sources)
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    runtime.block_on(loupe_mcp::serve_stdio(server)).map_err(anyhow::Error::msg)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Logs go to stderr only: on stdio, stdout carries protocol messages and nothing else.
+fn init_logging(filter: &str) {
+    let filter = std::env::var("LOUPE_LOG").ok().filter(|value| !value.is_empty()).unwrap_or_else(|| filter.to_owned());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_new(&filter).unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}

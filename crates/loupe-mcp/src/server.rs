@@ -1,0 +1,244 @@
+//! The MCP server: rmcp's `ServerHandler` over the engine.
+//!
+//! Owns the protocol-facing decisions: which protocol revisions are offered, which root the
+//! engine opens (the `--root` flag, else the client's first root, else `LOUPE_ROOT`, else the
+//! current directory), and turning each engine `Response` into a `CallToolResult` with both
+//! faces. Engine calls run on the blocking pool; a panic inside one becomes an `INTERNAL`
+//! result for that call and the server keeps serving.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use loupe_core::{ErrorCode, ToolError};
+use loupe_engine::config::{Sources, load};
+use loupe_engine::{Engine, Response, TOOLS};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use crate::tools::tools;
+use crate::transport::GuardedTransport;
+
+/// The newest revision this server speaks over the `initialize` handshake. A client offering
+/// a newer one (rmcp's own offers 2026-07-28) is answered with this one.
+pub const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// The request methods passed on to rmcp; every other request gets -32601 at once.
+const SERVED_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
+
+/// How long the first tool call waits for the client to answer `roots/list`.
+const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
+
+const INSTRUCTIONS: &str = "loupe serves code under a token budget. Prefer read(mode=snippet) with exact lines over whole files; \
+follow the `→ next:` call at the end of a cut result to continue. Lines are 1-based and inclusive.";
+
+/// Test hook: with `LOUPE_TEST_HOOKS=1`, reading this target panics inside the engine call,
+/// so tests can prove a panic costs one call and not the server.
+const PANIC_TARGET: &str = "__loupe_test_panic__";
+
+#[derive(Clone)]
+pub struct LoupeServer {
+    sources: Arc<Sources>,
+    engine: Arc<Mutex<Option<Arc<Engine>>>>,
+    test_hooks: bool,
+}
+
+impl LoupeServer {
+    /// A server whose engine opens on first use. When `sources` has a `--root` flag the
+    /// client's roots are never asked for.
+    pub fn new(sources: Sources) -> LoupeServer {
+        let test_hooks = sources.env.iter().any(|(key, value)| key == "LOUPE_TEST_HOOKS" && value == "1");
+        LoupeServer { sources: Arc::new(sources), engine: Arc::new(Mutex::new(None)), test_hooks }
+    }
+
+    /// A server on an engine that is already open.
+    pub fn with_engine(sources: Sources, engine: Engine) -> LoupeServer {
+        let server = LoupeServer::new(sources);
+        *server.engine.try_lock().expect("a new server's engine lock is free") = Some(Arc::new(engine));
+        server
+    }
+
+    fn root_flag_given(&self) -> bool {
+        self.sources.flags.iter().any(|(key, _)| key == "root")
+    }
+
+    /// The engine, opening it on first use on the root §2 names.
+    async fn engine(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Engine>, ToolError> {
+        let mut slot = self.engine.lock().await;
+        if let Some(engine) = slot.as_ref() {
+            return Ok(engine.clone());
+        }
+        let mut sources = (*self.sources).clone();
+        if !self.root_flag_given() {
+            sources.client_root = client_root(context).await;
+        }
+        let (config, warnings) = load(&sources).map_err(config_error)?;
+        for warning in warnings {
+            tracing::warn!("{warning}");
+        }
+        let engine = Arc::new(Engine::new(config).map_err(config_error)?);
+        tracing::info!(root = %engine.root_path().display(), "engine open");
+        *slot = Some(engine.clone());
+        Ok(engine)
+    }
+
+    async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>) -> Response {
+        let engine = match self.engine(context).await {
+            Ok(engine) => engine,
+            Err(error) => return Response::failure("read", None, None, error),
+        };
+        let panic_requested =
+            self.test_hooks && arguments.get("target").and_then(Value::as_str) == Some(PANIC_TARGET);
+        let tool = name.to_owned();
+        let joined = tokio::task::spawn_blocking(move || {
+            if panic_requested {
+                panic!("test hook: panic inside a tool call");
+            }
+            engine.call(&tool, arguments)
+        })
+        .await;
+        match joined {
+            Ok(response) => response,
+            Err(join_error) => {
+                tracing::error!("tool `{name}` failed: {join_error}");
+                Response::failure(
+                    "read",
+                    None,
+                    None,
+                    ToolError::new(
+                        ErrorCode::Internal,
+                        format!("loupe hit an internal error while running `{name}`; the server is still running"),
+                        "retry once; if it fails again, report it with the arguments you sent",
+                    ),
+                )
+            }
+        }
+    }
+}
+
+/// The client's first root as a directory path, when it offers roots and answers in time.
+///
+/// Roots are deprecated from protocol 2026-07-28 on (SEP-2577), but every revision this
+/// server negotiates has them and §2 ranks them above `LOUPE_ROOT`.
+#[allow(deprecated)]
+async fn client_root(context: &RequestContext<RoleServer>) -> Option<PathBuf> {
+    let offers_roots = context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
+    if !offers_roots {
+        return None;
+    }
+    let answer = tokio::time::timeout(ROOTS_TIMEOUT, context.peer.list_roots()).await;
+    let roots = match answer {
+        Ok(Ok(result)) => result.roots,
+        Ok(Err(error)) => {
+            tracing::warn!("roots/list failed: {error}");
+            return None;
+        }
+        Err(_) => {
+            tracing::warn!("roots/list got no answer in {ROOTS_TIMEOUT:?}");
+            return None;
+        }
+    };
+    let first = roots.first()?;
+    let uri = first.uri.as_str();
+    match loupe_core::path::parse_user_path(uri) {
+        loupe_core::path::UserPath::Absolute(path) => Some(PathBuf::from(path)),
+        loupe_core::path::UserPath::Relative(_) => None,
+    }
+}
+
+fn config_error(message: String) -> ToolError {
+    ToolError::new(
+        ErrorCode::Internal,
+        format!("loupe could not start on this workspace: {message}"),
+        "fix the configuration (loupe.toml, LOUPE_* variables or flags) and restart the server",
+    )
+}
+
+/// Both faces of a response as an MCP tool result.
+pub fn to_call_tool_result(response: &Response) -> CallToolResult {
+    let mut result = if response.ok {
+        CallToolResult::success(vec![ContentBlock::text(response.face.clone())])
+    } else {
+        CallToolResult::error(vec![ContentBlock::text(response.face.clone())])
+    };
+    result.structured_content = Some(response.structured());
+    result
+}
+
+impl ServerHandler for LoupeServer {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("loupe", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(NEWEST_PROTOCOL)
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST_PROTOCOL))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        tracing::info!(
+            client = %request.client_info.name,
+            offered = %request.protocol_version,
+            "initialize"
+        );
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools().into_iter().find(|tool| tool.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if !TOOLS.contains(&name.as_str()) {
+            return Err(McpError::invalid_params(
+                format!("unknown tool `{name}`; available tools: {}", TOOLS.join(", ")),
+                None,
+            ));
+        }
+        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let response = self.call(&name, arguments, &context).await;
+        Ok(to_call_tool_result(&response).into())
+    }
+
+    async fn on_roots_list_changed(&self, _context: rmcp::service::NotificationContext<RoleServer>) {
+        if !self.root_flag_given() {
+            // The next call opens the engine on the client's new first root.
+            *self.engine.lock().await = None;
+        }
+    }
+}
+
+/// Serves MCP over stdin/stdout until the client closes the connection.
+pub async fn serve_stdio(server: LoupeServer) -> Result<(), String> {
+    let transport = GuardedTransport::new(tokio::io::stdin(), tokio::io::stdout(), SERVED_METHODS);
+    let running = server.serve(transport).await.map_err(|error| format!("MCP session failed to start: {error}"))?;
+    running.waiting().await.map_err(|error| format!("MCP session ended with an error: {error}"))?;
+    Ok(())
+}

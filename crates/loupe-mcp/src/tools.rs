@@ -1,0 +1,93 @@
+//! The tool surface as MCP sees it: names, descriptions, input and output schemas and
+//! annotations (§4). Hand-written JSON, because every token of `tools/list` sits in every
+//! agent's context; the whole surface stays under 3,000 tokens.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+/// The tools `tools/list` returns, in order.
+pub fn tools() -> Vec<Tool> {
+    vec![read_tool()]
+}
+
+fn object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+const READ_DESCRIPTION: &str = "Read code with a budget. Lines are 1-based, inclusive, prefixed `  N│` (not part of the content). \
+Modes: file (paged: offset/limit), snippet (start_line..end_line or line_range \"10-20\", plus context_lines). \
+A cut result ends with the exact next call (cursor). meta.file_hash is the edit precondition. \
+Errors carry a code, a hint and ready-to-run next_calls.";
+
+fn read_tool() -> Tool {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "enum": ["file", "snippet", "symbol", "outline", "diff_preview"]},
+            "target": {"type": "string", "description": "Path relative to the root (absolute inside it, ./x and file:// also work)"},
+            "offset": {"type": "integer", "minimum": 0, "description": "file: first line"},
+            "limit": {"type": "integer", "minimum": 1, "description": "file: lines (max 300)"},
+            "start_line": {"type": "integer", "minimum": 1, "description": "snippet"},
+            "end_line": {"type": "integer", "minimum": 1, "description": "snippet"},
+            "line_range": {"type": "string", "description": "snippet: \"10-20\""},
+            "context_lines": {"type": "integer", "minimum": 0, "description": "snippet: lines around"},
+            "cursor": {"type": "string", "description": "next_cursor of a cut read"},
+            "max_tokens": {"type": "integer", "minimum": 1},
+            "max_bytes": {"type": "integer", "minimum": 1},
+            "max_lines": {"type": "integer", "minimum": 1},
+            "max_preview_chars": {"type": "integer", "minimum": 1},
+            "preview_mode": {"type": "string", "enum": ["none", "snippet"], "description": "none: metadata only"},
+            "metadata": {"type": "string", "enum": ["minimal", "standard"]},
+            "path": {"type": "string", "description": "symbol: disambiguating file"},
+            "include_context": {"type": "integer", "minimum": 0, "description": "symbol"},
+            "body": {"type": "boolean", "description": "symbol"},
+            "depth": {"type": "integer", "minimum": 1, "description": "outline"},
+            "include_docs": {"type": "boolean", "description": "outline"},
+            "against": {"type": "string", "enum": ["HEAD", "INDEX", "WORKTREE"], "description": "diff_preview"},
+            "content": {"type": "string", "description": "diff_preview: proposed text"},
+            "session_id": {"type": "string"},
+            "candidate_id": {"type": "string"},
+            "bundle_id": {"type": "string"},
+            "fresh": {"type": "boolean", "description": "resend lines already sent"}
+        },
+        "required": ["mode", "target"]
+    });
+    Tool::new("read", READ_DESCRIPTION, object(input))
+        .with_title("Read code")
+        .with_raw_output_schema(object(envelope_schema()))
+        .with_annotations(
+            ToolAnnotations::with_title("Read code").read_only(true).destructive(false).idempotent(true).open_world(false),
+        )
+}
+
+/// The §3.3 envelope, loose enough to hold every tool's success and error alike.
+fn envelope_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "ok": {"type": "boolean"},
+            "tool": {"type": "string"},
+            "mode": {"type": "string"},
+            "target": {"type": "string"},
+            "meta": {"type": "object"},
+            "text": {"type": "string"},
+            "location": {"type": "object"},
+            "error": {
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string"},
+                    "message": {"type": "string"},
+                    "hint": {"type": "string"},
+                    "next_calls": {"type": "array"}
+                },
+                "required": ["code", "message", "hint"]
+            }
+        },
+        "required": ["ok", "meta"]
+    })
+}
