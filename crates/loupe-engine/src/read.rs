@@ -130,14 +130,14 @@ fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, 
     args.alias("file_path", "target")?;
     args.alias("filePath", "target")?;
     let Some(mode) = args.choice("mode", MODES)? else {
-        return Err(ToolError::invalid_args(
+        let mut error = ToolError::invalid_args(
             "`mode` is required for `read`",
             "add `mode`: one of file, snippet, symbol, outline, diff_preview",
-        )
-        .with_next_call(NextCall::new(
-            "read",
-            json!({"mode": "file", "target": original.get("target").cloned().unwrap_or(Value::from("README.md"))}),
-        )));
+        );
+        if let Some(target) = original.get("target").filter(|target| target.is_string()) {
+            error = error.with_next_call(NextCall::new("read", json!({"mode": "file", "target": target})));
+        }
+        return Err(error);
     };
     // `path` is the symbol mode's disambiguator; elsewhere it is accepted as the target
     // when no target was given, because agents say `path` for files.

@@ -94,8 +94,7 @@ impl LoupeServer {
             Ok(engine) => engine,
             Err(error) => return Response::failure("read", None, None, error),
         };
-        let panic_requested =
-            self.test_hooks && arguments.get("target").and_then(Value::as_str) == Some(PANIC_TARGET);
+        let panic_requested = self.test_hooks && arguments.get("target").and_then(Value::as_str) == Some(PANIC_TARGET);
         let tool = name.to_owned();
         let joined = tokio::task::spawn_blocking(move || {
             if panic_requested {

@@ -61,7 +61,11 @@ fn read_tool() -> Tool {
         .with_title("Read code")
         .with_raw_output_schema(object(envelope_schema()))
         .with_annotations(
-            ToolAnnotations::with_title("Read code").read_only(true).destructive(false).idempotent(true).open_world(false),
+            ToolAnnotations::with_title("Read code")
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
         )
 }
 

@@ -12,7 +12,11 @@ use loupe_engine::config::{Sources, load};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Parser)]
-#[command(name = "loupe", version, about = "Exactly the code an agent needs: budgeted reads over MCP and the command line.")]
+#[command(
+    name = "loupe",
+    version,
+    about = "Exactly the code an agent needs: budgeted reads over MCP and the command line."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -29,7 +33,7 @@ enum Command {
         max_preview_chars: Option<u64>,
     },
     /// Read a file or a window of it, printing what the model would see.
-    Read(ReadArgs),
+    Read(Box<ReadArgs>),
 }
 
 /// Configuration flags (§14); each overrides loupe.toml and LOUPE_* variables.
@@ -255,7 +259,8 @@ fn serve(flags: &[(String, Value)], root_given: bool) -> anyhow::Result<ExitCode
     } else {
         loupe_mcp::LoupeServer::new(sources)
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
     runtime.block_on(loupe_mcp::serve_stdio(server)).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

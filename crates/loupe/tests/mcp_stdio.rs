@@ -1,0 +1,296 @@
+//! End to end: the real `loupe` binary driven over stdio, by rmcp's own client and by raw
+//! JSON-RPC lines for the inputs a well-behaved client never sends.
+
+// Roots are deprecated from protocol 2026-07-28 on; loupe still honours them (§2).
+#![allow(deprecated)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ListRootsResult, ProtocolVersion, Root,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+const LOUPE: &str = env!("CARGO_BIN_EXE_loupe");
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    let body: String = (1..=40).map(|n| format!("fn f{n}() -> u32 {{ {n} }}\n")).collect();
+    std::fs::write(dir.path().join("src/lib.rs"), body).unwrap();
+    std::fs::write(dir.path().join(".env"), "TOKEN=secret\n").unwrap();
+    dir
+}
+
+fn serve_command(root: &std::path::Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(LOUPE);
+    command.arg("serve").arg("--root").arg(root).env("LOUPE_TEST_HOOKS", "1").stderr(Stdio::null());
+    command
+}
+
+fn arguments(value: Value) -> serde_json::Map<String, Value> {
+    value.as_object().unwrap().clone()
+}
+
+fn text_of(result: &rmcp::model::CallToolResult) -> String {
+    result.content.iter().filter_map(|block| block.as_text()).map(|text| text.text.clone()).collect()
+}
+
+#[tokio::test]
+async fn rmcp_client_reads_and_recovers_from_bad_calls() {
+    let dir = workspace();
+    let client = ().serve(TokioChildProcess::new(serve_command(dir.path())).unwrap()).await.unwrap();
+
+    // rmcp's client offers a newer revision than loupe speaks; loupe answers with its newest.
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.protocol_version, ProtocolVersion::V_2025_11_25);
+    assert_eq!(info.server_info.as_ref().unwrap().name, "loupe");
+
+    let tools = client.list_tools(None).await.unwrap().tools;
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, ["read"]);
+    let read = &tools[0];
+    let annotations = read.annotations.as_ref().unwrap();
+    assert_eq!(annotations.read_only_hint, Some(true));
+    assert_eq!(annotations.open_world_hint, Some(false));
+    assert!(read.output_schema.is_some());
+
+    // A snippet: line-numbered text face, and the envelope as structured content.
+    let result = client
+        .call_tool(CallToolRequestParams::new("read").with_arguments(arguments(
+            json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 3, "end_line": 4}),
+        )))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false));
+    let text = text_of(&result);
+    assert!(text.starts_with("src/lib.rs · lines 3–4 of 40 · hash "), "{text}");
+    assert!(text.contains("   3│fn f3() -> u32 { 3 }\n   4│fn f4() -> u32 { 4 }\n"), "{text}");
+    let structured = result.structured_content.clone().unwrap();
+    assert_eq!(structured["ok"], json!(true));
+    assert_eq!(structured["text"], json!("fn f3() -> u32 { 3 }\nfn f4() -> u32 { 4 }\n"));
+
+    // No `arguments` at all: a tool error, not a protocol error.
+    let result = client.call_tool(CallToolRequestParams::new("read")).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(result.structured_content.unwrap()["error"]["code"], json!("INVALID_ARGS"));
+
+    // Secrets are refused by code.
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("read").with_arguments(arguments(json!({"mode": "file", "target": ".env"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.structured_content.unwrap()["error"]["code"], json!("PATH_EXCLUDED"));
+
+    // An unknown tool is a JSON-RPC error.
+    let error = client.call_tool(CallToolRequestParams::new("no_such_tool")).await.unwrap_err();
+    assert!(error.to_string().contains("unknown tool"), "{error}");
+
+    // A panic inside a tool fails that call with INTERNAL; the next call is served.
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("read")
+                .with_arguments(arguments(json!({"mode": "file", "target": "__loupe_test_panic__"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.structured_content.unwrap()["error"]["code"], json!("INTERNAL"));
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("read")
+                .with_arguments(arguments(json!({"mode": "file", "target": "src/lib.rs", "limit": 1}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false));
+    assert!(text_of(&result).contains("→ next: read {\"cursor\":"));
+
+    client.cancel().await.unwrap();
+}
+
+/// A client that offers roots: loupe started without `--root` opens the client's first root.
+#[derive(Clone)]
+struct RootsClient {
+    root_uri: String,
+}
+
+impl ClientHandler for RootsClient {
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        Ok(ListRootsResult::new(vec![Root::new(self.root_uri.clone())]))
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::builder().enable_roots().build(), Implementation::new("roots-test", "1"))
+    }
+}
+
+#[tokio::test]
+async fn without_root_flag_the_clients_first_root_is_the_workspace() {
+    let dir = workspace();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut command = tokio::process::Command::new(LOUPE);
+    command.arg("serve").current_dir(elsewhere.path()).env_remove("LOUPE_ROOT").stderr(Stdio::null());
+    let handler = RootsClient { root_uri: format!("file://{}", dir.path().display()) };
+    let client = handler.serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("read")
+                .with_arguments(arguments(json!({"mode": "snippet", "target": "src/lib.rs", "line_range": "40-40"}))),
+        )
+        .await
+        .unwrap();
+    assert!(text_of(&result).contains("  40│fn f40()"), "{}", text_of(&result));
+    client.cancel().await.unwrap();
+}
+
+/// A raw line-level client for the inputs rmcp's client would never send.
+struct RawServer {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<String>,
+}
+
+impl RawServer {
+    fn start(root: &std::path::Path) -> RawServer {
+        let mut child = Command::new(LOUPE)
+            .arg("serve")
+            .arg("--root")
+            .arg(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        RawServer { child, stdin, lines }
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next line the server writes, as JSON; every line must be JSON.
+    fn receive(&self) -> Value {
+        let line = self.lines.recv_timeout(Duration::from_secs(10)).expect("the server answered within 10 s");
+        serde_json::from_str(&line).unwrap_or_else(|error| panic!("stdout carried a non-JSON line {line:?}: {error}"))
+    }
+
+    /// Sends a request and returns its answer, checking the id came back as sent.
+    fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
+        let started = Instant::now();
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+        let answer = self.receive();
+        assert_eq!(answer["id"], id, "answer to {method}: {answer}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{method} took {:?}", started.elapsed());
+        answer
+    }
+
+    fn initialize(&mut self, version: &str) -> Value {
+        let params =
+            json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}});
+        let answer = self.request(json!(0), "initialize", params);
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        answer
+    }
+}
+
+impl Drop for RawServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn every_supported_revision_is_negotiated_and_newer_ones_get_the_newest() {
+    let dir = workspace();
+    for (offered, expected) in [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("2026-07-28", "2025-11-25"),
+        ("2099-01-01", "2025-11-25"),
+    ] {
+        let mut server = RawServer::start(dir.path());
+        let answer = server.initialize(offered);
+        assert_eq!(answer["result"]["protocolVersion"], json!(expected), "offered {offered}: {answer}");
+        let tools = server.request(json!(1), "tools/list", json!({}));
+        assert_eq!(tools["result"]["tools"][0]["name"], json!("read"));
+    }
+}
+
+#[test]
+fn bad_input_gets_an_answer_and_the_server_keeps_serving() {
+    let dir = workspace();
+    let mut server = RawServer::start(dir.path());
+    // A notification before initialize must not end the session.
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}"#);
+    server.initialize("2025-06-18");
+
+    server.send("{this is not json");
+    let answer = server.receive();
+    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (Value::Null, json!(-32700)));
+
+    let answer = server.request(json!("discover-1"), "server/discover", json!({}));
+    assert_eq!(answer["error"]["code"], json!(-32601));
+    let answer = server.request(json!(0), "resources/list", json!({}));
+    assert_eq!(answer["error"]["code"], json!(-32601));
+    let answer = server.request(json!(7), "tools/call", json!({}));
+    assert_eq!(answer["error"]["code"], json!(-32602));
+
+    // String ids and id 0, a progress token, no `arguments`.
+    let answer = server.request(
+        json!("call-a"),
+        "tools/call",
+        json!({"name": "read", "arguments": {"mode": "file", "target": "src/lib.rs", "limit": 2}, "_meta": {"progressToken": "p-1"}}),
+    );
+    assert_eq!(answer["result"]["isError"], json!(false));
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("   1│fn f1()"));
+    let answer = server.request(json!(0), "tools/call", json!({"name": "read"}));
+    assert_eq!(answer["result"]["isError"], json!(true));
+    assert_eq!(answer["result"]["structuredContent"]["error"]["code"], json!("INVALID_ARGS"));
+
+    // Every read error code reachable from a path, and unknown parameters by name.
+    for (id, target, code) in [
+        (11, "../outside.txt", "PATH_OUTSIDE_ROOT"),
+        (12, ".env", "PATH_EXCLUDED"),
+        (13, "src/missing.rs", "FILE_NOT_FOUND"),
+    ] {
+        let answer = server.request(
+            json!(id),
+            "tools/call",
+            json!({"name": "read", "arguments": {"mode": "file", "target": target}}),
+        );
+        assert_eq!(answer["result"]["structuredContent"]["error"]["code"], json!(code), "{target}");
+    }
+    let answer = server.request(
+        json!(14),
+        "tools/call",
+        json!({"name": "read", "arguments": {"mode": "file", "target": "src/lib.rs", "colour": "red"}}),
+    );
+    let message = answer["result"]["structuredContent"]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("`colour`"), "{message}");
+
+    let answer = server.request(json!(99), "ping", json!({}));
+    assert_eq!(answer["result"], json!({}));
+}
