@@ -22,6 +22,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the MCP server over stdio.
@@ -33,7 +35,7 @@ enum Command {
         max_preview_chars: Option<u64>,
     },
     /// Read a file or a window of it, printing what the model would see.
-    Read(Box<ReadArgs>),
+    Read(ReadArgs),
 }
 
 /// Configuration flags (§14); each overrides loupe.toml and LOUPE_* variables.
