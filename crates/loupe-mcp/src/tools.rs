@@ -95,3 +95,27 @@ fn envelope_schema() -> Value {
         "required": ["ok", "meta"]
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// §4: descriptions and schemas of the whole surface stay under 3,000 tokens.
+    #[test]
+    fn tools_list_stays_under_its_token_budget() {
+        let listed = serde_json::to_string(&tools()).unwrap();
+        let tokens = loupe_core::tokens::count(&listed);
+        assert!(tokens < 3000, "tools/list costs {tokens} tokens");
+    }
+
+    #[test]
+    fn every_tool_is_annotated_and_declares_its_output() {
+        for tool in tools() {
+            let annotations = tool.annotations.as_ref().unwrap();
+            assert!(annotations.read_only_hint.is_some() && annotations.destructive_hint.is_some());
+            assert!(annotations.idempotent_hint.is_some());
+            assert_eq!(annotations.open_world_hint, Some(false));
+            assert!(tool.output_schema.is_some());
+        }
+    }
+}

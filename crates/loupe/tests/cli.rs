@@ -1,0 +1,108 @@
+//! The command line end to end: `loupe read` prints the face the model would see (or the
+//! envelope with `--json`), configuration layers in the order of §2, and failures exit non-zero
+//! with a message on stderr and nothing on stdout.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const LOUPE: &str = env!("CARGO_BIN_EXE_loupe");
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    let body: String = (1..=20).map(|n| format!("let v{n} = {n};\n")).collect();
+    std::fs::write(dir.path().join("src/lib.rs"), body).unwrap();
+    dir
+}
+
+fn loupe(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(LOUPE);
+    command.args(args).current_dir(root).env_remove("LOUPE_ROOT").env_remove("LOUPE_MAX_SINGLE_READ_LINES");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+#[test]
+fn read_prints_the_text_face() {
+    let dir = workspace();
+    let output = loupe(dir.path(), &["read", "--mode", "snippet", "src/lib.rs", "--start-line", "2", "--end-line", "3"], &[]);
+    assert!(output.status.success());
+    let face = stdout(&output);
+    let lines: Vec<&str> = face.lines().collect();
+    assert!(lines[0].starts_with("src/lib.rs · lines 2–3 of 20 · hash "), "{face}");
+    assert_eq!(&lines[1..], ["   2│let v2 = 2;", "   3│let v3 = 3;"]);
+}
+
+#[test]
+fn read_json_prints_the_envelope() {
+    let dir = workspace();
+    let output = loupe(dir.path(), &["read", "src/lib.rs", "--line-range", "5-5", "--json"], &[]);
+    assert!(output.status.success());
+    let envelope: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(envelope["ok"], Value::Bool(true));
+    assert_eq!(envelope["mode"], "snippet");
+    assert_eq!(envelope["text"], "let v5 = 5;\n");
+    assert_eq!(envelope["meta"]["total_lines"], 20);
+}
+
+#[test]
+fn a_tool_error_exits_1_with_the_error_face() {
+    let dir = workspace();
+    let output = loupe(dir.path(), &["read", "src/lbi.rs"], &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let face = stdout(&output);
+    assert!(face.starts_with("error FILE_NOT_FOUND: `src/lbi.rs` does not exist"), "{face}");
+    assert!(face.contains("→ next: read {\"mode\":\"file\",\"target\":\"src/lib.rs\"}"), "{face}");
+}
+
+#[test]
+fn configuration_layers_file_then_env_then_flags() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("loupe.toml"), "max_single_read_lines = 5\n").unwrap();
+    let last_line = |output: &Output| {
+        let face = stdout(output);
+        let shown: Vec<&str> = face.lines().filter(|line| line.contains('│')).collect();
+        shown.len()
+    };
+    assert_eq!(last_line(&loupe(dir.path(), &["read", "src/lib.rs"], &[])), 5);
+    let env = [("LOUPE_MAX_SINGLE_READ_LINES", "3")];
+    assert_eq!(last_line(&loupe(dir.path(), &["read", "src/lib.rs"], &env)), 3);
+    let flagged = loupe(dir.path(), &["read", "src/lib.rs", "--max-single-read-lines", "2"], &env);
+    assert_eq!(last_line(&flagged), 2);
+    assert!(stdout(&flagged).contains("── cut after line 2 of 20 by max_single_read_lines=2"), "{}", stdout(&flagged));
+
+    // --root beats LOUPE_ROOT beats the current directory.
+    let other = tempfile::tempdir().unwrap();
+    let by_env = loupe(other.path(), &["read", "src/lib.rs", "--limit", "1"], &[("LOUPE_ROOT", dir.path().to_str().unwrap())]);
+    assert!(by_env.status.success(), "{}", stdout(&by_env));
+    let by_flag = loupe(
+        other.path(),
+        &["read", "src/lib.rs", "--limit", "1", "--root", dir.path().to_str().unwrap()],
+        &[("LOUPE_ROOT", other.path().to_str().unwrap())],
+    );
+    assert!(by_flag.status.success(), "{}", stdout(&by_flag));
+}
+
+#[test]
+fn bad_configuration_exits_2_naming_its_source() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("loupe.toml"), "gate_mode = \"sometimes\"\n").unwrap();
+    for args in [&["read", "src/lib.rs"][..], &["serve"][..]] {
+        let output = loupe(dir.path(), args, &[]);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty(), "stdout must stay clean: {}", stdout(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("loupe.toml") && stderr.contains("enforce|warn|off"), "{stderr}");
+    }
+    let missing_root = loupe(dir.path(), &["serve", "--root", "/definitely/not/here"], &[]);
+    assert_eq!(missing_root.status.code(), Some(2));
+    assert!(missing_root.stdout.is_empty());
+}
