@@ -1,0 +1,60 @@
+//! tree-sitter facts for one file: symbols, imports, calls, refs; never fails.
+//!
+//! `parse(lang, text)` parses once and walks the tree once, returning plain data
+//! (`FileFacts`): definitions with kinds, containers, signatures, docs and spans; imports;
+//! call sites; type relations; identifier references; and a count of syntax errors. Broken
+//! code is input: whatever parses around the damage is still reported.
+//!
+//! This crate must not do IO, resolve names across files or keep state between calls beyond
+//! per-thread parsers and per-language tables.
+
+mod facts;
+mod languages;
+mod text;
+mod walk;
+
+use std::cell::RefCell;
+
+pub use facts::{
+    CallSite, Definition, FileFacts, Import, ImportKind, Lang, Reference, RelationKind, Span, SymbolKind, TypeRelation,
+};
+
+thread_local! {
+    static PARSER: RefCell<Option<(Lang, tree_sitter::Parser)>> = const { RefCell::new(None) };
+}
+
+/// Parses `text` as `lang` and extracts its facts. Never fails: a file that does not parse
+/// yields what could be recognised, with `error_nodes` counting the damage.
+pub fn parse(lang: Lang, text: &str) -> FileFacts {
+    let compiled = languages::compiled(lang);
+    let Some(tree) = parse_tree(lang, &compiled.language, text) else {
+        return FileFacts::empty(lang);
+    };
+    let extract = || walk::Walker::new(text, compiled).run(&tree);
+    if cfg!(debug_assertions) {
+        // Debug builds (tests) let a bug surface; release builds degrade to empty facts.
+        return extract();
+    }
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(extract)).unwrap_or_else(|_| {
+        let mut facts = FileFacts::empty(lang);
+        facts.error_nodes = 1;
+        facts
+    })
+}
+
+fn parse_tree(lang: Lang, language: &tree_sitter::Language, text: &str) -> Option<tree_sitter::Tree> {
+    PARSER.with(|cell| {
+        let Ok(mut slot) = cell.try_borrow_mut() else {
+            let mut parser = tree_sitter::Parser::new();
+            parser.set_language(language).ok()?;
+            return parser.parse(text, None);
+        };
+        if slot.as_ref().is_none_or(|(current, _)| *current != lang) {
+            let mut parser = slot.take().map(|(_, parser)| parser).unwrap_or_default();
+            parser.set_language(language).ok()?;
+            *slot = Some((lang, parser));
+        }
+        let (_, parser) = slot.as_mut()?;
+        parser.parse(text, None)
+    })
+}

@@ -1,0 +1,70 @@
+//! Every fixture under `tests/fixtures/<lang>/` parsed and snapshotted as JSON, and every
+//! fixture's truncated prefixes parsed without a panic.
+//!
+//! Owns the fixture-driven checks; must not hold hand-written expectations (those live in
+//! `cases.rs`).
+
+use std::path::{Path, PathBuf};
+
+use loupe_syntax::{Lang, parse};
+
+fn fixtures() -> Vec<(String, PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut out = Vec::new();
+    for lang_dir in std::fs::read_dir(&root).unwrap() {
+        let lang_dir = lang_dir.unwrap().path();
+        for file in std::fs::read_dir(&lang_dir).unwrap() {
+            let file = file.unwrap().path();
+            let name = format!(
+                "{}__{}",
+                lang_dir.file_name().unwrap().to_string_lossy(),
+                file.file_name().unwrap().to_string_lossy().replace('.', "_")
+            );
+            out.push((name, file));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn lang_of(path: &Path) -> Lang {
+    Lang::from_path(&path.to_string_lossy()).unwrap_or_else(|| panic!("no language for {}", path.display()))
+}
+
+#[test]
+fn every_language_has_a_fixture() {
+    let fixtures = fixtures();
+    for lang in Lang::ALL {
+        assert!(fixtures.iter().any(|(_, path)| lang_of(path) == *lang), "no fixture for {}", lang.name());
+    }
+}
+
+#[test]
+fn fixtures_snapshot() {
+    for (name, path) in fixtures() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let facts = parse(lang_of(&path), &text);
+        let broken = name.contains("broken");
+        assert_eq!(facts.error_nodes == 0, !broken, "{name}: error_nodes = {}", facts.error_nodes);
+        insta::assert_compact_json_snapshot!(name, facts);
+    }
+}
+
+#[test]
+fn truncated_prefixes_never_panic() {
+    for (_, path) in fixtures() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lang = lang_of(&path);
+        let mut end = 0;
+        while end < text.len() {
+            if text.is_char_boundary(end) {
+                let facts = parse(lang, &text[..end]);
+                for definition in &facts.definitions {
+                    assert!(definition.span.start_line <= definition.span.end_line, "{}", path.display());
+                    assert!(definition.span.start_line <= definition.name_line, "{}", path.display());
+                }
+            }
+            end += 37;
+        }
+    }
+}
