@@ -172,3 +172,24 @@ mod tests {
         assert_eq!(RepoPath::root().display(), ".");
     }
 }
+
+/// §9.1: the first 12 hex digits of SHA-1 over the canonical root (`/` separators, no
+/// trailing slash). Names the index directory and prefixes session keys.
+pub fn workspace_hash(canonical_root: &std::path::Path) -> String {
+    let text = canonical_root.to_string_lossy().replace('\\', "/");
+    let trimmed = if text.len() > 1 { text.trim_end_matches('/') } else { &text };
+    sha1_smol::Sha1::from(trimmed.as_bytes()).digest().to_string()[..12].to_owned()
+}
+
+#[cfg(test)]
+mod workspace_hash_tests {
+    use super::workspace_hash;
+
+    #[test]
+    fn is_twelve_hex_of_sha1_without_trailing_slash() {
+        // Computed independently with `printf /repo | sha1sum`.
+        let hash = workspace_hash(std::path::Path::new("/repo"));
+        assert_eq!(hash, "83630750896a");
+        assert_eq!(hash, workspace_hash(std::path::Path::new("/repo/")));
+    }
+}

@@ -69,6 +69,24 @@ impl Args {
     }
 
     /// A non-negative integer; numeric strings are accepted because models send them.
+    /// A list of strings: a JSON array, or one comma-separated string.
+    pub(crate) fn string_list(&mut self, key: &str) -> Result<Vec<String>, ToolError> {
+        match self.map.remove(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::String(text)) => {
+                Ok(text.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_owned).collect())
+            }
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .map(|item| match item {
+                    Value::String(text) => Ok(text),
+                    other => Err(self.wrong_type(key, "a list of strings", &other)),
+                })
+                .collect(),
+            Some(other) => Err(self.wrong_type(key, "a list of strings", &other)),
+        }
+    }
+
     pub(crate) fn integer(&mut self, key: &str) -> Result<Option<u64>, ToolError> {
         let value = match self.map.remove(key) {
             None | Some(Value::Null) => return Ok(None),

@@ -10,24 +10,30 @@ pub mod config;
 mod cursor;
 mod read;
 mod response;
+mod search;
 mod suggest;
+mod symbols;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use loupe_core::{Config, ErrorCode, ToolError};
-use loupe_vfs::{Exclusions, Root};
+use loupe_index::{Index, IndexOptions};
+use loupe_vfs::{Exclusions, Root, WalkOptions};
 use serde_json::Value;
 
 pub use response::{Location, MetadataLevel, Response};
 
 /// The tools this build serves, in the order `tools/list` shows them.
-pub const TOOLS: &[&str] = &["read"];
+pub const TOOLS: &[&str] = &["read", "search"];
 
 /// loupe's engine for one workspace root.
 #[derive(Debug)]
 pub struct Engine {
     config: Config,
     root: Root,
+    index: Option<Arc<Index>>,
+    watcher: std::sync::Mutex<Option<loupe_index::IndexWatcher>>,
 }
 
 impl Engine {
@@ -43,7 +49,48 @@ impl Engine {
             .map_err(|error| format!("configuration key `exclude`/`allow`: {error}"))?;
         let root = Root::open(&root_path, exclusions)
             .map_err(|error| format!("cannot open workspace root `{}`: {error}", root_path.display()))?;
-        Ok(Engine { config, root })
+        let index_dir = config.index_dir.clone().unwrap_or_else(|| default_index_dir(root.canonical()));
+        let options = IndexOptions { index_dir, max_file_bytes: config.max_index_file_bytes, threads: index_threads() };
+        let index = Some(Arc::new(Index::open(root.clone(), options)));
+        Ok(Engine { config, root, index, watcher: std::sync::Mutex::new(None) })
+    }
+
+    /// The index, when this engine has one. Lookups from it are proposals to verify.
+    pub fn index(&self) -> Option<&Arc<Index>> {
+        self.index.as_ref()
+    }
+
+    /// Brings the index up to date with the disk (a cold build the first time).
+    pub fn refresh_index(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Option<loupe_index::RefreshStats> {
+        self.index.as_ref().map(|index| index.refresh(progress))
+    }
+
+    /// For a long-running server: builds or reconciles the index on a background thread,
+    /// then keeps it current with a file watcher. Queries meanwhile are served from what is
+    /// ready, marked `index_state: building`.
+    pub fn start_background_indexing(self: &Arc<Self>) {
+        let engine = Arc::clone(self);
+        let spawned = std::thread::Builder::new().name("loupe-index".into()).spawn(move || {
+            let Some(stats) = engine.refresh_index(&|_, _| {}) else { return };
+            tracing::info!(?stats, "index ready");
+            if let Some(index) = engine.index() {
+                match loupe_index::watch(Arc::clone(index)) {
+                    Ok(watcher) => {
+                        if let Ok(mut slot) = engine.watcher.lock() {
+                            *slot = Some(watcher);
+                        }
+                    }
+                    Err(error) => tracing::warn!("{error}; the index will not follow changes on disk"),
+                }
+            }
+        });
+        if let Err(error) = spawned {
+            tracing::warn!("cannot start background indexing: {error}");
+        }
+    }
+
+    pub(crate) fn walk_options(&self) -> WalkOptions {
+        WalkOptions { max_file_bytes: self.config.max_index_file_bytes, threads: index_threads() }
     }
 
     pub fn config(&self) -> &Config {
@@ -64,6 +111,7 @@ impl Engine {
     pub fn call(&self, tool: &str, arguments: Value) -> Response {
         match tool {
             "read" => read::run(self, arguments),
+            "search" => search::run(self, arguments),
             other => Response::failure(
                 "unknown",
                 None,
@@ -76,4 +124,18 @@ impl Engine {
             ),
         }
     }
+}
+
+/// `$XDG_CACHE_HOME/loupe/<workspace_hash>` (§2), outside the repository.
+pub fn default_index_dir(canonical_root: &Path) -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("loupe").join(loupe_core::path::workspace_hash(canonical_root))
+}
+
+fn index_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from)
 }

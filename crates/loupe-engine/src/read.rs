@@ -78,6 +78,10 @@ enum Window {
     File { first: usize, count: Option<usize> },
     /// `snippet`: lines `start..=end` plus `context` on each side.
     Snippet { start: usize, end: usize, context: usize },
+    /// `symbol`: resolved through the index, then read like a snippet of its span.
+    Symbol { path: Option<String>, include_context: usize, body: bool },
+    /// `outline`: the skeleton of a file or a directory.
+    Outline { depth: usize, include_docs: bool },
 }
 
 #[derive(Debug, Clone)]
@@ -91,6 +95,8 @@ struct ReadRequest {
     metadata: MetadataLevel,
     /// The arguments as given, to build ready-to-run follow-up calls from.
     original: Map<String, Value>,
+    /// What the header names before the path (a resolved symbol).
+    label: Option<String>,
 }
 
 /// A budget in force and where it came from.
@@ -117,7 +123,28 @@ pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
         Err(error) => return Response::failure("read", mode_hint, target_hint, error),
     };
     let metadata = request.metadata;
-    let mut response = match read_window(engine, &request) {
+    let result = match &request.window {
+        Window::Outline { depth, include_docs } => {
+            crate::symbols::outline(engine, &request.target, *depth, *include_docs, request.caps.max_tokens)
+        }
+        Window::Symbol { path, include_context, body } => {
+            crate::symbols::resolve(engine, &request.target, path.as_deref(), &request.original).and_then(|resolved| {
+                let (start, end) = resolved.window(*include_context, *body);
+                let derived = ReadRequest {
+                    target: resolved.path.to_string(),
+                    window: Window::Snippet { start, end, context: 0 },
+                    label: Some(resolved.label()),
+                    ..request.clone()
+                };
+                read_window(engine, &derived).map(|mut response| {
+                    response.meta.insert("resolved_symbol".into(), resolved.to_json());
+                    response
+                })
+            })
+        }
+        _ => read_window(engine, &request),
+    };
+    let mut response = match result {
         Ok(response) => response,
         Err(error) => Response::failure("read", Some(request.mode.clone()), Some(request.target.clone()), error),
     };
@@ -197,40 +224,44 @@ fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, 
             }
             Window::File { first: offset.unwrap_or(1).max(1) as usize, count: limit.map(|v| v as usize) }
         }
-        _ => {
-            // Validate the not-yet-available modes' own parameters too, so a caller learns
-            // about a bad argument before the mode exists.
-            match mode.as_str() {
-                "symbol" => {
-                    args.string("path")?;
-                    args.integer("include_context")?;
-                    args.boolean("body")?;
-                }
-                "outline" => {
-                    args.integer("depth")?;
-                    args.boolean("include_docs")?;
-                }
-                _ => {
-                    if let Some(against) = args.string("against")?
-                        && !["HEAD", "INDEX", "WORKTREE"].contains(&against.as_str())
-                    {
-                        return Err(ToolError::invalid_args(
-                            format!(
-                                "`against` must be HEAD, INDEX or WORKTREE, got `{against}` (commit and snapshot baselines are not supported)"
-                            ),
-                            "set `against` to HEAD, INDEX or WORKTREE",
-                        ));
-                    }
-                    args.string("content")?;
-                    args.integer("context_lines")?;
-                }
+        "symbol" => Window::Symbol {
+            path: args.string("path")?,
+            include_context: args.integer("include_context")?.unwrap_or(0) as usize,
+            body: args.boolean("body")?.unwrap_or(true),
+        },
+        "outline" => {
+            if cursor.is_some() || offset.is_some() {
+                return Err(ToolError::invalid_args(
+                    "an outline is not paged by line; `offset`/`cursor` do not apply",
+                    "remove `offset`/`cursor`; narrow with `depth` or `max_tokens`",
+                ));
             }
+            Window::Outline {
+                depth: args.integer("depth")?.unwrap_or(2).max(1) as usize,
+                include_docs: args.boolean("include_docs")?.unwrap_or(false),
+            }
+        }
+        _ => {
+            // diff_preview: validate its own parameters too, so a caller learns about a bad
+            // argument before the mode exists.
+            if let Some(against) = args.string("against")?
+                && !["HEAD", "INDEX", "WORKTREE"].contains(&against.as_str())
+            {
+                return Err(ToolError::invalid_args(
+                    format!(
+                        "`against` must be HEAD, INDEX or WORKTREE, got `{against}` (commit and snapshot baselines are not supported)"
+                    ),
+                    "set `against` to HEAD, INDEX or WORKTREE",
+                ));
+            }
+            args.string("content")?;
+            args.integer("context_lines")?;
             args.finish(ACCEPTED)?;
             return Err(not_available(&mode, &target));
         }
     };
     args.finish(ACCEPTED)?;
-    Ok(ReadRequest { mode, target, window, cursor, caps, preview_none, metadata, original })
+    Ok(ReadRequest { mode, target, window, cursor, caps, preview_none, metadata, original, label: None })
 }
 
 fn parse_snippet_window(
@@ -354,6 +385,7 @@ fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolE
             }
             (start.saturating_sub(*context).max(1), (end + context).min(total))
         }
+        (None, Window::Symbol { .. } | Window::Outline { .. }) => (1, total),
     };
     if first > total && total > 0 {
         return Err(past_end(request, "offset", first, total));
@@ -362,8 +394,16 @@ fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolE
     let budget = Budget::new(config, request, first, window_last);
     let mut reason_codes = budget.reason_codes.clone();
     let ignored = engine.root().is_ignored(&path, false);
-    let face_parts =
-        FaceParts { path: &path, decoded: &decoded, file_hash: &file_hash, total, first, window_last, ignored };
+    let face_parts = FaceParts {
+        label: request.label.as_deref(),
+        path: &path,
+        decoded: &decoded,
+        file_hash: &file_hash,
+        total,
+        first,
+        window_last,
+        ignored,
+    };
 
     // What the header and a worst-case footer cost, so the payload gets the rest of
     // `max_tokens`. The cursor has a fixed length, so a placeholder costs the same.
@@ -512,6 +552,7 @@ impl Budget {
             _ if request.cursor.is_some() => ("max_single_read_lines", None),
             Window::File { count, .. } => ("limit", *count),
             Window::Snippet { .. } => ("snippet_lines", Some((window_last + 1).saturating_sub(first))),
+            Window::Symbol { .. } | Window::Outline { .. } => ("max_single_read_lines", None),
         };
         let window = clamp(window_name, asked_lines, config.max_single_read_lines);
         let window = Limit { name: if window.from_server { "max_single_read_lines" } else { window_name }, ..window };
@@ -540,6 +581,7 @@ impl Budget {
 
 /// What the header and footer of a read are made of.
 struct FaceParts<'a> {
+    label: Option<&'a str>,
     path: &'a RepoPath,
     decoded: &'a Decoded,
     file_hash: &'a ContentHash,
@@ -553,7 +595,10 @@ impl FaceParts<'_> {
     /// `path · lines a–b of n · [encoding · line ending · gitignored ·] hash h`
     fn header(&self, last_shown: usize, preview_none: bool) -> String {
         let (first, total) = (self.first, self.total);
-        let mut header = format!("{} · ", self.path);
+        let mut header = match self.label {
+            Some(label) => format!("{label} · {} · ", self.path),
+            None => format!("{} · ", self.path),
+        };
         if total == 0 {
             header.push_str("empty file");
         } else if preview_none {

@@ -61,7 +61,9 @@ impl LoupeServer {
     /// A server on an engine that is already open.
     pub fn with_engine(sources: Sources, engine: Engine) -> LoupeServer {
         let server = LoupeServer::new(sources);
-        *server.engine.try_lock().expect("a new server's engine lock is free") = Some(Arc::new(engine));
+        let engine = Arc::new(engine);
+        engine.start_background_indexing();
+        *server.engine.try_lock().expect("a new server's engine lock is free") = Some(engine);
         server
     }
 
@@ -85,6 +87,7 @@ impl LoupeServer {
         }
         let engine = Arc::new(Engine::new(config).map_err(config_error)?);
         tracing::info!(root = %engine.root_path().display(), "engine open");
+        engine.start_background_indexing();
         *slot = Some(engine.clone());
         Ok(engine)
     }

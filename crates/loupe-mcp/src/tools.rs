@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 /// The tools `tools/list` returns, in order.
 pub fn tools() -> Vec<Tool> {
-    vec![read_tool()]
+    vec![read_tool(), search_tool()]
 }
 
 fn object(value: Value) -> Arc<JsonObject> {
@@ -20,9 +20,50 @@ fn object(value: Value) -> Arc<JsonObject> {
 }
 
 const READ_DESCRIPTION: &str = "Read code with a budget. Lines are 1-based, inclusive, prefixed `  N│` (not part of the content). \
-Modes: file (paged: offset/limit), snippet (start_line..end_line or line_range \"10-20\", plus context_lines). \
+Modes: file (paged: offset/limit), snippet (start_line..end_line or line_range \"10-20\", plus context_lines), \
+symbol (target: name, Type.method or Type::method; path disambiguates), outline (signatures only, file or directory). \
 A cut result ends with the exact next call (cursor). meta.file_hash is the edit precondition. \
 Errors carry a code, a hint and ready-to-run next_calls.";
+
+const SEARCH_DESCRIPTION: &str = "Find code before reading it. type auto infers: glob/path -> file, trailing / -> directory, \
+identifier -> symbol (then text), else text. text is literal; regex is explicit. Ranked (definitions first), paged \
+(showing X-Y of Z, cursor); each hit has a candidate_id and the top hits come with ready-to-run reads.";
+
+fn search_tool() -> Tool {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "type": {"type": "string", "enum": ["auto", "text", "regex", "symbol", "file", "directory"]},
+            "path": {"type": "string", "description": "subtree or glob"},
+            "glob": {"type": "string"},
+            "exclude": {"type": "array", "items": {"type": "string"}},
+            "file_types": {"type": "array", "items": {"type": "string"}, "description": "extensions, e.g. [\"rs\"]"},
+            "kinds": {"type": "array", "items": {"type": "string"}, "description": "symbol kinds: function, method, class, struct..."},
+            "case_sensitive": {"type": "boolean", "description": "default: smart case"},
+            "whole_word": {"type": "boolean"},
+            "max_results": {"type": "integer", "minimum": 1, "maximum": 100},
+            "cursor": {"type": "string"},
+            "offset": {"type": "integer", "minimum": 0},
+            "output": {"type": "string", "enum": ["matches", "files", "count"]},
+            "context_lines": {"type": "integer", "minimum": 0, "maximum": 5},
+            "max_preview_chars": {"type": "integer", "minimum": 20},
+            "metadata": {"type": "string", "enum": ["minimal", "standard"]},
+            "session_id": {"type": "string"}
+        },
+        "required": ["query"]
+    });
+    Tool::new("search", SEARCH_DESCRIPTION, object(input))
+        .with_title("Search code")
+        .with_raw_output_schema(object(envelope_schema()))
+        .with_annotations(
+            ToolAnnotations::with_title("Search code")
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        )
+}
 
 fn read_tool() -> Tool {
     let input = json!({

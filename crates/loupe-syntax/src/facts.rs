@@ -5,10 +5,10 @@
 //! JSON). Must not hold tree-sitter types or behaviour beyond trivial lookups: extraction lives
 //! in `walk` and the language modules.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A language loupe can parse. Chosen by file extension (`Lang::from_path`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Lang {
     Rust,
@@ -98,7 +98,7 @@ impl Lang {
 }
 
 /// What a definition is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SymbolKind {
     Module,
@@ -123,14 +123,14 @@ pub enum SymbolKind {
 }
 
 /// Lines `start_line..=end_line`, 1-based.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Span {
     pub start_line: usize,
     pub end_line: usize,
 }
 
 /// A named definition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Definition {
     pub name: String,
     pub kind: SymbolKind,
@@ -151,7 +151,7 @@ pub struct Definition {
 }
 
 /// How a module was brought in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ImportKind {
     /// Rust `use` and `extern crate`, C++ `using`.
@@ -171,7 +171,7 @@ pub enum ImportKind {
 }
 
 /// One import statement (or one part of it: an aliased name gets its own `Import`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Import {
     pub kind: ImportKind,
     /// The module as written: `crate::a::b`, `os.path`, `./util`, `stdio.h`, `github.com/x/y`.
@@ -188,7 +188,7 @@ pub struct Import {
 }
 
 /// A call (also `new X()`, a Rust macro invocation `name!`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallSite {
     /// The called name: the last path segment (`load` in `Config::load`, `println!`).
     pub callee: String,
@@ -204,7 +204,7 @@ pub struct CallSite {
 }
 
 /// How one type relates to another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RelationKind {
     Extends,
@@ -217,7 +217,7 @@ pub enum RelationKind {
 
 /// `subtype` extends / implements / embeds `supertype` (names as written, generic arguments
 /// dropped).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TypeRelation {
     pub subtype: String,
     pub supertype: String,
@@ -226,7 +226,7 @@ pub struct TypeRelation {
 }
 
 /// A use of an identifier (not its definition): names, type names, field names of accesses.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reference {
     pub name: String,
     pub line: usize,
@@ -236,7 +236,7 @@ pub struct Reference {
 }
 
 /// Everything `parse` found in one file. Each list is in source order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileFacts {
     pub lang: Lang,
     pub definitions: Vec<Definition>,

@@ -666,7 +666,19 @@ impl<'a> Walker<'a> {
 
     fn signature(&self, node: Node<'a>, body: Option<usize>) -> String {
         let start = self.signature_start(node);
-        let end = body.unwrap_or(node.end_byte()).clamp(start, node.end_byte().max(start));
+        let mut end = body.unwrap_or(node.end_byte()).clamp(start, node.end_byte().max(start));
+        // A comment between the head and the body (Python's `def f(): # note`) is not part
+        // of the signature.
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if self.compiled.rules.comments.contains(&child.kind())
+                && child.start_byte() > start
+                && child.start_byte() < end
+            {
+                end = child.start_byte();
+                break;
+            }
+        }
         text::one_line(self.src.get(start..end).unwrap_or(""))
     }
 

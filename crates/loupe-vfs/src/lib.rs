@@ -8,9 +8,11 @@
 
 mod exclude;
 mod root;
+mod walk;
 
 pub use exclude::Exclusions;
 pub use root::{FileBytes, Resolved, Root};
+pub use walk::{WalkEntry, WalkOptions};
 
 use std::path::PathBuf;
 

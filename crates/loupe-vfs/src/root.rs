@@ -58,6 +58,10 @@ impl Root {
         &self.canonical
     }
 
+    pub fn exclusions(&self) -> &Exclusions {
+        &self.exclusions
+    }
+
     /// Maps a caller's path string to a path inside the root. Refuses escapes and exclusions;
     /// a path that does not exist resolves with `real: None`.
     pub fn resolve(&self, input: &str) -> Result<Resolved, VfsError> {

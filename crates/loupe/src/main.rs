@@ -36,6 +36,86 @@ enum Command {
     },
     /// Read a file or a window of it, printing what the model would see.
     Read(ReadArgs),
+    /// Search the workspace (text, regex, symbol, file, directory; `auto` infers).
+    Search(SearchArgs),
+    /// Build or refresh the index, with a progress bar on a terminal.
+    Index {
+        #[command(flatten)]
+        config: ConfigFlags,
+    },
+}
+
+#[derive(Debug, Args)]
+struct SearchArgs {
+    query: String,
+    /// auto | text | regex | symbol | file | directory
+    #[arg(long = "type")]
+    kind: Option<String>,
+    /// Subtree or glob to search under.
+    #[arg(long)]
+    path: Option<String>,
+    #[arg(long)]
+    glob: Option<String>,
+    /// Comma-separated globs to leave out of this search.
+    #[arg(long = "exclude-glob")]
+    exclude_glob: Option<String>,
+    /// Comma-separated extensions, e.g. rs,py
+    #[arg(long)]
+    file_types: Option<String>,
+    /// Comma-separated symbol kinds, e.g. function,method
+    #[arg(long)]
+    kinds: Option<String>,
+    #[arg(long)]
+    case_sensitive: Option<bool>,
+    #[arg(long)]
+    whole_word: bool,
+    #[arg(long)]
+    max_results: Option<u64>,
+    #[arg(long)]
+    cursor: Option<String>,
+    /// matches | files | count
+    #[arg(long)]
+    output: Option<String>,
+    #[arg(long)]
+    context_lines: Option<u64>,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    config: ConfigFlags,
+}
+
+impl SearchArgs {
+    fn to_arguments(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("query".into(), Value::from(self.query.as_str()));
+        let strings = [
+            ("type", &self.kind),
+            ("path", &self.path),
+            ("glob", &self.glob),
+            ("exclude", &self.exclude_glob),
+            ("file_types", &self.file_types),
+            ("kinds", &self.kinds),
+            ("cursor", &self.cursor),
+            ("output", &self.output),
+        ];
+        for (key, value) in strings {
+            if let Some(value) = value {
+                map.insert(key.into(), Value::from(value.as_str()));
+            }
+        }
+        if let Some(flag) = self.case_sensitive {
+            map.insert("case_sensitive".into(), Value::Bool(flag));
+        }
+        if self.whole_word {
+            map.insert("whole_word".into(), Value::Bool(true));
+        }
+        for (key, value) in [("max_results", self.max_results), ("context_lines", self.context_lines)] {
+            if let Some(value) = value {
+                map.insert(key.into(), Value::from(value));
+            }
+        }
+        Value::Object(map)
+    }
 }
 
 /// Configuration flags (§14); each overrides loupe.toml and LOUPE_* variables.
@@ -223,14 +303,82 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Read(args) => {
             let engine = open_engine(&args.config)?;
-            let response = engine.call("read", args.to_arguments());
-            let mut stdout = std::io::stdout().lock();
-            if args.json {
-                writeln!(stdout, "{}", serde_json::to_string_pretty(&response.structured())?)?;
-            } else {
-                write!(stdout, "{}", response.face)?;
+            // Symbol resolution needs a current index; plain reads never touch it.
+            if matches!(args.mode.as_deref(), Some("symbol" | "outline")) {
+                engine.refresh_index(&|_, _| {});
             }
-            Ok(if response.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            print_response(&engine.call("read", args.to_arguments()), args.json)
+        }
+        Command::Search(args) => {
+            let engine = open_engine(&args.config)?;
+            engine.refresh_index(&|_, _| {});
+            print_response(&engine.call("search", args.to_arguments()), args.json)
+        }
+        Command::Index { config } => {
+            let engine = open_engine(&config)?;
+            let progress = Progress::new();
+            let stats = engine.refresh_index(&|done, total| progress.update(done, total));
+            progress.finish();
+            if let (Some(stats), Some(index)) = (stats, engine.index()) {
+                let status = index.status();
+                println!(
+                    "indexed {} files ({} symbols) in {} ms: {} unchanged, {} re-indexed, {} removed{}",
+                    status.files,
+                    status.symbols,
+                    stats.millis,
+                    stats.unchanged,
+                    stats.reindexed,
+                    stats.removed,
+                    if stats.full_rebuild { ", full rebuild" } else { "" }
+                );
+                let languages: Vec<String> =
+                    status.by_language.iter().map(|(lang, count)| format!("{lang} {count}")).collect();
+                println!("languages: {}", languages.join(", "));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn print_response(response: &loupe_engine::Response, json: bool) -> anyhow::Result<ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&response.structured())?)?;
+    } else {
+        write!(stdout, "{}", response.face)?;
+    }
+    Ok(if response.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// A one-line progress bar on stderr when it is a terminal; nothing otherwise.
+struct Progress {
+    terminal: bool,
+    last: std::sync::Mutex<std::time::Instant>,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        use std::io::IsTerminal;
+        Progress { terminal: std::io::stderr().is_terminal(), last: std::sync::Mutex::new(std::time::Instant::now()) }
+    }
+
+    fn update(&self, done: usize, total: usize) {
+        if !self.terminal {
+            return;
+        }
+        let Ok(mut last) = self.last.lock() else { return };
+        if last.elapsed().as_millis() < 100 && done < total {
+            return;
+        }
+        *last = std::time::Instant::now();
+        let width = 30;
+        let filled = (done * width).checked_div(total).unwrap_or(width).min(width);
+        eprint!("\rindexing [{}{}] {done}/{total} files", "#".repeat(filled), " ".repeat(width - filled));
+    }
+
+    fn finish(&self) {
+        if self.terminal {
+            eprintln!();
         }
     }
 }
@@ -275,4 +423,15 @@ fn init_logging(filter: &str) {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap checks names, ids and defaults only when a command is built: do it in a test.
+    #[test]
+    fn command_line_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
 }

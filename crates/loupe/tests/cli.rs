@@ -19,7 +19,12 @@ fn workspace() -> tempfile::TempDir {
 
 fn loupe(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(LOUPE);
-    command.args(args).current_dir(root).env_remove("LOUPE_ROOT").env_remove("LOUPE_MAX_SINGLE_READ_LINES");
+    command
+        .args(args)
+        .current_dir(root)
+        .env_remove("LOUPE_ROOT")
+        .env_remove("LOUPE_MAX_SINGLE_READ_LINES")
+        .env("XDG_CACHE_HOME", std::env::temp_dir().join("loupe-test-cache"));
     for (key, value) in env {
         command.env(key, value);
     }
@@ -33,7 +38,8 @@ fn stdout(output: &Output) -> String {
 #[test]
 fn read_prints_the_text_face() {
     let dir = workspace();
-    let output = loupe(dir.path(), &["read", "--mode", "snippet", "src/lib.rs", "--start-line", "2", "--end-line", "3"], &[]);
+    let output =
+        loupe(dir.path(), &["read", "--mode", "snippet", "src/lib.rs", "--start-line", "2", "--end-line", "3"], &[]);
     assert!(output.status.success());
     let face = stdout(&output);
     let lines: Vec<&str> = face.lines().collect();
@@ -81,7 +87,8 @@ fn configuration_layers_file_then_env_then_flags() {
 
     // --root beats LOUPE_ROOT beats the current directory.
     let other = tempfile::tempdir().unwrap();
-    let by_env = loupe(other.path(), &["read", "src/lib.rs", "--limit", "1"], &[("LOUPE_ROOT", dir.path().to_str().unwrap())]);
+    let by_env =
+        loupe(other.path(), &["read", "src/lib.rs", "--limit", "1"], &[("LOUPE_ROOT", dir.path().to_str().unwrap())]);
     assert!(by_env.status.success(), "{}", stdout(&by_env));
     let by_flag = loupe(
         other.path(),

@@ -167,6 +167,7 @@ struct Session {
 impl Session {
     fn start(root: &Path, schema: Schema) -> Session {
         let mut child = Command::new(LOUPE)
+            .env("XDG_CACHE_HOME", std::env::temp_dir().join("loupe-test-cache"))
             .arg("serve")
             .arg("--root")
             .arg(root)

@@ -19,6 +19,11 @@ use serde_json::{Value, json};
 
 const LOUPE: &str = env!("CARGO_BIN_EXE_loupe");
 
+/// Index directories of test servers go here, not into the user's cache.
+fn test_cache() -> std::path::PathBuf {
+    std::env::temp_dir().join("loupe-test-cache")
+}
+
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
@@ -30,7 +35,13 @@ fn workspace() -> tempfile::TempDir {
 
 fn serve_command(root: &std::path::Path) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(LOUPE);
-    command.arg("serve").arg("--root").arg(root).env("LOUPE_TEST_HOOKS", "1").stderr(Stdio::null());
+    command
+        .arg("serve")
+        .arg("--root")
+        .arg(root)
+        .env("LOUPE_TEST_HOOKS", "1")
+        .env("XDG_CACHE_HOME", test_cache())
+        .stderr(Stdio::null());
     command
 }
 
@@ -54,7 +65,7 @@ async fn rmcp_client_reads_and_recovers_from_bad_calls() {
 
     let tools = client.list_tools(None).await.unwrap().tools;
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
-    assert_eq!(names, ["read"]);
+    assert_eq!(names, ["read", "search"]);
     let read = &tools[0];
     let annotations = read.annotations.as_ref().unwrap();
     assert_eq!(annotations.read_only_hint, Some(true));
@@ -137,7 +148,12 @@ async fn without_root_flag_the_clients_first_root_is_the_workspace() {
     let dir = workspace();
     let elsewhere = tempfile::tempdir().unwrap();
     let mut command = tokio::process::Command::new(LOUPE);
-    command.arg("serve").current_dir(elsewhere.path()).env_remove("LOUPE_ROOT").stderr(Stdio::null());
+    command
+        .arg("serve")
+        .current_dir(elsewhere.path())
+        .env_remove("LOUPE_ROOT")
+        .env("XDG_CACHE_HOME", test_cache())
+        .stderr(Stdio::null());
     let handler = RootsClient { root_uri: format!("file://{}", dir.path().display()) };
     let client = handler.serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
     let result = client
@@ -164,6 +180,7 @@ impl RawServer {
             .arg("serve")
             .arg("--root")
             .arg(root)
+            .env("XDG_CACHE_HOME", test_cache())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

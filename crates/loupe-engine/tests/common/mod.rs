@@ -13,6 +13,7 @@ use serde_json::Value;
 pub struct Fixture {
     pub root: tempfile::TempDir,
     pub outside: tempfile::TempDir,
+    pub index_dir: tempfile::TempDir,
     pub engine: Engine,
 }
 
@@ -52,10 +53,12 @@ pub fn fixture_with(configure: impl FnOnce(&mut Config)) -> Fixture {
     write("dir/b.rs", b"fn b() {}\n");
     fs::write(outside.path().join("secret.txt"), "outside\n").unwrap();
     std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.join("link-out.txt")).unwrap();
-    let mut config = Config { root: Some(dir.to_path_buf()), ..Config::default() };
+    let index_dir = tempfile::tempdir().unwrap();
+    let mut config =
+        Config { root: Some(dir.to_path_buf()), index_dir: Some(index_dir.path().to_path_buf()), ..Config::default() };
     configure(&mut config);
     let engine = Engine::new(config).unwrap();
-    Fixture { root, outside, engine }
+    Fixture { root, outside, index_dir, engine }
 }
 
 pub fn fixture() -> Fixture {

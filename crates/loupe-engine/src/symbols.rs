@@ -1,0 +1,409 @@
+//! `read` modes `symbol` and `outline` (§5): resolving a symbol name through the index and
+//! confirming it against a fresh parse of the file, and rendering skeletons of files and
+//! directories.
+//!
+//! The index only says where to look. The span that is read always comes from parsing the
+//! file as it is on disk now, so an edit since the last index update cannot shift the window.
+
+use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError, text, tokens};
+use loupe_index::{IndexState, Lang, Span, SymbolKind};
+use loupe_syntax::Definition;
+use serde_json::{Map, Value, json};
+
+use crate::Engine;
+use crate::response::{Location, MetadataLevel, Response};
+use crate::suggest::closest;
+
+/// A symbol confirmed in the current content of its file.
+#[derive(Debug, Clone)]
+pub(crate) struct ResolvedSymbol {
+    pub(crate) path: RepoPath,
+    name: String,
+    kind: SymbolKind,
+    container: Option<String>,
+    span: Span,
+    name_line: usize,
+}
+
+impl ResolvedSymbol {
+    /// The lines to read: the whole span (doc comment included), or only the head.
+    pub(crate) fn window(&self, include_context: usize, body: bool) -> (usize, usize) {
+        let end = if body { self.span.end_line } else { self.name_line.max(self.span.start_line) };
+        (self.span.start_line.saturating_sub(include_context).max(1), end + include_context)
+    }
+
+    pub(crate) fn label(&self) -> String {
+        let container = self.container.as_deref().map(|container| format!(" in {container}")).unwrap_or_default();
+        format!("{} {}{container}", kind_name(self.kind), self.name)
+    }
+
+    pub(crate) fn to_json(&self) -> Value {
+        json!({
+            "name": self.name,
+            "kind": self.kind,
+            "path": self.path.as_str(),
+            "line": self.span.start_line,
+            "end_line": self.span.end_line,
+            "container": self.container,
+        })
+    }
+}
+
+fn kind_name(kind: SymbolKind) -> String {
+    serde_json::to_value(kind).ok().and_then(|value| value.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// `name`, `Type.method`, `Type::method` or `Type/method` → (container, name).
+fn split_target(target: &str) -> (Option<&str>, &str) {
+    let target = target.trim();
+    for separator in ["::", "/", "."] {
+        if let Some((container, name)) = target.rsplit_once(separator)
+            && !container.is_empty()
+            && !name.is_empty()
+        {
+            return (Some(container), name);
+        }
+    }
+    (None, target)
+}
+
+fn container_matches(own: Option<&str>, wanted: Option<&str>) -> bool {
+    let Some(wanted) = wanted else { return true };
+    let Some(own) = own else { return false };
+    let normalise = |text: &str| text.replace("::", ".").replace('/', ".");
+    let (own, wanted) = (normalise(own), normalise(wanted));
+    own == wanted || own.ends_with(&format!(".{wanted}"))
+}
+
+/// Finds the one definition `target` names, or explains why there is not exactly one.
+pub(crate) fn resolve(
+    engine: &Engine,
+    target: &str,
+    path: Option<&str>,
+    original: &Map<String, Value>,
+) -> Result<ResolvedSymbol, ToolError> {
+    let (container, name) = split_target(target);
+    let files: Vec<RepoPath> = match path {
+        Some(path) => {
+            let resolved = engine.root().resolve(path).map_err(|error| {
+                ToolError::new(
+                    ErrorCode::FileNotFound,
+                    format!("`path` {path}: {error}"),
+                    "pass the file the symbol is defined in, relative to the root",
+                )
+            })?;
+            vec![resolved.path]
+        }
+        None => {
+            let Some(index) = engine.index().filter(|index| index.state() == IndexState::Ready) else {
+                let status = engine.index().map(|index| index.status());
+                let progress = status
+                    .map(|status| format!(" ({} of {} files)", status.files_done, status.files_total))
+                    .unwrap_or_default();
+                return Err(ToolError::new(
+                    ErrorCode::IndexNotReady,
+                    format!("the index is still building{progress}; symbols are not resolvable by name yet"),
+                    "pass `path` (the file that defines it) to read it now, or retry shortly",
+                ));
+            };
+            let mut paths: Vec<RepoPath> = index.symbols_named(name).into_iter().map(|hit| hit.path).collect();
+            paths.dedup();
+            paths
+        }
+    };
+    // Confirm every candidate against the file as it is now.
+    let mut found: Vec<(RepoPath, Definition)> = Vec::new();
+    for file in files {
+        let Some(lang) = Lang::from_path(file.as_str()) else { continue };
+        let Ok(bytes) = engine.root().read_indexed(&file, engine.config().max_file_bytes) else { continue };
+        let Ok(decoded) = text::decode(&bytes) else { continue };
+        for definition in loupe_syntax::parse(lang, &decoded.text).definitions {
+            if definition.name.eq_ignore_ascii_case(name)
+                && container_matches(definition.container.as_deref(), container)
+            {
+                found.push((file.clone(), definition));
+            }
+        }
+    }
+    // An exact-case match beats case-insensitive ones.
+    if found.iter().any(|(_, definition)| definition.name == name) {
+        found.retain(|(_, definition)| definition.name == name);
+    }
+    // `impl` blocks share their type's name; the type itself is what a reader wants.
+    if found.len() > 1 && found.iter().any(|(_, definition)| definition.kind != SymbolKind::Impl) {
+        found.retain(|(_, definition)| definition.kind != SymbolKind::Impl);
+    }
+    match found.len() {
+        0 => Err(not_found(engine, target, name, path)),
+        1 => {
+            let (path, definition) = found.remove(0);
+            Ok(ResolvedSymbol {
+                path,
+                name: definition.name,
+                kind: definition.kind,
+                container: definition.container,
+                span: definition.span,
+                name_line: definition.name_line,
+            })
+        }
+        _ => Err(ambiguous(target, &found, original)),
+    }
+}
+
+fn not_found(engine: &Engine, target: &str, name: &str, path: Option<&str>) -> ToolError {
+    let names = engine.index().map(|index| index.symbol_names()).unwrap_or_default();
+    let lower = name.to_lowercase();
+    let plausible: Vec<String> =
+        names.into_iter().filter(|candidate| candidate.len().abs_diff(lower.len()) <= 3).collect();
+    let suggestions: Vec<String> = closest(&lower, &plausible, 5).into_iter().map(str::to_owned).collect();
+    let place = path.map(|path| format!(" in `{path}`")).unwrap_or_default();
+    let hint = if suggestions.is_empty() {
+        "search for it: search(query, type='symbol') lists definitions by partial name".to_owned()
+    } else {
+        format!("closest names: {}", suggestions.join(", "))
+    };
+    let mut error = ToolError::new(ErrorCode::SymbolNotFound, format!("no definition of `{target}`{place}"), hint)
+        .with_detail("closest", json!(suggestions))
+        .with_next_call(NextCall::new("search", json!({"query": name, "type": "symbol"})));
+    if let Some(first) = suggestions.first() {
+        error = error.with_next_call(NextCall::new("search", json!({"query": first, "type": "symbol"})));
+    }
+    error
+}
+
+fn ambiguous(target: &str, found: &[(RepoPath, Definition)], original: &Map<String, Value>) -> ToolError {
+    let mut listing = Vec::new();
+    let mut error = ToolError::new(
+        ErrorCode::AmbiguousSymbol,
+        format!("`{target}` has {} definitions", found.len()),
+        "pick one: each next call names its file (and container)",
+    );
+    for (path, definition) in found.iter().take(20) {
+        let mut arguments = original.clone();
+        arguments.insert("mode".into(), Value::from("symbol"));
+        arguments.insert("path".into(), Value::from(path.as_str()));
+        arguments.remove("cursor");
+        if let Some(container) = &definition.container {
+            let separator = Lang::from_path(path.as_str()).map_or("::", Lang::separator);
+            arguments.insert("target".into(), Value::from(format!("{container}{separator}{}", definition.name)));
+        }
+        error = error.with_next_call(NextCall { tool: "read".into(), arguments });
+        listing.push(json!({
+            "path": path.as_str(),
+            "line": definition.span.start_line,
+            "kind": definition.kind,
+            "container": definition.container,
+        }));
+    }
+    error.with_detail("candidates", Value::Array(listing))
+}
+
+/// The skeleton of a file, or of every source file under a directory.
+pub(crate) fn outline(
+    engine: &Engine,
+    target: &str,
+    depth: usize,
+    include_docs: bool,
+    max_tokens: Option<usize>,
+) -> Result<Response, ToolError> {
+    let resolved = engine.root().resolve(target).map_err(|error| {
+        let code = match error {
+            loupe_vfs::VfsError::OutsideRoot { .. } => ErrorCode::PathOutsideRoot,
+            loupe_vfs::VfsError::Excluded { .. } => ErrorCode::PathExcluded,
+            _ => ErrorCode::FileNotFound,
+        };
+        ToolError::new(code, error.to_string(), "outline takes a source file or a directory, relative to the root")
+    })?;
+    let Some(real) = &resolved.real else {
+        return Err(ToolError::new(
+            ErrorCode::FileNotFound,
+            format!("`{}` does not exist", resolved.path),
+            "search for the file: search(query, type='file')",
+        )
+        .with_next_call(NextCall::new("search", json!({"query": resolved.path.file_name(), "type": "file"}))));
+    };
+    let budget = max_tokens.unwrap_or(engine.config().max_response_tokens).min(engine.config().max_response_tokens);
+    if real.is_dir() {
+        return Ok(directory_outline(
+            engine,
+            &resolved.path,
+            depth,
+            include_docs,
+            budget.min(if max_tokens.is_some() { budget } else { 4000 }),
+        ));
+    }
+    let bytes = engine
+        .root()
+        .read_indexed(&resolved.path, engine.config().max_file_bytes)
+        .map_err(|error| ToolError::new(ErrorCode::IoError, error.to_string(), "check the file, then retry"))?;
+    let decoded = text::decode(&bytes).map_err(|_| {
+        ToolError::new(
+            ErrorCode::BinaryFile,
+            format!("`{}` is a binary file ({} bytes)", resolved.path, bytes.len()),
+            "outline reads source files",
+        )
+    })?;
+    let Some(lang) = Lang::from_path(resolved.path.as_str()) else {
+        return Err(ToolError::invalid_args(
+            format!("no outline for `{}`: not a language loupe parses", resolved.path),
+            "read it with mode='file' instead",
+        )
+        .with_next_call(NextCall::new(
+            "read",
+            json!({"mode": "file", "target": resolved.path.as_str(), "limit": 100}),
+        )));
+    };
+    let definitions: Vec<Definition> =
+        loupe_syntax::parse(lang, &decoded.text).definitions.into_iter().filter(|d| d.depth < depth).collect();
+    let hash = ContentHash::of(&bytes);
+    let width = digits(decoded.total_lines());
+    let header = format!(
+        "{} · outline · {} definitions in {} lines · hash {hash}\n",
+        resolved.path,
+        definitions.len(),
+        decoded.total_lines()
+    );
+    let (body, shown) =
+        render_definitions(&definitions, width, include_docs, budget.saturating_sub(tokens::count(&header) + 40));
+    let truncated = shown < definitions.len();
+    let mut face = header + &body;
+    let mut next_calls = Vec::new();
+    if truncated {
+        face.push_str(&format!(
+            "── {} more definitions cut by max_tokens={budget}; ask for depth=1, or read a part with mode='snippet'\n",
+            definitions.len() - shown
+        ));
+        if depth > 1 {
+            next_calls
+                .push(NextCall::new("read", json!({"mode": "outline", "target": resolved.path.as_str(), "depth": 1})));
+        }
+    }
+    for call in &next_calls {
+        face.push_str(&format!("→ next: {}\n", call.render()));
+    }
+    let full_tokens = tokens::count(&decoded.text);
+    let token_estimate = tokens::count(&face);
+    let mut meta = Map::new();
+    meta.insert("truncated".into(), Value::Bool(truncated));
+    meta.insert("token_estimate".into(), Value::from(token_estimate));
+    meta.insert("full_file_tokens".into(), Value::from(full_tokens));
+    meta.insert("preview_degraded".into(), Value::Bool(false));
+    meta.insert("next_cursor".into(), Value::Null);
+    meta.insert("file_hash".into(), Value::from(hash.as_str()));
+    meta.insert("total_lines".into(), Value::from(decoded.total_lines()));
+    meta.insert("definitions".into(), Value::from(definitions.len()));
+    meta.insert("language".into(), Value::from(lang.name()));
+    meta.insert("reason_codes".into(), json!([]));
+    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
+    Ok(Response {
+        ok: true,
+        tool: "read",
+        mode: Some("outline".into()),
+        target: Some(resolved.path.to_string()),
+        meta,
+        text: None,
+        location: Some(Location { file: resolved.path.to_string(), line: None, end_line: None }),
+        error: None,
+        face,
+        metadata: MetadataLevel::Standard,
+    })
+}
+
+/// One line per definition, `start-end│indent signature`, until `budget` tokens are used.
+fn render_definitions(definitions: &[Definition], width: usize, include_docs: bool, budget: usize) -> (String, usize) {
+    let mut out = String::new();
+    let mut used = 0;
+    for (shown, definition) in definitions.iter().enumerate() {
+        let indent = "  ".repeat(definition.depth);
+        let lines = if definition.span.end_line > definition.span.start_line {
+            format!("{:>width$}-{:<width$}", definition.span.start_line, definition.span.end_line)
+        } else {
+            format!("{:>width$} {:<width$}", definition.span.start_line, "")
+        };
+        let mut line = format!("{lines}│{indent}{}\n", definition.signature);
+        if include_docs && let Some(doc) = definition.doc.as_deref().and_then(|doc| doc.lines().next()) {
+            line.push_str(&format!("{:>w$}│{indent}  // {doc}\n", "", w = width * 2 + 1));
+        }
+        let cost = tokens::count(&line);
+        if used + cost > budget {
+            return (out, shown);
+        }
+        used += cost;
+        out.push_str(&line);
+    }
+    (out, definitions.len())
+}
+
+fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs: bool, budget: usize) -> Response {
+    let files: Vec<RepoPath> = match engine.index().filter(|index| index.state() == IndexState::Ready) {
+        Some(index) => index.files().into_iter().map(|record| record.path).collect(),
+        None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
+    };
+    let prefix = if dir.is_root() { String::new() } else { format!("{}/", dir.as_str()) };
+    let sources: Vec<RepoPath> = files
+        .into_iter()
+        .filter(|path| path.as_str().starts_with(&prefix) && Lang::from_path(path.as_str()).is_some())
+        .collect();
+    let mut face = format!("{dir} · outline · {} source files\n", sources.len());
+    let mut used = tokens::count(&face) + 60;
+    let mut shown_files = 0;
+    let mut truncated = false;
+    for path in &sources {
+        let Some(lang) = Lang::from_path(path.as_str()) else { continue };
+        let Ok(bytes) = engine.root().read_indexed(path, engine.config().max_file_bytes) else { continue };
+        let Ok(decoded) = text::decode(&bytes) else { continue };
+        let definitions: Vec<Definition> =
+            loupe_syntax::parse(lang, &decoded.text).definitions.into_iter().filter(|d| d.depth < depth).collect();
+        let section_header = format!("== {path} ({} lines)\n", decoded.total_lines());
+        let header_cost = tokens::count(&section_header);
+        if used + header_cost > budget {
+            truncated = true;
+            break;
+        }
+        let (body, shown) =
+            render_definitions(&definitions, digits(decoded.total_lines()), include_docs, budget - used - header_cost);
+        face.push_str(&section_header);
+        face.push_str(&body);
+        used += header_cost + tokens::count(&body);
+        shown_files += 1;
+        if shown < definitions.len() {
+            truncated = true;
+            break;
+        }
+    }
+    let mut next_calls = Vec::new();
+    if truncated {
+        face.push_str(&format!("── cut after {shown_files} of {} files by the token budget ({budget}); outline a subdirectory or one file\n", sources.len()));
+        if depth > 1 {
+            next_calls.push(NextCall::new("read", json!({"mode": "outline", "target": dir.display(), "depth": 1})));
+        }
+    }
+    for call in &next_calls {
+        face.push_str(&format!("→ next: {}\n", call.render()));
+    }
+    let mut meta = Map::new();
+    meta.insert("truncated".into(), Value::Bool(truncated));
+    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
+    meta.insert("preview_degraded".into(), Value::Bool(false));
+    meta.insert("next_cursor".into(), Value::Null);
+    meta.insert("files".into(), Value::from(sources.len()));
+    meta.insert("files_shown".into(), Value::from(shown_files));
+    meta.insert("reason_codes".into(), json!([]));
+    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
+    Response {
+        ok: true,
+        tool: "read",
+        mode: Some("outline".into()),
+        target: Some(dir.to_string()),
+        meta,
+        text: None,
+        location: None,
+        error: None,
+        face,
+        metadata: MetadataLevel::Standard,
+    }
+}
+
+fn digits(number: usize) -> usize {
+    number.max(1).ilog10() as usize + 1
+}

@@ -1,0 +1,613 @@
+//! The index of one workspace: building it, reconciling it with the disk, keeping it current,
+//! and answering lookups from it.
+//!
+//! State lives behind one `RwLock`. Work that reads or parses files runs without the lock and
+//! only applies its results under it, so queries keep being answered (from what is ready)
+//! while a build runs. Every lookup result is a proposal: callers verify against the disk.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, RwLock, mpsc};
+use std::time::Instant;
+
+use loupe_core::{ContentHash, RepoPath, text};
+use loupe_syntax::Lang;
+use loupe_vfs::{Root, WalkEntry, WalkOptions};
+use serde::Serialize;
+
+use crate::records::{FileRecord, SymbolRecord};
+use crate::store::{self, Snapshot, WriterLock};
+use crate::trigram::{self, Candidates, IndexBuilder, LayeredIndex, Plan, TrigramIndex};
+
+/// How an index is built and where it lives.
+#[derive(Debug, Clone)]
+pub struct IndexOptions {
+    pub index_dir: PathBuf,
+    pub max_file_bytes: u64,
+    pub threads: usize,
+}
+
+/// Whether the first build has finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IndexState {
+    Building,
+    Ready,
+}
+
+/// Counts for `manage status` and `meta.index_state`.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexStatus {
+    pub state: IndexState,
+    pub files: usize,
+    pub symbols: usize,
+    pub files_done: usize,
+    pub files_total: usize,
+    pub by_language: BTreeMap<String, usize>,
+    pub persisted: bool,
+}
+
+/// What one refresh did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RefreshStats {
+    pub walked: usize,
+    pub unchanged: usize,
+    pub reindexed: usize,
+    pub removed: usize,
+    pub full_rebuild: bool,
+    pub millis: u128,
+}
+
+/// A symbol found by a lookup, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolHit {
+    pub path: RepoPath,
+    pub file_hash: ContentHash,
+    pub symbol: SymbolRecord,
+}
+
+#[derive(Default)]
+struct State {
+    files: Vec<FileRecord>,
+    symbols: Vec<Vec<SymbolRecord>>,
+    by_path: HashMap<RepoPath, u32>,
+    /// Lower-cased symbol name → (doc id, position in that file's symbols).
+    by_name: HashMap<String, Vec<(u32, u32)>>,
+    text: LayeredIndex,
+}
+
+pub struct Index {
+    root: Root,
+    options: IndexOptions,
+    state: RwLock<State>,
+    writer: Option<WriterLock>,
+    ready: AtomicBool,
+    files_done: AtomicUsize,
+    files_total: AtomicUsize,
+    /// Serialises refreshes: one build or update at a time.
+    refresh_lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index").field("index_dir", &self.options.index_dir).finish()
+    }
+}
+
+/// The result of reading and parsing one file.
+enum Processed {
+    /// Gone or unreadable since the walk.
+    Missing,
+    /// Same bytes as recorded: only size/mtime move.
+    SameContent {
+        size: u64,
+        mtime_ns: u64,
+    },
+    Indexed {
+        record: FileRecord,
+        symbols: Vec<SymbolRecord>,
+        trigrams: Vec<u32>,
+    },
+}
+
+impl Index {
+    /// Opens the index for `root`, loading the persisted tables when they are valid for this
+    /// root and format. Nothing is walked until `refresh`.
+    pub fn open(root: Root, options: IndexOptions) -> Index {
+        let writer = WriterLock::try_acquire(&options.index_dir);
+        let root_key = root.canonical().display().to_string();
+        let mut state = State::default();
+        let mut ready = false;
+        if let Some(snapshot) = store::load(&options.index_dir, &root_key) {
+            let base = TrigramIndex::open(&options.index_dir.join(store::TEXT_FILE)).ok();
+            if let Some(base) = base.filter(|base| base.doc_count() as usize == snapshot.files.len()) {
+                state = State::from_parts(snapshot.files, snapshot.symbols, LayeredIndex::new(Some(base)));
+                ready = true;
+            }
+        }
+        Index {
+            root,
+            options,
+            state: RwLock::new(state),
+            writer,
+            ready: AtomicBool::new(ready),
+            files_done: AtomicUsize::new(0),
+            files_total: AtomicUsize::new(0),
+            refresh_lock: Mutex::new(()),
+        }
+    }
+
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// True when this process persists the index (it holds the writer lock).
+    pub fn is_writer(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// Walks the workspace and brings the index up to date: unchanged files (same size and
+    /// mtime, or same content hash) are kept, changed and new files are parsed, vanished
+    /// files are dropped. A cold start or a large change rebuilds the text index whole.
+    pub fn refresh(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> RefreshStats {
+        let _guard = self.refresh_lock.lock().unwrap_or_else(|poison| poison.into_inner());
+        let started = Instant::now();
+        let walked =
+            self.root.walk(WalkOptions { max_file_bytes: self.options.max_file_bytes, threads: self.options.threads });
+        let mut stats = RefreshStats { walked: walked.len(), ..RefreshStats::default() };
+
+        // Decide, under a short read lock, what needs reading.
+        let (to_check, removed, full) = {
+            let state = self.read_state();
+            let mut to_check: Vec<(WalkEntry, Option<u32>)> = Vec::new();
+            let mut seen: HashSet<u32> = HashSet::new();
+            for entry in &walked {
+                match state.by_path.get(&entry.path) {
+                    Some(&doc) => {
+                        seen.insert(doc);
+                        let record = &state.files[doc as usize];
+                        if record.live && record.size == entry.size && record.mtime_ns == entry.mtime_ns {
+                            stats.unchanged += 1;
+                        } else {
+                            to_check.push((entry.clone(), Some(doc)));
+                        }
+                    }
+                    None => to_check.push((entry.clone(), None)),
+                }
+            }
+            let removed: Vec<u32> = state
+                .files
+                .iter()
+                .enumerate()
+                .filter(|(doc, record)| record.live && !seen.contains(&(*doc as u32)))
+                .map(|(doc, _)| doc as u32)
+                .collect();
+            let live = state.files.iter().filter(|record| record.live).count();
+            let full =
+                live == 0 || (to_check.len() + removed.len()) * 4 > live.max(1) || state.text.overlay_docs() > 20_000;
+            (to_check, removed, full)
+        };
+        stats.removed = removed.len();
+
+        if full {
+            stats.full_rebuild = true;
+            stats.reindexed = self.rebuild(&walked, progress);
+        } else {
+            stats.reindexed = self.apply_changes(to_check, &removed, progress);
+        }
+        self.ready.store(true, Ordering::Release);
+        if self.writer.is_some()
+            && let Err(error) = self.persist(full)
+        {
+            tracing::warn!("could not persist the index: {error}");
+        }
+        stats.millis = started.elapsed().as_millis();
+        stats
+    }
+
+    /// Re-reads the given paths (from a watcher or an edit) and applies what changed.
+    pub fn update_paths(&self, paths: &[RepoPath]) {
+        let _guard = self.refresh_lock.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut to_check = Vec::new();
+        let mut removed = Vec::new();
+        {
+            let state = self.read_state();
+            for path in paths {
+                let doc = state.by_path.get(path).copied();
+                let metadata = self
+                    .root
+                    .resolve(path.as_str())
+                    .ok()
+                    .and_then(|resolved| resolved.real)
+                    .and_then(|real| std::fs::metadata(real).ok());
+                match metadata.filter(|metadata| metadata.is_file() && metadata.len() <= self.options.max_file_bytes) {
+                    Some(metadata) => {
+                        let mtime_ns = metadata
+                            .modified()
+                            .ok()
+                            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+                            .map_or(0, |since| since.as_nanos() as u64);
+                        if self.root.is_ignored(path, false) {
+                            removed.extend(doc);
+                            continue;
+                        }
+                        to_check.push((WalkEntry { path: path.clone(), size: metadata.len(), mtime_ns }, doc));
+                    }
+                    None => removed.extend(doc),
+                }
+            }
+        }
+        self.apply_changes(to_check, &removed, &|_, _| {});
+    }
+
+    fn read_state(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn write_state(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Builds everything from scratch in path order, feeding the text index in doc order.
+    fn rebuild(&self, walked: &[WalkEntry], progress: &(dyn Fn(usize, usize) + Sync)) -> usize {
+        let previous: HashMap<RepoPath, (FileRecord, Vec<SymbolRecord>)> = {
+            let state = self.read_state();
+            state
+                .by_path
+                .iter()
+                .filter_map(|(path, &doc)| {
+                    let record = state.files[doc as usize].clone();
+                    record.live.then(|| (path.clone(), (record, state.symbols[doc as usize].clone())))
+                })
+                .collect()
+        };
+        let total = walked.len();
+        self.files_total.store(total, Ordering::Release);
+        self.files_done.store(0, Ordering::Release);
+        let mut builder = IndexBuilder::new();
+        let mut files = Vec::with_capacity(total);
+        let mut symbols = Vec::with_capacity(total);
+        self.process_in_order(
+            walked,
+            |index, processed| {
+                let entry = &walked[index];
+                let (record, file_symbols, trigrams) = match processed {
+                    Processed::Indexed { record, symbols, trigrams } => (record, symbols, trigrams),
+                    Processed::SameContent { .. } | Processed::Missing => {
+                        // Unreadable now: keep a dead slot so doc ids stay aligned.
+                        let dead = FileRecord {
+                            path: entry.path.clone(),
+                            size: entry.size,
+                            mtime_ns: entry.mtime_ns,
+                            hash: ContentHash::of(b""),
+                            lang: None,
+                            text: false,
+                            live: false,
+                        };
+                        (dead, Vec::new(), Vec::new())
+                    }
+                };
+                builder.add(index as u32, &trigrams);
+                files.push(record);
+                symbols.push(file_symbols);
+                let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
+                progress(done, total);
+            },
+            &previous,
+        );
+        let reindexed = files.len();
+        let base = builder.finish();
+        let mut state = self.write_state();
+        *state = State::from_parts(files, symbols, LayeredIndex::new(Some(base)));
+        reindexed
+    }
+
+    /// Re-reads changed files and applies them incrementally through the overlay.
+    fn apply_changes(
+        &self,
+        to_check: Vec<(WalkEntry, Option<u32>)>,
+        removed: &[u32],
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> usize {
+        let entries: Vec<WalkEntry> = to_check.iter().map(|(entry, _)| entry.clone()).collect();
+        let previous: HashMap<RepoPath, (FileRecord, Vec<SymbolRecord>)> = {
+            let state = self.read_state();
+            to_check
+                .iter()
+                .filter_map(|(entry, doc)| {
+                    doc.map(|doc| (entry.path.clone(), (state.files[doc as usize].clone(), Vec::new())))
+                })
+                .collect()
+        };
+        let total = entries.len();
+        let mut results: Vec<(usize, Processed)> = Vec::with_capacity(total);
+        self.process_in_order(
+            &entries,
+            |index, processed| {
+                results.push((index, processed));
+                progress(results.len(), total);
+            },
+            &previous,
+        );
+        let mut state = self.write_state();
+        let mut reindexed = 0;
+        for &doc in removed {
+            state.remove_doc(doc);
+        }
+        for (index, processed) in results {
+            let (entry, doc) = &to_check[index];
+            match processed {
+                Processed::Missing => {
+                    if let Some(doc) = doc {
+                        state.remove_doc(*doc);
+                    }
+                }
+                Processed::SameContent { size, mtime_ns } => {
+                    if let Some(doc) = doc {
+                        let record = &mut state.files[*doc as usize];
+                        record.size = size;
+                        record.mtime_ns = mtime_ns;
+                    }
+                }
+                Processed::Indexed { record, symbols, trigrams } => {
+                    reindexed += 1;
+                    let doc = match doc {
+                        Some(doc) => *doc,
+                        None => state.files.len() as u32,
+                    };
+                    state.put_doc(doc, record, symbols, &trigrams);
+                    let _ = entry;
+                }
+            }
+        }
+        reindexed
+    }
+
+    /// Reads, hashes, decodes and parses `entries` on `threads` workers, handing each result
+    /// to `apply` in entry order (doc ids must reach the text index in order).
+    fn process_in_order(
+        &self,
+        entries: &[WalkEntry],
+        mut apply: impl FnMut(usize, Processed),
+        previous: &HashMap<RepoPath, (FileRecord, Vec<SymbolRecord>)>,
+    ) {
+        let next = AtomicUsize::new(0);
+        let threads = self.options.threads.max(1);
+        std::thread::scope(|scope| {
+            let (sender, receiver) = mpsc::sync_channel::<(usize, Processed)>(threads * 64);
+            for _ in 0..threads {
+                let sender = sender.clone();
+                let next = &next;
+                scope.spawn(move || {
+                    let mut trigram_buffer = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, Ordering::AcqRel);
+                        let Some(entry) = entries.get(index) else { break };
+                        let known = previous.get(&entry.path).map(|(record, _)| record);
+                        let processed = self.process(entry, known, &mut trigram_buffer);
+                        if sender.send((index, processed)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(sender);
+            let mut pending: BTreeMap<usize, Processed> = BTreeMap::new();
+            let mut expected = 0;
+            for (index, processed) in receiver {
+                pending.insert(index, processed);
+                while let Some(processed) = pending.remove(&expected) {
+                    apply(expected, processed);
+                    expected += 1;
+                }
+            }
+        });
+    }
+
+    fn process(&self, entry: &WalkEntry, known: Option<&FileRecord>, trigram_buffer: &mut Vec<u32>) -> Processed {
+        let Ok(bytes) = self.root.read_indexed(&entry.path, self.options.max_file_bytes) else {
+            return Processed::Missing;
+        };
+        let hash = ContentHash::of(&bytes);
+        if let Some(known) = known
+            && known.live
+            && known.hash == hash
+        {
+            return Processed::SameContent { size: bytes.len() as u64, mtime_ns: entry.mtime_ns };
+        }
+        let mut record = FileRecord {
+            path: entry.path.clone(),
+            size: bytes.len() as u64,
+            mtime_ns: entry.mtime_ns,
+            hash,
+            lang: Lang::from_path(entry.path.as_str()),
+            text: true,
+            live: true,
+        };
+        let Ok(decoded) = text::decode(&bytes) else {
+            record.text = false;
+            record.lang = None;
+            return Processed::Indexed { record, symbols: Vec::new(), trigrams: Vec::new() };
+        };
+        // Trigrams of the decoded text: verification runs on it, so a Latin-1 or UTF-16
+        // file must be indexed as the UTF-8 it is searched as.
+        trigram::trigrams_of(decoded.text.as_bytes(), trigram_buffer);
+        let symbols = match record.lang {
+            Some(lang) => loupe_syntax::parse(lang, &decoded.text).definitions.iter().map(SymbolRecord::from).collect(),
+            None => Vec::new(),
+        };
+        Processed::Indexed { record, symbols, trigrams: trigram_buffer.clone() }
+    }
+
+    fn persist(&self, full: bool) -> std::io::Result<()> {
+        let state = self.read_state();
+        let snapshot = Snapshot {
+            format: store::FORMAT,
+            root: self.root.canonical().display().to_string(),
+            files: state.files.clone(),
+            symbols: state.symbols.clone(),
+        };
+        let text_path = self.options.index_dir.join(store::TEXT_FILE);
+        if full || state.text.overlay_docs() > 0 {
+            state.text.compact(&text_path)?;
+        }
+        store::save(&self.options.index_dir, &snapshot)?;
+        drop(state);
+        // The compacted file is the new base: reopen it so the overlay starts empty again.
+        let base = TrigramIndex::open(&text_path)?;
+        let mut state = self.write_state();
+        state.text = LayeredIndex::new(Some(base));
+        Ok(())
+    }
+
+    /// Counts and progress.
+    pub fn status(&self) -> IndexStatus {
+        let state = self.read_state();
+        let mut by_language: BTreeMap<String, usize> = BTreeMap::new();
+        let mut files = 0;
+        for record in state.files.iter().filter(|record| record.live) {
+            files += 1;
+            let name = record.lang.map_or(if record.text { "other" } else { "binary" }, Lang::name);
+            *by_language.entry(name.to_owned()).or_default() += 1;
+        }
+        IndexStatus {
+            state: if self.ready.load(Ordering::Acquire) { IndexState::Ready } else { IndexState::Building },
+            files,
+            symbols: state.symbols.iter().map(Vec::len).sum(),
+            files_done: self.files_done.load(Ordering::Acquire),
+            files_total: self.files_total.load(Ordering::Acquire),
+            by_language,
+            persisted: self.writer.is_some(),
+        }
+    }
+
+    pub fn state(&self) -> IndexState {
+        if self.ready.load(Ordering::Acquire) { IndexState::Ready } else { IndexState::Building }
+    }
+
+    /// Symbols whose name equals `name` (case-insensitively), in path then line order.
+    pub fn symbols_named(&self, name: &str) -> Vec<SymbolHit> {
+        let state = self.read_state();
+        let Some(positions) = state.by_name.get(&name.to_lowercase()) else { return Vec::new() };
+        let mut hits: Vec<SymbolHit> =
+            positions.iter().filter_map(|&(doc, position)| state.hit(doc, position)).collect();
+        hits.sort_by(|left, right| {
+            (&left.path, left.symbol.span.start_line).cmp(&(&right.path, right.symbol.span.start_line))
+        });
+        hits
+    }
+
+    /// Every symbol whose lower-cased name passes `keep`, up to `limit` names' worth.
+    pub fn symbols_matching(&self, keep: &dyn Fn(&str) -> bool, limit: usize) -> Vec<SymbolHit> {
+        let state = self.read_state();
+        let mut hits = Vec::new();
+        for (name, positions) in &state.by_name {
+            if !keep(name) {
+                continue;
+            }
+            hits.extend(positions.iter().filter_map(|&(doc, position)| state.hit(doc, position)));
+            if hits.len() >= limit {
+                break;
+            }
+        }
+        hits
+    }
+
+    /// All distinct symbol names (lower-cased), for "closest names" suggestions.
+    pub fn symbol_names(&self) -> Vec<String> {
+        self.read_state().by_name.keys().cloned().collect()
+    }
+
+    /// Live files, in path order.
+    pub fn files(&self) -> Vec<FileRecord> {
+        let state = self.read_state();
+        let mut files: Vec<FileRecord> = state.files.iter().filter(|record| record.live).cloned().collect();
+        files.sort_by(|left, right| left.path.cmp(&right.path));
+        files
+    }
+
+    /// Files whose content may contain a match of `plan`: a superset, to be verified.
+    /// `None` means the plan could not narrow: every text file is a candidate.
+    pub fn text_candidates(&self, plan: &Plan) -> Vec<RepoPath> {
+        let state = self.read_state();
+        let docs: Box<dyn Iterator<Item = u32>> = match state.text.candidates(plan) {
+            Candidates::All => Box::new(0..state.files.len() as u32),
+            Candidates::Docs(docs) => Box::new(docs.into_iter()),
+        };
+        let mut paths: Vec<RepoPath> = docs
+            .filter_map(|doc| state.files.get(doc as usize))
+            .filter(|record| record.live && record.text)
+            .map(|record| record.path.clone())
+            .collect();
+        paths.sort();
+        paths
+    }
+}
+
+impl State {
+    fn from_parts(files: Vec<FileRecord>, symbols: Vec<Vec<SymbolRecord>>, text: LayeredIndex) -> State {
+        let mut state = State { files, symbols, text, ..State::default() };
+        for (doc, record) in state.files.iter().enumerate() {
+            if record.live {
+                state.by_path.insert(record.path.clone(), doc as u32);
+            }
+        }
+        for (doc, file_symbols) in state.symbols.iter().enumerate() {
+            if !state.files[doc].live {
+                continue;
+            }
+            for (position, symbol) in file_symbols.iter().enumerate() {
+                state.by_name.entry(symbol.name.to_lowercase()).or_default().push((doc as u32, position as u32));
+            }
+        }
+        state
+    }
+
+    fn hit(&self, doc: u32, position: u32) -> Option<SymbolHit> {
+        let record = self.files.get(doc as usize).filter(|record| record.live)?;
+        let symbol = self.symbols.get(doc as usize)?.get(position as usize)?.clone();
+        Some(SymbolHit { path: record.path.clone(), file_hash: record.hash.clone(), symbol })
+    }
+
+    fn unlink_names(&mut self, doc: u32) {
+        let names: Vec<String> = self.symbols[doc as usize].iter().map(|symbol| symbol.name.to_lowercase()).collect();
+        for name in names {
+            if let Some(positions) = self.by_name.get_mut(&name) {
+                positions.retain(|(other, _)| *other != doc);
+                if positions.is_empty() {
+                    self.by_name.remove(&name);
+                }
+            }
+        }
+    }
+
+    fn remove_doc(&mut self, doc: u32) {
+        let Some(record) = self.files.get_mut(doc as usize) else { return };
+        if !record.live {
+            return;
+        }
+        record.live = false;
+        let path = record.path.clone();
+        self.by_path.remove(&path);
+        self.unlink_names(doc);
+        self.symbols[doc as usize].clear();
+        self.text.remove(doc);
+    }
+
+    fn put_doc(&mut self, doc: u32, record: FileRecord, symbols: Vec<SymbolRecord>, trigrams: &[u32]) {
+        if (doc as usize) < self.files.len() {
+            self.unlink_names(doc);
+        } else {
+            self.files.push(record.clone());
+            self.symbols.push(Vec::new());
+        }
+        self.by_path.insert(record.path.clone(), doc);
+        for (position, symbol) in symbols.iter().enumerate() {
+            self.by_name.entry(symbol.name.to_lowercase()).or_default().push((doc, position as u32));
+        }
+        self.files[doc as usize] = record;
+        self.symbols[doc as usize] = symbols;
+        self.text.upsert(doc, trigrams);
+    }
+}

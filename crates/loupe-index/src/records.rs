@@ -1,0 +1,45 @@
+//! What the index remembers about each file and each definition: plain, serialisable data.
+
+use loupe_core::{ContentHash, RepoPath};
+use loupe_syntax::{Definition, Lang, Span, SymbolKind};
+use serde::{Deserialize, Serialize};
+
+/// One file of the workspace as last indexed. Its position in the file table is its doc id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    pub path: RepoPath,
+    pub size: u64,
+    pub mtime_ns: u64,
+    pub hash: ContentHash,
+    pub lang: Option<Lang>,
+    /// False for binary files: listed, but not in the text index and never parsed.
+    pub text: bool,
+    /// False once the file is gone; the slot is reused only by a compaction.
+    pub live: bool,
+}
+
+/// One definition, as the symbol table keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SymbolRecord {
+    pub name: String,
+    pub kind: SymbolKind,
+    pub container: Option<String>,
+    pub signature: String,
+    pub span: Span,
+    pub name_line: usize,
+    pub depth: usize,
+}
+
+impl From<&Definition> for SymbolRecord {
+    fn from(definition: &Definition) -> SymbolRecord {
+        SymbolRecord {
+            name: definition.name.clone(),
+            kind: definition.kind,
+            container: definition.container.clone(),
+            signature: definition.signature.clone(),
+            span: definition.span,
+            name_line: definition.name_line,
+            depth: definition.depth,
+        }
+    }
+}

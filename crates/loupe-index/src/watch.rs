@@ -1,0 +1,113 @@
+//! Keeping the index current while a server runs: file-system events as hints.
+//!
+//! Every directory the walk entered is watched non-recursively, so ignored trees
+//! (`node_modules/`, `target/`, `.git/`) never get watches. Events are debounced, mapped to
+//! root-relative paths and handed to `Index::update_paths`, which re-reads each path and
+//! decides for itself what changed. A queue overflow or a rescan request triggers a full
+//! `refresh`; a new directory gets its own watch and a refresh to pick up its files.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use loupe_core::RepoPath;
+use loupe_vfs::WalkOptions;
+use notify::RecursiveMode;
+use notify::event::{CreateKind, EventKind};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+
+use crate::Index;
+
+/// How long events settle before they are applied.
+const DEBOUNCE: Duration = Duration::from_millis(60);
+
+type Watcher = Debouncer<notify::RecommendedWatcher, RecommendedCache>;
+
+/// A running watcher; dropping it stops watching.
+pub struct IndexWatcher {
+    _debouncer: Arc<Mutex<Watcher>>,
+}
+
+impl std::fmt::Debug for IndexWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IndexWatcher")
+    }
+}
+
+/// Starts watching `index`'s root. Events are applied on a background thread.
+pub fn watch(index: Arc<Index>) -> Result<IndexWatcher, String> {
+    let (sender, receiver) = mpsc::channel::<DebounceEventResult>();
+    let debouncer =
+        new_debouncer(DEBOUNCE, None, sender).map_err(|error| format!("cannot start the file watcher: {error}"))?;
+    let debouncer = Arc::new(Mutex::new(debouncer));
+    watch_tree(&index, &debouncer);
+    let thread_debouncer = Arc::clone(&debouncer);
+    std::thread::Builder::new()
+        .name("loupe-watch".into())
+        .spawn(move || {
+            for result in receiver {
+                apply(&index, &thread_debouncer, result);
+            }
+        })
+        .map_err(|error| format!("cannot start the watcher thread: {error}"))?;
+    Ok(IndexWatcher { _debouncer: debouncer })
+}
+
+fn watch_tree(index: &Index, debouncer: &Mutex<Watcher>) {
+    let options = WalkOptions { max_file_bytes: u64::MAX, threads: 2 };
+    let (_, directories) = index.root().walk_tree(options);
+    let Ok(mut debouncer) = debouncer.lock() else { return };
+    for directory in directories {
+        let absolute = index.root().canonical().join(directory.as_str());
+        if let Err(error) = debouncer.watch(&absolute, RecursiveMode::NonRecursive) {
+            tracing::debug!("not watching {}: {error}", absolute.display());
+        }
+    }
+}
+
+fn apply(index: &Index, debouncer: &Mutex<Watcher>, result: DebounceEventResult) {
+    let events = match result {
+        Ok(events) => events,
+        Err(errors) => {
+            tracing::warn!("file watcher errors ({}); rescanning: {:?}", errors.len(), errors.first());
+            index.refresh(&|_, _| {});
+            watch_tree(index, debouncer);
+            return;
+        }
+    };
+    let mut paths: Vec<RepoPath> = Vec::new();
+    let mut rescan = false;
+    for event in &events {
+        if event.need_rescan() {
+            rescan = true;
+            continue;
+        }
+        if matches!(event.kind, EventKind::Create(CreateKind::Folder)) {
+            rescan = true;
+        }
+        for path in &event.paths {
+            if path.is_dir() {
+                rescan |= matches!(event.kind, EventKind::Create(_));
+                continue;
+            }
+            if let Some(relative) = relative(index.root().canonical(), path) {
+                paths.push(relative);
+            }
+        }
+    }
+    if rescan {
+        index.refresh(&|_, _| {});
+        watch_tree(index, debouncer);
+        return;
+    }
+    paths.sort();
+    paths.dedup();
+    if !paths.is_empty() {
+        index.update_paths(&paths);
+    }
+}
+
+fn relative(root: &Path, path: &Path) -> Option<RepoPath> {
+    let rest = path.strip_prefix(root).ok()?;
+    RepoPath::normalize(&rest.to_string_lossy()).filter(|path| !path.is_root())
+}

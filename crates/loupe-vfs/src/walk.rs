@@ -1,0 +1,157 @@
+//! Walking the workspace for the index: every regular file under the root that the ignore
+//! rules (`.gitignore`, `.ignore`, `.loupeignore`, git's exclude file) and the exclusions let
+//! through, with its size and modification time.
+//!
+//! Symlinks are not followed and not reported, so a walk never leaves the root. Excluded
+//! directories (`.git/` and the configured patterns) are pruned before they are entered.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::UNIX_EPOCH;
+
+use ignore::{WalkBuilder, WalkState};
+use loupe_core::RepoPath;
+
+use crate::Root;
+
+/// One file found by a walk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkEntry {
+    pub path: RepoPath,
+    pub size: u64,
+    /// Modification time in nanoseconds since the Unix epoch (0 when unknown).
+    pub mtime_ns: u64,
+}
+
+/// What a walk skips besides ignored and excluded paths.
+#[derive(Debug, Clone, Copy)]
+pub struct WalkOptions {
+    /// Files larger than this are left out.
+    pub max_file_bytes: u64,
+    /// Walker threads.
+    pub threads: usize,
+}
+
+impl Root {
+    /// All indexable files, sorted by path. Unreadable entries are skipped, not fatal.
+    pub fn walk(&self, options: WalkOptions) -> Vec<WalkEntry> {
+        self.walk_tree(options).0
+    }
+
+    /// The files of `walk`, and every directory the walk entered (the root included), both
+    /// sorted: what a watcher should watch, without descending into ignored trees.
+    pub fn walk_tree(&self, options: WalkOptions) -> (Vec<WalkEntry>, Vec<RepoPath>) {
+        let found = Mutex::new(Vec::new());
+        let directories = Mutex::new(Vec::new());
+        let root = self.canonical().to_path_buf();
+        let exclusions = self.exclusions().clone();
+        let filter_root = root.clone();
+        WalkBuilder::new(&root)
+            .hidden(false)
+            .parents(false)
+            .git_ignore(true)
+            .git_exclude(true)
+            .git_global(false)
+            .ignore(true)
+            .require_git(false)
+            .follow_links(false)
+            .add_custom_ignore_filename(".loupeignore")
+            .threads(options.threads.max(1))
+            .filter_entry(move |entry| match relative(&filter_root, entry.path()) {
+                Some(path) => path.is_root() || exclusions.matching_pattern(&path).is_none(),
+                None => false,
+            })
+            .build_parallel()
+            .run(|| {
+                let found = &found;
+                let directories = &directories;
+                let root = &root;
+                Box::new(move |entry| {
+                    let Ok(entry) = entry else { return WalkState::Continue };
+                    if entry.file_type().is_some_and(|kind| kind.is_dir()) {
+                        if let (Some(path), Ok(mut directories)) = (relative(root, entry.path()), directories.lock()) {
+                            directories.push(path);
+                        }
+                        return WalkState::Continue;
+                    }
+                    if !entry.file_type().is_some_and(|kind| kind.is_file()) {
+                        return WalkState::Continue;
+                    }
+                    let (Some(path), Ok(metadata)) = (relative(root, entry.path()), entry.metadata()) else {
+                        return WalkState::Continue;
+                    };
+                    if metadata.len() > options.max_file_bytes {
+                        return WalkState::Continue;
+                    }
+                    let mtime_ns = metadata
+                        .modified()
+                        .ok()
+                        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+                        .map_or(0, |since| since.as_nanos() as u64);
+                    if let Ok(mut found) = found.lock() {
+                        found.push(WalkEntry { path, size: metadata.len(), mtime_ns });
+                    }
+                    WalkState::Continue
+                })
+            });
+        let mut found = found.into_inner().unwrap_or_default();
+        found.sort_by(|left, right| left.path.cmp(&right.path));
+        let mut directories = directories.into_inner().unwrap_or_default();
+        directories.sort();
+        (found, directories)
+    }
+
+    /// Reads a file the walk reported, by its root-relative path, refusing anything that
+    /// resolves outside the root or onto an excluded path.
+    pub fn read_indexed(&self, path: &RepoPath, max_bytes: u64) -> Result<Vec<u8>, crate::VfsError> {
+        let resolved = self.resolve(path.as_str())?;
+        self.read(&resolved, max_bytes).map(|file| file.bytes)
+    }
+}
+
+fn relative(root: &Path, path: &Path) -> Option<RepoPath> {
+    let rest = path.strip_prefix(root).ok()?;
+    RepoPath::normalize(&rest.to_string_lossy())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Exclusions;
+    use loupe_core::config::DEFAULT_EXCLUDE;
+    use std::fs;
+
+    #[test]
+    fn walk_honours_ignores_exclusions_size_and_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let write = |path: &str, body: &str| {
+            let full = dir.path().join(path);
+            fs::create_dir_all(full.parent().unwrap()).unwrap();
+            fs::write(full, body).unwrap();
+        };
+        write("src/lib.rs", "fn a() {}\n");
+        write("src/gen/out.rs", "fn g() {}\n");
+        write(".gitignore", "src/gen/\n*.log\n");
+        write(".loupeignore", "vendor/\n");
+        write("vendor/x.rs", "fn v() {}\n");
+        write("debug.log", "x\n");
+        write(".env", "SECRET=1\n");
+        write(".git/HEAD", "ref: refs/heads/main\n");
+        write("big.txt", &"x".repeat(2000));
+        write(".github/workflow.yml", "on: push\n");
+        fs::write(outside.path().join("o.rs"), "fn o() {}\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+        let exclude: Vec<String> = DEFAULT_EXCLUDE.iter().map(|s| (*s).to_owned()).collect();
+        let root = Root::open(dir.path(), Exclusions::new(&exclude, &[]).unwrap()).unwrap();
+        let paths: Vec<String> = root
+            .walk(WalkOptions { max_file_bytes: 1000, threads: 2 })
+            .into_iter()
+            .map(|entry| entry.path.as_str().to_owned())
+            .collect();
+        assert_eq!(paths, [".github/workflow.yml", ".gitignore", ".loupeignore", "src/lib.rs"]);
+        let (_, directories) = root.walk_tree(WalkOptions { max_file_bytes: 1000, threads: 1 });
+        let directories: Vec<&str> = directories.iter().map(RepoPath::as_str).collect();
+        assert_eq!(directories, ["", ".github", "src"]);
+    }
+}
