@@ -1,0 +1,114 @@
+//! The index's life: a cold build, a restart that sees changes made while stopped, a format
+//! change that rebuilds cleanly, two processes on one root, and the watcher following edits.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use loupe_core::config::DEFAULT_EXCLUDE;
+use loupe_index::trigram::plan_literal;
+use loupe_index::{Index, IndexOptions, IndexState};
+use loupe_vfs::{Exclusions, Root};
+
+fn root(dir: &Path) -> Root {
+    let exclude: Vec<String> = DEFAULT_EXCLUDE.iter().map(|s| (*s).to_owned()).collect();
+    Root::open(dir, Exclusions::new(&exclude, &[]).unwrap()).unwrap()
+}
+
+fn open(dir: &Path, index_dir: &Path) -> Index {
+    Index::open(root(dir), IndexOptions { index_dir: index_dir.to_path_buf(), max_file_bytes: 1 << 20, threads: 2 })
+}
+
+fn write(dir: &Path, path: &str, body: &str) {
+    let full = dir.join(path);
+    std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+    std::fs::write(full, body).unwrap();
+}
+
+fn candidates(index: &Index, literal: &str) -> Vec<String> {
+    index.text_candidates(&plan_literal(literal)).iter().map(|path| path.as_str().to_owned()).collect()
+}
+
+fn workspace() -> (tempfile::TempDir, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "src/lib.rs", "pub fn alpha_one() {}\npub struct Beta;\n");
+    write(dir.path(), "src/util.py", "def gamma_two():\n    return 2\n");
+    write(dir.path(), "notes.md", "delta three\n");
+    (dir, tempfile::tempdir().unwrap())
+}
+
+#[test]
+fn cold_build_then_restart_sees_changes_made_while_stopped() {
+    let (dir, index_dir) = workspace();
+    let index = open(dir.path(), index_dir.path());
+    assert_eq!(index.state(), IndexState::Building);
+    let stats = index.refresh(&|_, _| {});
+    assert!(stats.full_rebuild);
+    assert_eq!((stats.walked, stats.reindexed), (3, 3));
+    assert_eq!(index.symbols_named("alpha_one").len(), 1);
+    assert_eq!(candidates(&index, "gamma_two"), ["src/util.py"]);
+    drop(index);
+
+    // While stopped: one file edited, one added, one deleted.
+    write(dir.path(), "src/lib.rs", "pub fn alpha_renamed() {}\npub struct Beta;\n");
+    write(dir.path(), "src/new.go", "package main\n\nfunc Epsilon() {}\n");
+    std::fs::remove_file(dir.path().join("notes.md")).unwrap();
+
+    let index = open(dir.path(), index_dir.path());
+    assert_eq!(index.state(), IndexState::Ready, "a valid snapshot is served before any refresh");
+    assert_eq!(index.symbols_named("alpha_one").len(), 1, "still the snapshot");
+    let stats = index.refresh(&|_, _| {});
+    assert_eq!((stats.unchanged, stats.removed), (1, 1), "{stats:?}");
+    assert!(index.symbols_named("alpha_one").is_empty());
+    assert_eq!(index.symbols_named("alpha_renamed").len(), 1);
+    assert_eq!(index.symbols_named("Epsilon").len(), 1);
+    assert!(candidates(&index, "delta three").is_empty());
+    assert_eq!(candidates(&index, "alpha_renamed"), ["src/lib.rs"]);
+}
+
+#[test]
+fn a_format_change_or_corrupt_snapshot_rebuilds_cleanly() {
+    let (dir, index_dir) = workspace();
+    open(dir.path(), index_dir.path()).refresh(&|_, _| {});
+    std::fs::write(index_dir.path().join("tables.bin"), b"not a snapshot").unwrap();
+    let index = open(dir.path(), index_dir.path());
+    assert_eq!(index.state(), IndexState::Building);
+    let stats = index.refresh(&|_, _| {});
+    assert!(stats.full_rebuild);
+    assert_eq!(index.symbols_named("Beta").len(), 1);
+}
+
+#[test]
+fn two_indexes_on_one_root_have_one_writer() {
+    let (dir, index_dir) = workspace();
+    let first = open(dir.path(), index_dir.path());
+    let second = open(dir.path(), index_dir.path());
+    assert!(first.is_writer());
+    assert!(!second.is_writer());
+    first.refresh(&|_, _| {});
+    second.refresh(&|_, _| {});
+    assert_eq!(second.symbols_named("gamma_two").len(), 1);
+    drop(first);
+    let third = open(dir.path(), index_dir.path());
+    assert!(third.is_writer(), "the lock is released when the writer goes away");
+}
+
+#[test]
+fn the_watcher_makes_a_new_file_searchable() {
+    let (dir, index_dir) = workspace();
+    let index = Arc::new(open(dir.path(), index_dir.path()));
+    index.refresh(&|_, _| {});
+    let _watcher = loupe_index::watch(Arc::clone(&index)).unwrap();
+    write(dir.path(), "src/fresh.rs", "pub fn zeta_watched() {}\n");
+    let started = Instant::now();
+    while index.symbols_named("zeta_watched").is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the watcher never picked up the new file");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(candidates(&index, "zeta_watched"), ["src/fresh.rs"]);
+    std::fs::remove_file(dir.path().join("src/fresh.rs")).unwrap();
+    while !index.symbols_named("zeta_watched").is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the watcher never saw the deletion");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
