@@ -14,9 +14,11 @@ use std::time::Duration;
 use loupe_core::{ErrorCode, ToolError};
 use loupe_engine::config::{Sources, load};
 use loupe_engine::{Engine, Response, TOOLS};
+use loupe_index::IndexState;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -33,6 +35,9 @@ pub const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 /// The request methods passed on to rmcp; every other request gets -32601 at once.
 const SERVED_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
 
+/// How long a call that carries a progress token waits for the first index build.
+const INDEX_WAIT: Duration = Duration::from_secs(10);
+
 /// How long the first tool call waits for the client to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -48,6 +53,9 @@ pub struct LoupeServer {
     sources: Arc<Sources>,
     engine: Arc<Mutex<Option<Arc<Engine>>>>,
     test_hooks: bool,
+    /// Test hook (`LOUPE_TEST_INDEX_DELAY_MS` with `LOUPE_TEST_HOOKS=1`): hold the first build
+    /// back this long so tests can observe a server whose index is still building.
+    index_delay: Option<Duration>,
 }
 
 impl LoupeServer {
@@ -55,16 +63,36 @@ impl LoupeServer {
     /// client's roots are never asked for.
     pub fn new(sources: Sources) -> LoupeServer {
         let test_hooks = sources.env.iter().any(|(key, value)| key == "LOUPE_TEST_HOOKS" && value == "1");
-        LoupeServer { sources: Arc::new(sources), engine: Arc::new(Mutex::new(None)), test_hooks }
+        let index_delay = sources
+            .env
+            .iter()
+            .find(|(key, _)| key == "LOUPE_TEST_INDEX_DELAY_MS")
+            .and_then(|(_, value)| value.parse().ok())
+            .filter(|_| test_hooks)
+            .map(Duration::from_millis);
+        LoupeServer { sources: Arc::new(sources), engine: Arc::new(Mutex::new(None)), test_hooks, index_delay }
     }
 
     /// A server on an engine that is already open.
     pub fn with_engine(sources: Sources, engine: Engine) -> LoupeServer {
         let server = LoupeServer::new(sources);
         let engine = Arc::new(engine);
-        engine.start_background_indexing();
+        server.start_indexing(&engine);
         *server.engine.try_lock().expect("a new server's engine lock is free") = Some(engine);
         server
+    }
+
+    fn start_indexing(&self, engine: &Arc<Engine>) {
+        match self.index_delay {
+            Some(delay) => {
+                let engine = Arc::clone(engine);
+                std::thread::spawn(move || {
+                    std::thread::sleep(delay);
+                    engine.start_background_indexing();
+                });
+            }
+            None => engine.start_background_indexing(),
+        }
     }
 
     fn root_flag_given(&self) -> bool {
@@ -87,7 +115,7 @@ impl LoupeServer {
         }
         let engine = Arc::new(Engine::new(config).map_err(config_error)?);
         tracing::info!(root = %engine.root_path().display(), "engine open");
-        engine.start_background_indexing();
+        self.start_indexing(&engine);
         *slot = Some(engine.clone());
         Ok(engine)
     }
@@ -97,6 +125,11 @@ impl LoupeServer {
             Ok(engine) => engine,
             Err(error) => return Response::failure("read", None, None, error),
         };
+        let needs_index = name == "search"
+            || (name == "read" && matches!(arguments.get("mode").and_then(Value::as_str), Some("symbol" | "outline")));
+        if needs_index && let Some(token) = context.meta.get_progress_token() {
+            wait_for_index(&engine, token, context).await;
+        }
         let panic_requested = self.test_hooks && arguments.get("target").and_then(Value::as_str) == Some(PANIC_TARGET);
         let tool = name.to_owned();
         let joined = tokio::task::spawn_blocking(move || {
@@ -122,6 +155,24 @@ impl LoupeServer {
                 )
             }
         }
+    }
+}
+
+/// A client that sent a progress token can wait for the first build: report its progress
+/// every 250 ms for up to `INDEX_WAIT`, then answer (from what is ready if it is still
+/// building). Clients without a token get an immediate answer marked `index_state: building`.
+async fn wait_for_index(engine: &Engine, token: ProgressToken, context: &RequestContext<RoleServer>) {
+    let Some(index) = engine.index() else { return };
+    let started = std::time::Instant::now();
+    while index.state() == IndexState::Building && started.elapsed() < INDEX_WAIT {
+        let status = index.status();
+        let notification = ProgressNotificationParam::new(token.clone(), status.files_done as f64)
+            .with_total(status.files_total.max(status.files_done) as f64)
+            .with_message(format!("indexing {} of {} files", status.files_done, status.files_total));
+        if context.peer.notify_progress(notification).await.is_err() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
 

@@ -176,16 +176,16 @@ struct RawServer {
 
 impl RawServer {
     fn start(root: &std::path::Path) -> RawServer {
-        let mut child = Command::new(LOUPE)
-            .arg("serve")
-            .arg("--root")
-            .arg(root)
-            .env("XDG_CACHE_HOME", test_cache())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        RawServer::start_with(root, &[])
+    }
+
+    fn start_with(root: &std::path::Path, env: &[(&str, &str)]) -> RawServer {
+        let mut command = Command::new(LOUPE);
+        command.arg("serve").arg("--root").arg(root).env("XDG_CACHE_HOME", test_cache()).env("LOUPE_TEST_HOOKS", "1");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (sender, lines) = mpsc::channel();
@@ -310,4 +310,42 @@ fn bad_input_gets_an_answer_and_the_server_keeps_serving() {
 
     let answer = server.request(json!(99), "ping", json!({}));
     assert_eq!(answer["result"], json!({}));
+}
+
+#[test]
+fn a_progress_token_gets_index_progress_and_a_complete_answer() {
+    let dir = workspace();
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start_with(
+        dir.path(),
+        &[("LOUPE_TEST_INDEX_DELAY_MS", "700"), ("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
+    );
+    server.initialize("2025-11-25");
+    // Without a token: answered at once, from what is ready, and marked as building.
+    let answer = server.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "search", "arguments": {"query": "f17", "type": "symbol"}}),
+    );
+    assert_eq!(answer["result"]["structuredContent"]["meta"]["index_state"], json!("building"), "{answer}");
+    // With a token: progress notifications while it builds, then the complete answer.
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "search", "arguments": {"query": "f17", "type": "symbol"}, "_meta": {"progressToken": "build-1"}}})
+        .to_string(),
+    );
+    let mut progress = 0;
+    let answer = loop {
+        let message = server.receive();
+        if message["method"] == "notifications/progress" {
+            assert_eq!(message["params"]["progressToken"], json!("build-1"));
+            progress += 1;
+            continue;
+        }
+        break message;
+    };
+    assert_eq!(answer["id"], json!(2));
+    assert!(progress >= 1, "no progress notification arrived");
+    let meta = &answer["result"]["structuredContent"]["meta"];
+    assert_eq!((meta["index_state"].clone(), meta["total"].clone()), (json!("ready"), json!(1)), "{answer}");
 }
