@@ -17,7 +17,7 @@ use loupe_vfs::{Root, WalkEntry, WalkOptions};
 use serde::Serialize;
 
 use crate::records::{FileRecord, SymbolRecord};
-use crate::store::{self, Snapshot, WriterLock};
+use crate::store::{self, WriterLock};
 use crate::trigram::{self, Candidates, IndexBuilder, LayeredIndex, Plan, TrigramIndex};
 
 /// How an index is built and where it lives.
@@ -57,6 +57,10 @@ pub struct RefreshStats {
     pub removed: usize,
     pub full_rebuild: bool,
     pub millis: u128,
+    /// Phases: walking the tree, reading and parsing, persisting.
+    pub walk_millis: u128,
+    pub process_millis: u128,
+    pub persist_millis: u128,
 }
 
 /// A symbol found by a lookup, with where it is.
@@ -155,7 +159,12 @@ impl Index {
         let started = Instant::now();
         let walked =
             self.root.walk(WalkOptions { max_file_bytes: self.options.max_file_bytes, threads: self.options.threads });
-        let mut stats = RefreshStats { walked: walked.len(), ..RefreshStats::default() };
+        let mut stats = RefreshStats {
+            walked: walked.len(),
+            walk_millis: started.elapsed().as_millis(),
+            ..RefreshStats::default()
+        };
+        let processing = Instant::now();
 
         // Decide, under a short read lock, what needs reading.
         let (to_check, removed, full) = {
@@ -197,11 +206,14 @@ impl Index {
             stats.reindexed = self.apply_changes(to_check, &removed, progress);
         }
         self.ready.store(true, Ordering::Release);
+        stats.process_millis = processing.elapsed().as_millis();
+        let persisting = Instant::now();
         if self.writer.is_some()
-            && let Err(error) = self.persist(full)
+            && let Err(error) = self.persist()
         {
             tracing::warn!("could not persist the index: {error}");
         }
+        stats.persist_millis = persisting.elapsed().as_millis();
         stats.millis = started.elapsed().as_millis();
         stats
     }
@@ -251,17 +263,8 @@ impl Index {
 
     /// Builds everything from scratch in path order, feeding the text index in doc order.
     fn rebuild(&self, walked: &[WalkEntry], progress: &(dyn Fn(usize, usize) + Sync)) -> usize {
-        let previous: HashMap<RepoPath, (FileRecord, Vec<SymbolRecord>)> = {
-            let state = self.read_state();
-            state
-                .by_path
-                .iter()
-                .filter_map(|(path, &doc)| {
-                    let record = state.files[doc as usize].clone();
-                    record.live.then(|| (path.clone(), (record, state.symbols[doc as usize].clone())))
-                })
-                .collect()
-        };
+        // Everything is read and parsed afresh: a rebuild renumbers every document.
+        let previous: HashMap<RepoPath, FileRecord> = HashMap::new();
         let total = walked.len();
         self.files_total.store(total, Ordering::Release);
         self.files_done.store(0, Ordering::Release);
@@ -297,7 +300,19 @@ impl Index {
             &previous,
         );
         let reindexed = files.len();
-        let base = builder.finish();
+        // The writer streams the new text index to its file and reads it back, which never
+        // holds the build buffers and the encoded index at once; others keep it in memory.
+        let text_path = self.options.index_dir.join(store::TEXT_FILE);
+        let base = match &self.writer {
+            Some(_) => match builder.write(&text_path).and_then(|()| TrigramIndex::open(&text_path)) {
+                Ok(base) => base,
+                Err(error) => {
+                    tracing::warn!("could not write the text index: {error}");
+                    TrigramIndex::empty()
+                }
+            },
+            None => builder.finish(),
+        };
         let mut state = self.write_state();
         *state = State::from_parts(files, symbols, LayeredIndex::new(Some(base)));
         reindexed
@@ -311,13 +326,11 @@ impl Index {
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> usize {
         let entries: Vec<WalkEntry> = to_check.iter().map(|(entry, _)| entry.clone()).collect();
-        let previous: HashMap<RepoPath, (FileRecord, Vec<SymbolRecord>)> = {
+        let previous: HashMap<RepoPath, FileRecord> = {
             let state = self.read_state();
             to_check
                 .iter()
-                .filter_map(|(entry, doc)| {
-                    doc.map(|doc| (entry.path.clone(), (state.files[doc as usize].clone(), Vec::new())))
-                })
+                .filter_map(|(entry, doc)| doc.map(|doc| (entry.path.clone(), state.files[doc as usize].clone())))
                 .collect()
         };
         let total = entries.len();
@@ -370,7 +383,7 @@ impl Index {
         &self,
         entries: &[WalkEntry],
         mut apply: impl FnMut(usize, Processed),
-        previous: &HashMap<RepoPath, (FileRecord, Vec<SymbolRecord>)>,
+        previous: &HashMap<RepoPath, FileRecord>,
     ) {
         let next = AtomicUsize::new(0);
         let threads = self.options.threads.max(1);
@@ -384,7 +397,7 @@ impl Index {
                     loop {
                         let index = next.fetch_add(1, Ordering::AcqRel);
                         let Some(entry) = entries.get(index) else { break };
-                        let known = previous.get(&entry.path).map(|(record, _)| record);
+                        let known = previous.get(&entry.path);
                         let processed = self.process(entry, known, &mut trigram_buffer);
                         if sender.send((index, processed)).is_err() {
                             break;
@@ -440,24 +453,21 @@ impl Index {
         Processed::Indexed { record, symbols, trigrams: trigram_buffer.clone() }
     }
 
-    fn persist(&self, full: bool) -> std::io::Result<()> {
+    fn persist(&self) -> std::io::Result<()> {
         let state = self.read_state();
-        let snapshot = Snapshot {
-            format: store::FORMAT,
-            root: self.root.canonical().display().to_string(),
-            files: state.files.clone(),
-            symbols: state.symbols.clone(),
-        };
+        let root = self.root.canonical().display().to_string();
         let text_path = self.options.index_dir.join(store::TEXT_FILE);
-        if full || state.text.overlay_docs() > 0 {
+        let compact = state.text.overlay_docs() > 0 || state.text.tombstone_count() > 0 || !text_path.exists();
+        if compact {
             state.text.compact(&text_path)?;
         }
-        store::save(&self.options.index_dir, &snapshot)?;
+        store::save(&self.options.index_dir, &root, &state.files, &state.symbols)?;
         drop(state);
-        // The compacted file is the new base: reopen it so the overlay starts empty again.
-        let base = TrigramIndex::open(&text_path)?;
-        let mut state = self.write_state();
-        state.text = LayeredIndex::new(Some(base));
+        if compact {
+            // The compacted file is the new base: reopen it so the overlay starts empty.
+            let base = TrigramIndex::open(&text_path)?;
+            self.write_state().text = LayeredIndex::new(Some(base));
+        }
         Ok(())
     }
 

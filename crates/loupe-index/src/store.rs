@@ -5,7 +5,7 @@
 //! and the index is rebuilt cleanly. Only the process holding `writer.lock` writes.
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -35,17 +35,25 @@ pub(crate) fn load(dir: &Path, root: &str) -> Option<Snapshot> {
     valid.then_some(snapshot)
 }
 
-pub(crate) fn save(dir: &Path, snapshot: &Snapshot) -> io::Result<()> {
-    let bytes = postcard::to_stdvec(snapshot).map_err(io::Error::other)?;
-    write_atomic(&dir.join(SNAPSHOT_FILE), &bytes)
+/// The same layout as `Snapshot`, borrowed, so saving never copies the tables.
+#[derive(Serialize)]
+struct SnapshotRef<'a> {
+    format: u32,
+    root: &'a str,
+    files: &'a [FileRecord],
+    symbols: &'a [Vec<SymbolRecord>],
 }
 
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let temporary = temporary_name(path);
-    let mut file = File::create(&temporary)?;
-    file.write_all(bytes)?;
+/// Streams the tables to a temporary file and renames it into place.
+pub(crate) fn save(dir: &Path, root: &str, files: &[FileRecord], symbols: &[Vec<SymbolRecord>]) -> io::Result<()> {
+    let path = dir.join(SNAPSHOT_FILE);
+    let temporary = temporary_name(&path);
+    let mut writer = io::BufWriter::with_capacity(1 << 20, File::create(&temporary)?);
+    let snapshot = SnapshotRef { format: FORMAT, root, files, symbols };
+    postcard::to_io(&snapshot, &mut writer).map_err(io::Error::other)?;
+    let file = writer.into_inner().map_err(|error| error.into_error())?;
     file.sync_all()?;
-    fs::rename(&temporary, path)
+    fs::rename(&temporary, &path)
 }
 
 pub(crate) fn temporary_name(path: &Path) -> PathBuf {

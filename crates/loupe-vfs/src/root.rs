@@ -16,6 +16,7 @@ use loupe_core::path::{UserPath, parse_user_path};
 use crate::{Exclusions, VfsError};
 
 /// The files whose rules decide `meta.ignored`, in each directory from the root down.
+/// `.gitignore` counts only inside a git repository (as for git and ripgrep).
 const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".loupeignore"];
 
 #[derive(Debug, Clone)]
@@ -23,6 +24,8 @@ pub struct Root {
     canonical: PathBuf,
     given: PathBuf,
     exclusions: Exclusions,
+    /// The root or one of its ancestors holds `.git`.
+    in_git_repository: bool,
 }
 
 /// A caller's path, resolved: where it is inside the root, and whether it exists.
@@ -51,7 +54,8 @@ impl Root {
                 source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "the workspace root is not a directory"),
             });
         }
-        Ok(Root { canonical, given: given.to_path_buf(), exclusions })
+        let in_git_repository = canonical.ancestors().any(|dir| dir.join(".git").exists());
+        Ok(Root { canonical, given: given.to_path_buf(), exclusions, in_git_repository })
     }
 
     pub fn canonical(&self) -> &Path {
@@ -131,6 +135,9 @@ impl Root {
         }
         for dir in dirs {
             for name in IGNORE_FILES {
+                if *name == ".gitignore" && !self.in_git_repository {
+                    continue;
+                }
                 let file = dir.join(name);
                 if !file.is_file() {
                     continue;
@@ -243,6 +250,7 @@ mod tests {
         fs::create_dir_all(repo.path().join("src/deep")).unwrap();
         fs::write(repo.path().join("src/lib.rs"), "pub fn a() {}\n").unwrap();
         fs::write(repo.path().join(".env"), "SECRET=1\n").unwrap();
+        fs::create_dir(repo.path().join(".git")).unwrap();
         fs::write(repo.path().join(".gitignore"), "target/\n*.log\n!keep.log\n").unwrap();
         fs::write(repo.path().join("src/.gitignore"), "gen.rs\n").unwrap();
         fs::write(outside.path().join("secret.txt"), "outside\n").unwrap();

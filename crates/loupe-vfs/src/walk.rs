@@ -1,6 +1,6 @@
 //! Walking the workspace for the index: every regular file under the root that the ignore
-//! rules (`.gitignore`, `.ignore`, `.loupeignore`, git's exclude file) and the exclusions let
-//! through, with its size and modification time.
+//! rules (`.gitignore` and git's exclude file inside a git repository; `.ignore` and
+//! `.loupeignore` everywhere) and the exclusions let through, with its size and mtime.
 //!
 //! Symlinks are not followed and not reported, so a walk never leaves the root. Excluded
 //! directories (`.git/` and the configured patterns) are pruned before they are entered.
@@ -53,7 +53,9 @@ impl Root {
             .git_exclude(true)
             .git_global(false)
             .ignore(true)
-            .require_git(false)
+            // `.gitignore` counts only inside a git repository, as for git and ripgrep: a
+            // source tarball's stray `.gitignore` (Debian's kernel has `/*`) must not hide it.
+            .require_git(true)
             .follow_links(false)
             .add_custom_ignore_filename(".loupeignore")
             .threads(options.threads.max(1))
@@ -153,5 +155,31 @@ mod tests {
         let (_, directories) = root.walk_tree(WalkOptions { max_file_bytes: 1000, threads: 1 });
         let directories: Vec<&str> = directories.iter().map(RepoPath::as_str).collect();
         assert_eq!(directories, ["", ".github", "src"]);
+    }
+}
+
+#[cfg(test)]
+mod outside_git_tests {
+    use super::*;
+    use crate::Exclusions;
+
+    /// A source tarball is not a repository: its `.gitignore` (Debian's kernel tarball has
+    /// `/*`) does not hide files, while `.ignore` and `.loupeignore` still apply.
+    #[test]
+    fn gitignore_counts_only_inside_a_git_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "/*\n").unwrap();
+        std::fs::write(dir.path().join(".ignore"), "skip.txt\n").unwrap();
+        std::fs::write(dir.path().join("main.c"), "int main;\n").unwrap();
+        std::fs::write(dir.path().join("skip.txt"), "x\n").unwrap();
+        let root = Root::open(dir.path(), Exclusions::new(&[], &[]).unwrap()).unwrap();
+        let paths: Vec<String> = root
+            .walk(WalkOptions { max_file_bytes: 1000, threads: 1 })
+            .into_iter()
+            .map(|entry| entry.path.as_str().to_owned())
+            .collect();
+        assert_eq!(paths, [".gitignore", ".ignore", "main.c"]);
+        assert!(!root.is_ignored(&RepoPath::normalize("main.c").unwrap(), false));
+        assert!(root.is_ignored(&RepoPath::normalize("skip.txt").unwrap(), false));
     }
 }

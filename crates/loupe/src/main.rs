@@ -331,6 +331,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     stats.removed,
                     if stats.full_rebuild { ", full rebuild" } else { "" }
                 );
+                println!(
+                    "phases: walk {} ms, read and parse {} ms, persist {} ms",
+                    stats.walk_millis, stats.process_millis, stats.persist_millis
+                );
                 let languages: Vec<String> =
                     status.by_language.iter().map(|(lang, count)| format!("{lang} {count}")).collect();
                 println!("languages: {}", languages.join(", "));
