@@ -71,6 +71,9 @@ impl Engine {
     pub fn start_background_indexing(self: &Arc<Self>) {
         let engine = Arc::clone(self);
         let spawned = std::thread::Builder::new().name("loupe-index".into()).spawn(move || {
+            // The first answer needs the tokenizer; let it build before the index competes
+            // for the cores.
+            loupe_core::tokens::warm_up();
             let Some(stats) = engine.refresh_index(&|_, _| {}) else { return };
             tracing::info!(?stats, "index ready");
             if let Some(index) = engine.index() {

@@ -284,6 +284,9 @@ impl ReadArgs {
 }
 
 fn main() -> ExitCode {
+    // The tokenizer's vocabulary takes ~45 ms to build and every answer needs it: start now,
+    // in parallel with parsing arguments, loading configuration and the MCP handshake.
+    std::thread::spawn(loupe_core::tokens::warm_up);
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -398,8 +401,6 @@ fn open_engine(flags: &ConfigFlags) -> anyhow::Result<Engine> {
 }
 
 fn serve(flags: &[(String, Value)], root_given: bool) -> anyhow::Result<ExitCode> {
-    // Build the tokenizer's vocabulary while the client is still starting up.
-    std::thread::spawn(loupe_core::tokens::warm_up);
     let sources = Sources::from_process(flags.to_vec());
     // Fail fast on a bad configuration; with --root the engine can open right away.
     let (config, warnings) = load(&sources).map_err(anyhow::Error::msg)?;
