@@ -20,18 +20,14 @@ pub(crate) struct Server {
 }
 
 /// The `loupe serve` command line, with no `LOUPE_*` variable inherited from the caller so
-/// runs are comparable.
+/// runs are comparable. `max_preview_chars` 0 keeps the shipped ceiling.
 pub(crate) fn serve_command(loupe: &Path, root: &Path, max_preview_chars: usize) -> Command {
     let mut command = Command::new(loupe);
-    command
-        .arg("serve")
-        .arg("--root")
-        .arg(root)
-        .arg("--max-preview-chars")
-        .arg(max_preview_chars.to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    command.arg("serve").arg("--root").arg(root);
+    if max_preview_chars > 0 {
+        command.arg("--max-preview-chars").arg(max_preview_chars.to_string());
+    }
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("LOUPE_") {
             command.env_remove(key);

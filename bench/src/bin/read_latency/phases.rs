@@ -14,8 +14,15 @@ use loupe_vfs::{Exclusions, Root};
 use crate::stats::Samples;
 
 /// The steps, in the order the engine runs them.
-pub(crate) const STEPS: &[&str] =
-    &["resolve path", "read bytes", "hash (blake3)", "decode + split lines", "ignore check", "render lines", "count tokens"];
+pub(crate) const STEPS: &[&str] = &[
+    "resolve path",
+    "read bytes",
+    "hash (blake3)",
+    "decode + split lines",
+    "ignore check",
+    "render lines",
+    "count tokens",
+];
 
 /// Per-step samples, indexed like `STEPS`.
 pub(crate) fn measure(
