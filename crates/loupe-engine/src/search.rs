@@ -337,7 +337,7 @@ fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
     let (container, name) = split_qualified(query);
     let name_lower = name.to_lowercase();
     let case_sensitive = smart_case(request);
-    let candidates = index.symbols_matching(&|candidate: &str| candidate.contains(&name_lower), 20_000);
+    let (candidates, cut) = index.symbols_matching(&|candidate: &str| candidate.contains(&name_lower), 20_000);
     let mut hits = Vec::new();
     for hit in candidates {
         if !request.filters.admits(&hit.path) {
@@ -384,7 +384,7 @@ fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
             symbol: Some(hit),
         });
     }
-    (hits, false)
+    (hits, cut)
 }
 
 /// Definitions of types and functions rank above fields and locals of the same name.

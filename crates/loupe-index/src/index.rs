@@ -508,20 +508,20 @@ impl Index {
         hits
     }
 
-    /// Every symbol whose lower-cased name passes `keep`, up to `limit` names' worth.
-    pub fn symbols_matching(&self, keep: &dyn Fn(&str) -> bool, limit: usize) -> Vec<SymbolHit> {
+    /// Symbols whose lower-cased name passes `keep`, names in sorted order so the cut is
+    /// deterministic; the flag says whether `limit` cut the list.
+    pub fn symbols_matching(&self, keep: &dyn Fn(&str) -> bool, limit: usize) -> (Vec<SymbolHit>, bool) {
         let state = self.read_state();
+        let mut names: Vec<&String> = state.by_name.keys().filter(|name| keep(name)).collect();
+        names.sort();
         let mut hits = Vec::new();
-        for (name, positions) in &state.by_name {
-            if !keep(name) {
-                continue;
-            }
-            hits.extend(positions.iter().filter_map(|&(doc, position)| state.hit(doc, position)));
+        for name in names {
             if hits.len() >= limit {
-                break;
+                return (hits, true);
             }
+            hits.extend(state.by_name[name].iter().filter_map(|&(doc, position)| state.hit(doc, position)));
         }
-        hits
+        (hits, false)
     }
 
     /// All distinct symbol names (lower-cased), for "closest names" suggestions.

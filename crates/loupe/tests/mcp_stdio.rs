@@ -349,3 +349,30 @@ fn a_progress_token_gets_index_progress_and_a_complete_answer() {
     let meta = &answer["result"]["structuredContent"]["meta"];
     assert_eq!((meta["index_state"].clone(), meta["total"].clone()), (json!("ready"), json!(1)), "{answer}");
 }
+
+/// Two servers on one root share one index directory: one persists, both answer.
+#[test]
+fn two_servers_on_one_root_both_serve_search() {
+    let dir = workspace();
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("XDG_CACHE_HOME", cache.path().to_str().unwrap())];
+    let mut first = RawServer::start_with(dir.path(), &env);
+    let mut second = RawServer::start_with(dir.path(), &env);
+    for server in [&mut first, &mut second] {
+        server.initialize("2025-11-25");
+    }
+    for (id, server) in [&mut first, &mut second].into_iter().enumerate() {
+        let arguments = json!({"query": "f23", "type": "symbol"});
+        let params = json!({"name": "search", "arguments": arguments, "_meta": {"progressToken": id}});
+        server.send(&json!({"jsonrpc": "2.0", "id": 10 + id, "method": "tools/call", "params": params}).to_string());
+        let answer = loop {
+            let message = server.receive();
+            if message["method"] != "notifications/progress" {
+                break message;
+            }
+        };
+        assert_eq!(answer["result"]["structuredContent"]["meta"]["total"], json!(1), "{answer}");
+    }
+    let index_dirs: Vec<_> = std::fs::read_dir(cache.path().join("loupe")).unwrap().collect();
+    assert_eq!(index_dirs.len(), 1, "one index directory per root");
+}
