@@ -309,24 +309,55 @@ pub(crate) fn outline(
     })
 }
 
+/// Kinds that are listed inline on their parent's line instead of getting lines of their own.
+fn is_member(kind: SymbolKind) -> bool {
+    matches!(kind, SymbolKind::Field | SymbolKind::EnumMember | SymbolKind::Property)
+}
+
+/// Members shown inline before the rest is summarised as `+N`.
+const INLINE_MEMBERS: usize = 12;
+
 /// One line per definition, `start-end│indent signature`, until `budget` tokens are used.
+/// Fields, enum members and properties ride on their type's line (`{ a: u32, b }`), which is
+/// what keeps an outline near a tenth of the file.
 fn render_definitions(definitions: &[Definition], width: usize, include_docs: bool, budget: usize) -> (String, usize) {
     let mut out = String::new();
     let mut used = 0;
-    for (shown, definition) in definitions.iter().enumerate() {
+    let mut inlined = vec![false; definitions.len()];
+    for (index, definition) in definitions.iter().enumerate() {
+        if inlined[index] {
+            continue;
+        }
+        let mut members = Vec::new();
+        for (offset, child) in definitions[index + 1..].iter().enumerate() {
+            if child.span.start_line > definition.span.end_line {
+                break;
+            }
+            if child.depth == definition.depth + 1 && is_member(child.kind) && !is_member(definition.kind) {
+                inlined[index + 1 + offset] = true;
+                members.push(child.signature.as_str());
+            }
+        }
         let indent = "  ".repeat(definition.depth);
         let lines = if definition.span.end_line > definition.span.start_line {
             format!("{:>width$}-{:<width$}", definition.span.start_line, definition.span.end_line)
         } else {
             format!("{:>width$} {:<width$}", definition.span.start_line, "")
         };
-        let mut line = format!("{lines}│{indent}{}\n", definition.signature);
+        let mut line = format!("{lines}│{indent}{}", definition.signature);
+        if !members.is_empty() {
+            let shown: Vec<&str> = members.iter().take(INLINE_MEMBERS).copied().collect();
+            let more = members.len().saturating_sub(shown.len());
+            let more = if more > 0 { format!(", +{more}") } else { String::new() };
+            line.push_str(&format!(" {{ {}{more} }}", shown.join(", ")));
+        }
+        line.push('\n');
         if include_docs && let Some(doc) = definition.doc.as_deref().and_then(|doc| doc.lines().next()) {
             line.push_str(&format!("{:>w$}│{indent}  // {doc}\n", "", w = width * 2 + 1));
         }
         let cost = tokens::count(&line);
         if used + cost > budget {
-            return (out, shown);
+            return (out, index);
         }
         used += cost;
         out.push_str(&line);
