@@ -16,6 +16,8 @@ use loupe_syntax::Lang;
 use loupe_vfs::{Root, WalkEntry, WalkOptions};
 use serde::Serialize;
 
+use rustc_hash::FxHashMap;
+
 use crate::records::{FileRecord, SymbolRecord};
 use crate::store::{self, WriterLock};
 use crate::trigram::{self, Candidates, IndexBuilder, LayeredIndex, Plan, TrigramIndex};
@@ -75,9 +77,9 @@ pub struct SymbolHit {
 struct State {
     files: Vec<FileRecord>,
     symbols: Vec<Vec<SymbolRecord>>,
-    by_path: HashMap<RepoPath, u32>,
+    by_path: FxHashMap<RepoPath, u32>,
     /// Lower-cased symbol name → (doc id, position in that file's symbols).
-    by_name: HashMap<String, Vec<(u32, u32)>>,
+    by_name: FxHashMap<String, Vec<(u32, u32)>>,
     text: LayeredIndex,
 }
 
@@ -123,12 +125,16 @@ impl Index {
         let root_key = root.canonical().display().to_string();
         let mut state = State::default();
         let mut ready = false;
+        let started = Instant::now();
         if let Some(snapshot) = store::load(&options.index_dir, &root_key) {
+            let loaded = started.elapsed();
             let base = TrigramIndex::open(&options.index_dir.join(store::TEXT_FILE)).ok();
+            let text_loaded = started.elapsed();
             if let Some(base) = base.filter(|base| base.doc_count() as usize == snapshot.files.len()) {
                 state = State::from_parts(snapshot.files, snapshot.symbols, LayeredIndex::new(Some(base)));
                 ready = true;
             }
+            tracing::info!(?loaded, ?text_loaded, total = ?started.elapsed(), "index snapshot loaded");
         }
         Index {
             root,
@@ -199,6 +205,8 @@ impl Index {
         };
         stats.removed = removed.len();
 
+        // Nothing to write back when every file matched its record.
+        let dirty = full || !to_check.is_empty() || !removed.is_empty();
         if full {
             stats.full_rebuild = true;
             stats.reindexed = self.rebuild(&walked, progress);
@@ -208,7 +216,8 @@ impl Index {
         self.ready.store(true, Ordering::Release);
         stats.process_millis = processing.elapsed().as_millis();
         let persisting = Instant::now();
-        if self.writer.is_some()
+        if dirty
+            && self.writer.is_some()
             && let Err(error) = self.persist()
         {
             tracing::warn!("could not persist the index: {error}");
@@ -557,18 +566,22 @@ impl Index {
 
 impl State {
     fn from_parts(files: Vec<FileRecord>, symbols: Vec<Vec<SymbolRecord>>, text: LayeredIndex) -> State {
+        let symbol_count: usize = symbols.iter().map(Vec::len).sum();
         let mut state = State { files, symbols, text, ..State::default() };
+        state.by_path.reserve(state.files.len());
         for (doc, record) in state.files.iter().enumerate() {
             if record.live {
                 state.by_path.insert(record.path.clone(), doc as u32);
             }
         }
+        // Roughly one distinct name per two definitions in real code.
+        state.by_name.reserve(symbol_count / 2);
         for (doc, file_symbols) in state.symbols.iter().enumerate() {
             if !state.files[doc].live {
                 continue;
             }
             for (position, symbol) in file_symbols.iter().enumerate() {
-                state.by_name.entry(symbol.name.to_lowercase()).or_default().push((doc as u32, position as u32));
+                link_name(&mut state.by_name, &symbol.name, (doc as u32, position as u32));
             }
         }
         state
@@ -614,10 +627,22 @@ impl State {
         }
         self.by_path.insert(record.path.clone(), doc);
         for (position, symbol) in symbols.iter().enumerate() {
-            self.by_name.entry(symbol.name.to_lowercase()).or_default().push((doc, position as u32));
+            link_name(&mut self.by_name, &symbol.name, (doc, position as u32));
         }
         self.files[doc as usize] = record;
         self.symbols[doc as usize] = symbols;
         self.text.upsert(doc, trigrams);
+    }
+}
+
+/// Adds a symbol position under its lower-cased name, allocating only for a new name or one
+/// that has capitals (most names in C and Python have none).
+fn link_name(by_name: &mut FxHashMap<String, Vec<(u32, u32)>>, name: &str, position: (u32, u32)) {
+    if name.bytes().any(|byte| byte.is_ascii_uppercase()) || !name.is_ascii() {
+        by_name.entry(name.to_lowercase()).or_default().push(position);
+    } else if let Some(positions) = by_name.get_mut(name) {
+        positions.push(position);
+    } else {
+        by_name.insert(name.to_owned(), vec![position]);
     }
 }

@@ -310,12 +310,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if matches!(args.mode.as_deref(), Some("symbol" | "outline")) {
                 engine.refresh_index(&|_, _| {});
             }
-            print_response(&engine.call("read", args.to_arguments()), args.json)
+            let code = print_response(&engine.call("read", args.to_arguments()), args.json);
+            exit_without_teardown(engine);
+            code
         }
         Command::Search(args) => {
             let engine = open_engine(&args.config)?;
             engine.refresh_index(&|_, _| {});
-            print_response(&engine.call("search", args.to_arguments()), args.json)
+            let code = print_response(&engine.call("search", args.to_arguments()), args.json);
+            exit_without_teardown(engine);
+            code
         }
         Command::Index { config } => {
             let engine = open_engine(&config)?;
@@ -342,9 +346,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     status.by_language.iter().map(|(lang, count)| format!("{lang} {count}")).collect();
                 println!("languages: {}", languages.join(", "));
             }
+            exit_without_teardown(engine);
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A one-shot command is about to exit: freeing a large index piece by piece takes seconds
+/// on a kernel-sized tree, and the OS reclaims it at once. Everything was written already.
+fn exit_without_teardown(engine: Engine) {
+    std::mem::forget(engine);
 }
 
 fn print_response(response: &loupe_engine::Response, json: bool) -> anyhow::Result<ExitCode> {
