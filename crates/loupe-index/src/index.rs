@@ -89,6 +89,8 @@ pub struct Index {
     state: RwLock<State>,
     writer: Option<WriterLock>,
     ready: AtomicBool,
+    /// `load_snapshot` has run (whether or not it found a snapshot).
+    loaded: AtomicBool,
     files_done: AtomicUsize,
     files_total: AtomicUsize,
     /// Serialises refreshes: one build or update at a time.
@@ -122,30 +124,38 @@ impl Index {
     /// root and format. Nothing is walked until `refresh`.
     pub fn open(root: Root, options: IndexOptions) -> Index {
         let writer = WriterLock::try_acquire(&options.index_dir);
-        let root_key = root.canonical().display().to_string();
-        let mut state = State::default();
-        let mut ready = false;
-        let started = Instant::now();
-        if let Some(snapshot) = store::load(&options.index_dir, &root_key) {
-            let loaded = started.elapsed();
-            let base = TrigramIndex::open(&options.index_dir.join(store::TEXT_FILE)).ok();
-            let text_loaded = started.elapsed();
-            if let Some(base) = base.filter(|base| base.doc_count() as usize == snapshot.files.len()) {
-                state = State::from_parts(snapshot.files, snapshot.symbols, LayeredIndex::new(Some(base)));
-                ready = true;
-            }
-            tracing::info!(?loaded, ?text_loaded, total = ?started.elapsed(), "index snapshot loaded");
-        }
         Index {
             root,
             options,
-            state: RwLock::new(state),
+            state: RwLock::new(State::default()),
             writer,
-            ready: AtomicBool::new(ready),
+            ready: AtomicBool::new(false),
+            loaded: AtomicBool::new(false),
             files_done: AtomicUsize::new(0),
             files_total: AtomicUsize::new(0),
             refresh_lock: Mutex::new(()),
         }
+    }
+
+    /// Loads the persisted tables once, when they are valid for this root and format, and
+    /// serves from them from then on (`refresh` reconciles them with the disk). Opening is
+    /// cheap and this is not, so a server calls it off its start-up path. True when a
+    /// snapshot was loaded.
+    pub fn load_snapshot(&self) -> bool {
+        if self.loaded.swap(true, Ordering::AcqRel) {
+            return self.ready.load(Ordering::Acquire);
+        }
+        let root_key = self.root.canonical().display().to_string();
+        let started = Instant::now();
+        let Some(snapshot) = store::load(&self.options.index_dir, &root_key) else { return false };
+        let loaded = started.elapsed();
+        let base = TrigramIndex::open(&self.options.index_dir.join(store::TEXT_FILE)).ok();
+        let Some(base) = base.filter(|base| base.doc_count() as usize == snapshot.files.len()) else { return false };
+        let state = State::from_parts(snapshot.files, snapshot.symbols, LayeredIndex::new(Some(base)));
+        *self.write_state() = state;
+        self.ready.store(true, Ordering::Release);
+        tracing::info!(?loaded, total = ?started.elapsed(), "index snapshot loaded");
+        true
     }
 
     pub fn root(&self) -> &Root {
@@ -161,6 +171,7 @@ impl Index {
     /// mtime, or same content hash) are kept, changed and new files are parsed, vanished
     /// files are dropped. A cold start or a large change rebuilds the text index whole.
     pub fn refresh(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> RefreshStats {
+        self.load_snapshot();
         let _guard = self.refresh_lock.lock().unwrap_or_else(|poison| poison.into_inner());
         let started = Instant::now();
         let walked =

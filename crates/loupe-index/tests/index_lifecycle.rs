@@ -55,6 +55,8 @@ fn cold_build_then_restart_sees_changes_made_while_stopped() {
     std::fs::remove_file(dir.path().join("notes.md")).unwrap();
 
     let index = open(dir.path(), index_dir.path());
+    assert_eq!(index.state(), IndexState::Building, "opening loads nothing");
+    assert!(index.load_snapshot());
     assert_eq!(index.state(), IndexState::Ready, "a valid snapshot is served before any refresh");
     assert_eq!(index.symbols_named("alpha_one").len(), 1, "still the snapshot");
     let stats = index.refresh(&|_, _| {});
