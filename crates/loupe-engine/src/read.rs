@@ -432,8 +432,8 @@ fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolE
     }
 
     let width = digits(window_last.max(first)).max(4);
-    let (payload, last_shown, payload_cut, line_truncated) = if request.preview_none || total == 0 {
-        (String::new(), first.saturating_sub(1), None, false)
+    let (payload, last_shown, payload_cut, line_truncated, payload_tokens) = if request.preview_none || total == 0 {
+        (String::new(), first.saturating_sub(1), None, false, Some(0))
     } else {
         cut_payload(&decoded, (first, budget.last_by_lines), width, &budget, budget.token_limit.value - overhead)
     };
@@ -463,11 +463,13 @@ fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolE
         .collect();
 
     let shown_cut = cut_by.filter(|_| truncated);
-    let face = format!(
-        "{}{payload}{}",
-        face_parts.header(last_shown, request.preview_none),
-        face_parts.footer(last_shown, shown_cut, &reason_codes, line_truncated, &next_calls)
-    );
+    let header = face_parts.header(last_shown, request.preview_none);
+    let footer = face_parts.footer(last_shown, shown_cut, &reason_codes, line_truncated, &next_calls);
+    // The parts meet at line ends, where o200k's pre-tokenizer always splits, so their counts
+    // add up to the face's exact count (a test checks this) without counting the payload twice.
+    let token_estimate =
+        tokens::count(&header) + payload_tokens.unwrap_or_else(|| tokens::count(&payload)) + tokens::count(&footer);
+    let face = format!("{header}{payload}{footer}");
 
     let mut applied = Map::new();
     for limit in &budget.limits {
@@ -477,7 +479,7 @@ fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolE
     let text_payload = if shown_any { decoded.raw_range(first, last_shown).to_owned() } else { String::new() };
     let mut meta = Map::new();
     meta.insert("truncated".into(), Value::Bool(truncated));
-    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
+    meta.insert("token_estimate".into(), Value::from(token_estimate));
     meta.insert("preview_degraded".into(), Value::Bool(degraded));
     meta.insert("applied_limits".into(), Value::Object(applied));
     if let Some(limit) = shown_cut {
@@ -659,7 +661,7 @@ fn cut_payload(
     width: usize,
     budget: &Budget,
     token_budget: usize,
-) -> (String, usize, Option<Limit>, bool) {
+) -> (String, usize, Option<Limit>, bool, Option<usize>) {
     let (chars, bytes, token_limit) = (budget.chars, budget.bytes, budget.token_limit);
     let byte_budget = bytes.map_or(usize::MAX, |limit| limit.value);
     let first_line = || format!("{first:>width$}│{}\n", decoded.line(first));
@@ -687,13 +689,13 @@ fn cut_payload(
     }
     if line_ends.is_empty() {
         let (cut, _) = cut_line(&first_line(), chars.value, byte_budget, token_budget);
-        return (cut, first, cut_by, true);
+        return (cut, first, cut_by, true, None);
     }
     // Tokens: one count when everything fits (the common case); otherwise drop lines from
     // the end, re-counting exactly whenever the running estimate says it fits.
     let mut estimate = tokens::count(&payload);
     if estimate <= token_budget {
-        return (payload, first + line_ends.len() - 1, cut_by, false);
+        return (payload, first + line_ends.len() - 1, cut_by, false, Some(estimate));
     }
     while line_ends.len() > 1 {
         line_ends.pop();
@@ -703,12 +705,12 @@ fn cut_payload(
         if estimate <= token_budget {
             estimate = tokens::count(&payload);
             if estimate <= token_budget {
-                return (payload, first + line_ends.len() - 1, Some(token_limit), false);
+                return (payload, first + line_ends.len() - 1, Some(token_limit), false, Some(estimate));
             }
         }
     }
     let (cut, _) = cut_line(&first_line(), chars.value, byte_budget, token_budget);
-    (cut, first, Some(token_limit), true)
+    (cut, first, Some(token_limit), true, None)
 }
 
 /// Cuts one rendered line to fit every cap, at a UTF-8 boundary, and marks the cut.

@@ -137,7 +137,9 @@ fn paging_by_cursor_returns_the_whole_file_exactly_once() {
 fn token_estimate_is_exact_and_within_max_tokens() {
     let fixture = common::fixture();
     for max_tokens in [64, 110, 111, 130, 333, 1000, 5000] {
-        for target in ["big.txt", "long_line.txt", "src/main.rs"] {
+        for target in
+            ["big.txt", "long_line.txt", "src/main.rs", "crlf.txt", "cr.txt", "latin1.txt", "utf16.txt", "empty.txt"]
+        {
             let response =
                 fixture.engine.call("read", json!({"mode": "file", "target": target, "max_tokens": max_tokens}));
             if response.error_code() == Some("TOKEN_LIMIT_EXCEEDED") {
