@@ -116,6 +116,24 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, BinaryContent> {
     Ok(Decoded { text, encoding, bom, line_ending, lines })
 }
 
+/// `decode` for bytes the caller no longer needs: valid UTF-8 without a BOM (the common
+/// case) becomes the text without a copy.
+pub fn decode_owned(bytes: Vec<u8>) -> Result<Decoded, BinaryContent> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") || bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+        return decode(&bytes);
+    }
+    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return Err(BinaryContent);
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => {
+            let (lines, line_ending) = split_lines(&text);
+            Ok(Decoded { text, encoding: Encoding::Utf8, bom: false, line_ending, lines })
+        }
+        Err(error) => decode(error.as_bytes()),
+    }
+}
+
 /// True when the first 8 KiB hold a NUL byte (and no UTF-16 BOM explains it).
 pub fn looks_binary(bytes: &[u8]) -> bool {
     if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
@@ -141,31 +159,26 @@ fn decode_utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> String {
 
 fn split_lines(text: &str) -> (Vec<LineSpan>, LineEnding) {
     let bytes = text.as_bytes();
-    let mut lines = Vec::new();
+    let mut lines = Vec::with_capacity(bytes.len() / 40 + 1);
     let (mut lf, mut crlf, mut cr) = (0usize, 0usize, 0usize);
     let mut start = 0;
-    let mut index = 0;
-    while index < bytes.len() {
-        match bytes[index] {
-            b'\n' => {
-                lf += 1;
-                lines.push(LineSpan { start, end: index, next: index + 1 });
-                index += 1;
-                start = index;
-            }
-            b'\r' if bytes.get(index + 1) == Some(&b'\n') => {
-                crlf += 1;
-                lines.push(LineSpan { start, end: index, next: index + 2 });
-                index += 2;
-                start = index;
-            }
-            b'\r' => {
-                cr += 1;
-                lines.push(LineSpan { start, end: index, next: index + 1 });
-                index += 1;
-                start = index;
-            }
-            _ => index += 1,
+    for index in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+        if index < start {
+            // The `\n` of a `\r\n` already consumed.
+            continue;
+        }
+        if bytes[index] == b'\n' {
+            lf += 1;
+            lines.push(LineSpan { start, end: index, next: index + 1 });
+            start = index + 1;
+        } else if bytes.get(index + 1) == Some(&b'\n') {
+            crlf += 1;
+            lines.push(LineSpan { start, end: index, next: index + 2 });
+            start = index + 2;
+        } else {
+            cr += 1;
+            lines.push(LineSpan { start, end: index, next: index + 1 });
+            start = index + 1;
         }
     }
     if start < bytes.len() {
@@ -224,6 +237,19 @@ mod tests {
         assert_eq!(decode(b"ELF\x00\x01").err(), Some(BinaryContent));
         assert!(looks_binary(b"ab\x00"));
         assert!(!looks_binary(b"\xFF\xFEa\x00"));
+    }
+
+    #[test]
+    fn owned_decoding_agrees_with_borrowed() {
+        for bytes in [&b"a\r\nb\rc\n\nd"[..], b"caf\xe9\n", b"\xEF\xBB\xBFx\n", b"", b"\r\n\r", b"no newline"] {
+            let borrowed = decode(bytes).unwrap();
+            let owned = decode_owned(bytes.to_vec()).unwrap();
+            assert_eq!(
+                (owned.text.as_str(), owned.lines.clone(), owned.line_ending),
+                (borrowed.text.as_str(), borrowed.lines.clone(), borrowed.line_ending)
+            );
+        }
+        assert_eq!(decode_owned(b"a\x00b".to_vec()).err(), Some(BinaryContent));
     }
 
     #[test]

@@ -364,7 +364,7 @@ fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolE
         engine.root().read(&resolved, config.max_file_bytes).map_err(|error| vfs_error(engine, request, error))?;
     let size = file.bytes.len();
     let file_hash = ContentHash::of(&file.bytes);
-    let decoded = text::decode(&file.bytes).map_err(|_| {
+    let decoded = text::decode_owned(file.bytes).map_err(|_| {
         ToolError::new(
             ErrorCode::BinaryFile,
             format!("`{}` is a binary file ({size} bytes)", resolved.path),

@@ -506,8 +506,8 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
             continue;
         }
         let Ok(bytes) = engine.root().read_indexed(&path, engine.config().max_index_file_bytes) else { continue };
-        let Ok(decoded) = text::decode(&bytes) else { continue };
         let file_hash = loupe_core::ContentHash::of(&bytes).to_string();
+        let Ok(decoded) = text::decode_owned(bytes) else { continue };
         let definition_lines = definition_lines.get(&path).map(Vec::as_slice).unwrap_or(&[]);
         let path_bonus = if path.as_str().to_lowercase().contains(&query_lower) { 0.1 } else { 0.0 };
         for number in 1..=decoded.total_lines() {

@@ -458,7 +458,7 @@ impl Index {
             text: true,
             live: true,
         };
-        let Ok(decoded) = text::decode(&bytes) else {
+        let Ok(decoded) = text::decode_owned(bytes) else {
             record.text = false;
             record.lang = None;
             return Processed::Indexed { record, symbols: Vec::new(), trigrams: Vec::new() };
