@@ -21,8 +21,10 @@ use serde_json::{Value, json};
 
 use crate::stats::{Samples, ms};
 
-/// Untimed calls before each steady-state measurement (page cache, allocator, branch caches).
-const WARMUP_CALLS: usize = 10;
+/// The steady-state rows take turns in blocks of this many windows.
+const BLOCK: usize = 50;
+/// Untimed calls at the start of each block (page cache, allocator, branch caches).
+const BLOCK_WARMUP: usize = 3;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -129,24 +131,64 @@ fn run(args: &Args) -> Result<(), String> {
     }
     let engine_open = time_each(args.cold_starts, || open_engine(&root, args.max_preview_chars).map(drop))?;
 
-    eprintln!("· engine read ×{}", args.iterations);
+    // The four steady-state rows take turns, a block of windows at a time in an order that
+    // rotates, so a slow spell of the (shared) machine hits every row alike while each block
+    // still runs back to back, as a hot loop would.
+    eprintln!("· engine, MCP, sed and plain reads ×{}, in turns of {BLOCK}", args.iterations);
     let engine = open_engine(&root, args.max_preview_chars)?;
-    let mut shown_lines: Vec<usize> = Vec::with_capacity(windows.len());
-    for window in windows.iter().take(WARMUP_CALLS) {
-        check_engine(&engine.call("read", snippet(window)), args.window)?;
-    }
+    let command = mcp::serve_command(&args.loupe, &root, args.max_preview_chars);
+    let mut server = mcp::Server::spawn(command).map_err(|error| format!("spawning loupe serve: {error}"))?;
+    server.initialize()?;
     let mut engine_read = Samples::with_capacity(windows.len());
+    let mut mcp_read = Samples::with_capacity(windows.len());
+    let mut sed = Samples::with_capacity(windows.len());
+    let mut plain = Samples::with_capacity(windows.len());
+    let mut shown_lines: Vec<usize> = Vec::with_capacity(windows.len());
     let mut cut = 0usize;
-    for window in &windows {
-        let arguments = snippet(window);
-        let start = Instant::now();
-        let response = engine.call("read", arguments);
-        engine_read.push(start.elapsed());
-        if !check_engine(&response, args.window)? {
-            cut += 1;
+    let mut mcp_line_bytes = 0;
+    let mut id = 0u64;
+    for (block_index, block) in windows.chunks(BLOCK).enumerate() {
+        for turn in 0..4 {
+            let warmup = std::iter::repeat_n((&block[0], false), BLOCK_WARMUP);
+            for (window, timed) in warmup.chain(block.iter().map(|window| (window, true))) {
+                match (block_index + turn) % 4 {
+                    0 => {
+                        let arguments = snippet(window);
+                        let start = Instant::now();
+                        let response = engine.call("read", arguments);
+                        let elapsed = start.elapsed();
+                        let whole = check_engine(&response, args.window)?;
+                        if timed {
+                            engine_read.push(elapsed);
+                            cut += usize::from(!whole);
+                            shown_lines.push(response.text.as_deref().map_or(0, |text| text.lines().count()));
+                        }
+                    }
+                    1 => {
+                        id += 1;
+                        let (elapsed, size) = mcp_call(&mut server, id, &snippet(window))?;
+                        if timed {
+                            mcp_read.push(elapsed);
+                            mcp_line_bytes = size;
+                        }
+                    }
+                    2 => {
+                        let elapsed = sed_once(&corpus, *window)?;
+                        if timed {
+                            sed.push(elapsed);
+                        }
+                    }
+                    _ => {
+                        let elapsed = plain_once(&corpus, *window)?;
+                        if timed {
+                            plain.push(elapsed);
+                        }
+                    }
+                }
+            }
         }
-        shown_lines.push(response.text.as_deref().map_or(0, |text| text.lines().count()));
     }
+    server.close()?;
     let sample = engine.call("read", snippet(&windows[0]));
     let face_bytes = sample.face.len();
     let token_estimate = sample.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
@@ -154,15 +196,6 @@ fn run(args: &Args) -> Result<(), String> {
 
     eprintln!("· engine steps (replica) ×{}", args.iterations);
     let steps = phases::measure(engine.config(), &root, &target, &windows)?;
-
-    eprintln!("· plain read + slice ×{}", args.iterations);
-    let plain = plain_read(&corpus, &windows)?;
-
-    eprintln!("· sed ×{}", args.iterations);
-    let sed = sed_windows(&corpus, &windows)?;
-
-    eprintln!("· MCP read ×{}", args.iterations);
-    let (mcp_read, mcp_line_bytes) = mcp_steady(args, &root, &windows, &snippet)?;
 
     eprintln!("· MCP first answer ×{}", args.cold_starts);
     let cold = cold_starts(args, &root, &snippet(&windows[0]))?;
@@ -216,8 +249,8 @@ fn run(args: &Args) -> Result<(), String> {
     println!();
     println!(
         "Corpus `{}`: {total_lines} lines, {} bytes, hash {}. {} windows at deterministic offsets \
-         (start = 1 + (i·7919 + 13) mod {}), the same windows for every steady-state row; \
-         {WARMUP_CALLS} untimed calls before each. Server ceiling `max_preview_chars` = {}.",
+         (start = 1 + (i·7919 + 13) mod {}). The four steady-state rows take turns in blocks of \
+         {BLOCK} windows, in an order that rotates from block to block, each block after {BLOCK_WARMUP} untimed calls. Server ceiling `max_preview_chars` = {}.",
         target,
         bytes.len(),
         loupe_core::ContentHash::of(&bytes),
@@ -387,87 +420,43 @@ fn time_each(count: usize, mut body: impl FnMut() -> Result<(), String>) -> Resu
 }
 
 /// The floor: read the file and copy out the window's lines, nothing else.
-fn plain_read(corpus: &Path, windows: &[(usize, usize)]) -> Result<Samples, String> {
-    let slice = |(first, last): (usize, usize)| -> Result<String, String> {
-        let text = std::fs::read_to_string(corpus).map_err(|error| format!("reading the corpus: {error}"))?;
-        Ok(text.split_inclusive('\n').skip(first - 1).take(last + 1 - first).collect())
-    };
-    for window in windows.iter().take(WARMUP_CALLS) {
-        black_box(slice(*window)?);
-    }
-    let mut samples = Samples::with_capacity(windows.len());
-    for window in windows {
-        let start = Instant::now();
-        black_box(slice(*window)?);
-        samples.push(start.elapsed());
-    }
-    Ok(samples)
+fn plain_once(corpus: &Path, (first, last): (usize, usize)) -> Result<Duration, String> {
+    let start = Instant::now();
+    let text = std::fs::read_to_string(corpus).map_err(|error| format!("reading the corpus: {error}"))?;
+    let window: String = text.split_inclusive('\n').skip(first - 1).take(last + 1 - first).collect();
+    black_box(window);
+    Ok(start.elapsed())
 }
 
-/// `sed -n 'A,Bp' file` per window, spawn to exit with its output read.
-fn sed_windows(corpus: &Path, windows: &[(usize, usize)]) -> Result<Samples, String> {
-    let run = |(first, last): (usize, usize)| {
-        Command::new("sed")
-            .arg("-n")
-            .arg(format!("{first},{last}p"))
-            .arg(corpus)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|error| format!("running sed: {error}"))
-    };
-    for window in windows.iter().take(WARMUP_CALLS) {
-        run(*window)?;
+/// `sed -n 'A,Bp' file`, spawn to exit with its output read.
+fn sed_once(corpus: &Path, (first, last): (usize, usize)) -> Result<Duration, String> {
+    let start = Instant::now();
+    let output = Command::new("sed")
+        .arg("-n")
+        .arg(format!("{first},{last}p"))
+        .arg(corpus)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| format!("running sed: {error}"))?;
+    let elapsed = start.elapsed();
+    let lines = output.stdout.iter().filter(|&&byte| byte == b'\n').count();
+    if !output.status.success() || lines != last + 1 - first {
+        return Err(format!("sed printed {lines} lines for {first}..{last}"));
     }
-    let mut samples = Samples::with_capacity(windows.len());
-    for &window in windows {
-        let start = Instant::now();
-        let output = run(window)?;
-        samples.push(start.elapsed());
-        let lines = output.stdout.iter().filter(|&&byte| byte == b'\n').count();
-        if !output.status.success() || lines != window.1 + 1 - window.0 {
-            return Err(format!("sed printed {lines} lines for {}..{}", window.0, window.1));
-        }
-    }
-    Ok(samples)
+    Ok(elapsed)
 }
 
-/// One `loupe serve`, initialized once, then one `tools/call` per window. Returns the
-/// round-trip samples and the size of one answer line.
-fn mcp_steady(
-    args: &Args,
-    root: &Path,
-    windows: &[(usize, usize)],
-    snippet: &dyn Fn(&(usize, usize)) -> Value,
-) -> Result<(Samples, usize), String> {
-    let command = mcp::serve_command(&args.loupe, root, args.max_preview_chars);
-    let mut server = mcp::Server::spawn(command).map_err(|error| format!("spawning loupe serve: {error}"))?;
-    server.initialize()?;
-    let mut id = 0u64;
-    let mut call = |server: &mut mcp::Server, window: &(usize, usize)| -> Result<(Duration, usize), String> {
-        id += 1;
-        let line = mcp::read_call(id, &snippet(window));
-        let start = Instant::now();
-        server.send(&line).map_err(|error| format!("sending tools/call: {error}"))?;
-        let answer = server.receive().map_err(|error| format!("reading tools/call answer: {error}"))?;
-        let elapsed = start.elapsed();
-        let size = answer.len();
-        mcp::check_result(answer, id)?;
-        Ok((elapsed, size))
-    };
-    for window in windows.iter().take(WARMUP_CALLS) {
-        call(&mut server, window)?;
-    }
-    let mut samples = Samples::with_capacity(windows.len());
-    let mut line_bytes = 0;
-    for window in windows {
-        let (elapsed, size) = call(&mut server, window)?;
-        samples.push(elapsed);
-        if line_bytes == 0 {
-            line_bytes = size;
-        }
-    }
-    server.close()?;
-    Ok((samples, line_bytes))
+/// One `tools/call` round trip: write the request line, read the answer line. Returns the
+/// time and the answer's size; the answer is checked after the clock stops.
+fn mcp_call(server: &mut mcp::Server, id: u64, arguments: &Value) -> Result<(Duration, usize), String> {
+    let line = mcp::read_call(id, arguments);
+    let start = Instant::now();
+    server.send(&line).map_err(|error| format!("sending tools/call: {error}"))?;
+    let answer = server.receive().map_err(|error| format!("reading the tools/call answer: {error}"))?;
+    let elapsed = start.elapsed();
+    let size = answer.len();
+    mcp::check_result(answer, id)?;
+    Ok((elapsed, size))
 }
 
 /// Time to first answer, split at the `initialize` answer.
