@@ -46,6 +46,8 @@ const MAX_CONTEXT: usize = 5;
 /// Verification stops after this many matching lines; the total is then a lower bound.
 const MAX_MATCHES: usize = 2000;
 const DEFAULT_PREVIEW_CHARS: usize = 200;
+/// Symbols with a partial name match considered per search, after every exact match.
+const PARTIAL_SYMBOLS: usize = 2000;
 
 #[derive(Debug, Clone)]
 struct SearchRequest {
@@ -337,15 +339,22 @@ fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
     let (container, name) = split_qualified(query);
     let name_lower = name.to_lowercase();
     let case_sensitive = smart_case(request);
-    let (candidates, cut) = index.symbols_matching(&|candidate: &str| candidate.contains(&name_lower), 20_000);
+    // Exact names come from the name map at once; partial ones from a scan of the names,
+    // capped so a two-letter query on a kernel-sized index stays fast (the total then says
+    // it is a lower bound).
+    let mut candidates = index.symbols_named(name);
+    let (partial, cut) = index.symbols_matching(
+        &|candidate: &str| candidate != name_lower && candidate.contains(&name_lower),
+        PARTIAL_SYMBOLS,
+    );
+    candidates.extend(partial);
     let mut hits = Vec::new();
     for hit in candidates {
         if !request.filters.admits(&hit.path) {
             continue;
         }
-        let kind_name =
-            serde_json::to_value(hit.symbol.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-        if !request.filters.kinds.is_empty() && !request.filters.kinds.contains(&kind_name) {
+        let kind_name = hit.symbol.kind.as_str();
+        if !request.filters.kinds.is_empty() && !request.filters.kinds.iter().any(|kind| kind == kind_name) {
             continue;
         }
         if let Some(container) = container
@@ -370,7 +379,7 @@ fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
         } else {
             0.6
         };
-        score -= kind_penalty(&kind_name);
+        score -= kind_penalty(kind_name);
         score -= (hit.symbol.depth as f64 * 0.01).min(0.05);
         let preview = hit.symbol.signature.clone();
         hits.push(Hit {

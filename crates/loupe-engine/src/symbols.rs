@@ -49,8 +49,8 @@ impl ResolvedSymbol {
     }
 }
 
-fn kind_name(kind: SymbolKind) -> String {
-    serde_json::to_value(kind).ok().and_then(|value| value.as_str().map(str::to_owned)).unwrap_or_default()
+fn kind_name(kind: SymbolKind) -> &'static str {
+    kind.as_str()
 }
 
 /// `name`, `Type.method`, `Type::method` or `Type/method` → (container, name).
@@ -257,12 +257,9 @@ pub(crate) fn outline(
         loupe_syntax::parse(lang, &decoded.text).definitions.into_iter().filter(|d| d.depth < depth).collect();
     let hash = ContentHash::of(&bytes);
     let width = digits(decoded.total_lines());
-    let header = format!(
-        "{} · outline · {} definitions in {} lines · hash {hash}\n",
-        resolved.path,
-        definitions.len(),
-        decoded.total_lines()
-    );
+    // The hash is in `meta.file_hash`; the face spends its tokens on the skeleton.
+    let header =
+        format!("{} · outline · {} definitions, {} lines\n", resolved.path, definitions.len(), decoded.total_lines());
     let (body, shown) =
         render_definitions(&definitions, width, include_docs, budget.saturating_sub(tokens::count(&header) + 40));
     let truncated = shown < definitions.len();
@@ -339,10 +336,11 @@ fn render_definitions(definitions: &[Definition], width: usize, include_docs: bo
             }
         }
         let indent = "  ".repeat(definition.depth);
+        // `start-end` for blocks, `start` for one-liners; unpadded ends save a token a line.
         let lines = if definition.span.end_line > definition.span.start_line {
-            format!("{:>width$}-{:<width$}", definition.span.start_line, definition.span.end_line)
+            format!("{:>width$}-{}", definition.span.start_line, definition.span.end_line)
         } else {
-            format!("{:>width$} {:<width$}", definition.span.start_line, "")
+            format!("{:>width$}", definition.span.start_line)
         };
         let mut line = format!("{lines}│{indent}{}", definition.signature);
         if !members.is_empty() {

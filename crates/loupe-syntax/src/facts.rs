@@ -122,6 +122,33 @@ pub enum SymbolKind {
     Macro,
 }
 
+impl SymbolKind {
+    /// The kind's name as serialised (`type_alias`), without going through serde.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SymbolKind::Module => "module",
+            SymbolKind::Namespace => "namespace",
+            SymbolKind::Class => "class",
+            SymbolKind::Struct => "struct",
+            SymbolKind::Union => "union",
+            SymbolKind::Enum => "enum",
+            SymbolKind::EnumMember => "enum_member",
+            SymbolKind::Interface => "interface",
+            SymbolKind::Trait => "trait",
+            SymbolKind::Impl => "impl",
+            SymbolKind::Function => "function",
+            SymbolKind::Method => "method",
+            SymbolKind::Constructor => "constructor",
+            SymbolKind::Field => "field",
+            SymbolKind::Property => "property",
+            SymbolKind::Constant => "constant",
+            SymbolKind::Variable => "variable",
+            SymbolKind::TypeAlias => "type_alias",
+            SymbolKind::Macro => "macro",
+        }
+    }
+}
+
 /// Lines `start_line..=end_line`, 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Span {
