@@ -1,0 +1,387 @@
+//! The markdown tables: one per metric group across corpora, each target next to the value
+//! with a verdict, then per-corpus details (every query, every symbol lookup, recall by kind
+//! with missed examples, the outline outliers).
+
+use std::fmt::Write as _;
+
+use crate::stats::{self, bytes, count, max, ms, p50, p95, percent};
+use crate::worker::CorpusReport;
+
+/// A bound the requirements set for one corpus.
+struct Target {
+    corpus: &'static str,
+    bound: f64,
+    text: &'static str,
+}
+
+const COLD_INDEX: Target = Target { corpus: "linux", bound: 60_000.0, text: "≤ 60 s" };
+const COLD_INDEX_DJANGO: Target = Target { corpus: "django", bound: 3_000.0, text: "≤ 3 s" };
+const PEAK_RSS: Target = Target { corpus: "linux", bound: 1.5e9, text: "≤ 1.5 GB" };
+const WARM_START: Target = Target { corpus: "linux", bound: 2_000.0, text: "≤ 2 s" };
+const LITERAL_P50: Target = Target { corpus: "linux", bound: 20.0, text: "≤ 20 ms" };
+const TOUCH: Target = Target { corpus: "django", bound: 300.0, text: "≤ 300 ms" };
+const OUTLINE_RATIO: f64 = 0.15;
+const RECALL: f64 = 0.95;
+
+/// "≤ 60 s: met" for the corpus the target is about, "—" for the others.
+fn judge(targets: &[&Target], corpus: &str, value: Option<f64>) -> String {
+    let Some(target) = targets.iter().find(|target| target.corpus == corpus) else { return "—".to_owned() };
+    match value {
+        Some(value) if value <= target.bound => format!("{}: met", target.text),
+        Some(_) => format!("{}: **missed**", target.text),
+        None => format!("{}: not measured", target.text),
+    }
+}
+
+fn judge_ratio(value: Option<f64>, bound: f64, at_least: bool) -> String {
+    let text = if at_least { format!("≥ {:.0}%", bound * 100.0) } else { format!("≤ {:.0}%", bound * 100.0) };
+    match value {
+        Some(value) if (at_least && value >= bound) || (!at_least && value <= bound) => format!("{text}: met"),
+        Some(_) => format!("{text}: **missed**"),
+        None => format!("{text}: not measured"),
+    }
+}
+
+fn p50_max(samples: &[f64]) -> String {
+    if samples.is_empty() {
+        return "—".to_owned();
+    }
+    format!("{} ({})", ms(p50(samples)), ms(max(samples)))
+}
+
+fn p50_p95(samples: &[f64]) -> String {
+    if samples.is_empty() {
+        return "—".to_owned();
+    }
+    format!("{} / {}", ms(p50(samples)), ms(p95(samples)))
+}
+
+fn ratio(numerator: Option<f64>, denominator: Option<f64>) -> String {
+    match (numerator, denominator) {
+        (Some(n), Some(d)) if d > 0.0 => format!("{:.2}×", n / d),
+        _ => "—".to_owned(),
+    }
+}
+
+/// Every table, in order.
+pub(crate) fn render(reports: &[CorpusReport]) -> String {
+    let mut out = String::new();
+    corpora(&mut out, reports);
+    cold(&mut out, reports);
+    warm(&mut out, reports);
+    freshness(&mut out, reports);
+    search(&mut out, reports);
+    recall(&mut out, reports);
+    outline(&mut out, reports);
+    for report in reports {
+        details(&mut out, report);
+    }
+    out
+}
+
+fn corpora(out: &mut String, reports: &[CorpusReport]) {
+    out.push_str("## Corpora\n\n");
+    out.push_str("| corpus | version | files on disk | files indexed (rg sees) | MB indexed | parsed files | symbols (distinct names) | languages (files) |\n");
+    out.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    for r in reports {
+        let mut languages: Vec<(&String, &usize)> = r.by_language.iter().collect();
+        languages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let languages: Vec<String> =
+            languages.iter().map(|(lang, n)| format!("{lang} {}", count(**n as u64))).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} ({}) | {} | {} | {} ({}) | {} |",
+            r.name,
+            r.version,
+            count(r.disk_files),
+            count(r.indexed_files),
+            count(r.rg_files),
+            bytes(r.indexed_bytes),
+            count(r.parsed_files),
+            count(r.symbols),
+            count(r.distinct_symbol_names),
+            languages.join(", ")
+        );
+    }
+    out.push('\n');
+}
+
+fn cold(out: &mut String, reports: &[CorpusReport]) {
+    out.push_str("## Cold index (in process, fresh index dir, page cache warm)\n\n");
+    out.push_str("| corpus | cold index | target | CPU time (cores busy) | walk / read+parse / persist | peak RSS | target | index size (÷ MB indexed) | ctags -R, compared kinds only (peer) |\n");
+    out.push_str("| --- | ---: | --- | ---: | --- | ---: | --- | ---: | ---: |\n");
+    for r in reports {
+        let c = &r.cold;
+        let cores = if c.millis > 0.0 { c.cpu_millis / c.millis } else { 0.0 };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} ({cores:.2}) | {} / {} / {} | {} | {} | {} ({:.2}) | {} |",
+            r.name,
+            ms(Some(c.millis)),
+            judge(&[&COLD_INDEX, &COLD_INDEX_DJANGO], &r.name, Some(c.millis)),
+            ms(Some(c.cpu_millis)),
+            ms(Some(c.walk_millis)),
+            ms(Some(c.process_millis)),
+            ms(Some(c.persist_millis)),
+            bytes(c.peak_rss_bytes),
+            judge(&[&PEAK_RSS], &r.name, Some(c.peak_rss_bytes as f64)),
+            bytes(c.index_bytes),
+            c.index_bytes as f64 / r.indexed_bytes.max(1) as f64,
+            if r.recall.error.is_some() { "—".to_owned() } else { ms(Some(r.recall.ctags_millis)) },
+        );
+    }
+    out.push('\n');
+}
+
+fn warm(out: &mut String, reports: &[CorpusReport]) {
+    out.push_str("## Warm start (`loupe serve` on the built index: spawn → `initialize` + one `search` → answer)\n\n");
+    out.push_str("| corpus | first answer p50 (max) | its `index_state` | target | first answer from the loaded index p50 (max) | `loupe serve` RSS: peak / at the ready answer | in process: open / load snapshot / reconcile | `loupe index`, nothing changed |\n");
+    out.push_str("| --- | ---: | --- | --- | ---: | ---: | ---: | ---: |\n");
+    for r in reports {
+        let w = &r.warm;
+        let mut states: Vec<String> = w.first_answer_states.clone();
+        states.sort();
+        states.dedup();
+        let peak = w.serve_peak_rss_bytes.iter().copied().max().unwrap_or(0);
+        let at_rest = w.serve_rss_bytes.iter().copied().max().unwrap_or(0);
+        let rss = if peak > 0 { format!("{} / {}", bytes(peak), bytes(at_rest)) } else { "—".to_owned() };
+        let reopen = format!(
+            "{} / {} / {}",
+            ms(Some(r.reopen_open_millis)),
+            ms(Some(r.reopen_load_millis)),
+            ms(Some(r.reopen_reconcile_millis))
+        );
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.name,
+            p50_max(&w.first_answer_millis),
+            if states.is_empty() { "—".to_owned() } else { states.join(", ") },
+            judge(&[&WARM_START], &r.name, p50(&w.first_answer_millis)),
+            p50_max(&w.ready_answer_millis),
+            rss,
+            reopen,
+            ms(r.noop_index_cli_millis),
+        );
+    }
+    out.push('\n');
+}
+
+fn freshness(out: &mut String, reports: &[CorpusReport]) {
+    out.push_str("## Touched file searchable (append a unique token, poll `search` every 5 ms)\n\n");
+    out.push_str("| corpus | watcher: p50 (max) | runs (timeouts) | target | watcher setup | CLI: one `loupe search` after the touch, p50 (max) |\n");
+    out.push_str("| --- | ---: | ---: | --- | ---: | ---: |\n");
+    for r in reports {
+        let t = &r.touch;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} ({}) | {} | {} | {} |",
+            r.name,
+            p50_max(&t.watcher_millis),
+            t.watcher_millis.len() as u64 + t.watcher_timeouts,
+            t.watcher_timeouts,
+            judge(&[&TOUCH], &r.name, p50(&t.watcher_millis)),
+            ms(Some(t.watcher_setup_millis)),
+            p50_max(&t.cli_millis),
+        );
+    }
+    out.push('\n');
+}
+
+fn search(out: &mut String, reports: &[CorpusReport]) {
+    out.push_str("## Search latency (`Engine::call(\"search\")` in process vs one `rg` process on the whole corpus, same queries, same run)\n\n");
+    out.push_str("| corpus | literal p50 / p95 | target (p50) | rg -F p50 / p95 | loupe ÷ rg (p50) | regex p50 / p95 | rg p50 / p95 | symbol lookup p50 / p95 | match counts ≠ rg |\n");
+    out.push_str("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for r in reports {
+        let collect = |regex: bool, loupe: bool| -> Vec<f64> {
+            r.queries
+                .iter()
+                .filter(|q| q.regex == regex)
+                .flat_map(|q| if loupe { q.loupe_millis.clone() } else { q.rg_millis.clone() })
+                .collect()
+        };
+        let (literal, literal_rg) = (collect(false, true), collect(false, false));
+        let (regex, regex_rg) = (collect(true, true), collect(true, false));
+        let symbols: Vec<f64> = r.symbol_lookups.iter().flat_map(|s| s.millis.clone()).collect();
+        let mismatches = r.queries.iter().filter(|q| counts_differ(q)).count();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} of {} |",
+            r.name,
+            p50_p95(&literal),
+            judge(&[&LITERAL_P50], &r.name, p50(&literal)),
+            p50_p95(&literal_rg),
+            ratio(p50(&literal), p50(&literal_rg)),
+            p50_p95(&regex),
+            p50_p95(&regex_rg),
+            p50_p95(&symbols),
+            mismatches,
+            r.queries.len()
+        );
+    }
+    out.push('\n');
+}
+
+/// loupe stops verifying at 2000 matching lines and says so; below that its count must be rg's.
+fn counts_differ(query: &crate::worker::QueryResult) -> bool {
+    query.error.is_some()
+        || if query.loupe_lower_bound {
+            query.rg_total < query.loupe_total
+        } else {
+            query.loupe_total != query.rg_total
+        }
+}
+
+fn recall(out: &mut String, reports: &[CorpusReport]) {
+    out.push_str("## Symbol recall against universal-ctags (functions, methods, classes/structs)\n\n");
+    out.push_str("| corpus | ctags definitions compared | found by loupe | recall | target | recall, any loupe kind | not compared: in files loupe does not parse / JS object literals |\n");
+    out.push_str("| --- | ---: | ---: | ---: | --- | ---: | ---: |\n");
+    for r in reports {
+        let c = &r.recall.compared;
+        if let Some(error) = &r.recall.error {
+            let _ = writeln!(out, "| {} | error: {error} | | | | | |", r.name);
+            continue;
+        }
+        let value = (c.total > 0).then(|| c.found as f64 / c.total as f64);
+        let any = (c.total > 0).then(|| c.found_any_kind as f64 / c.total as f64);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} / {} |",
+            r.name,
+            count(c.total),
+            count(c.found),
+            percent(value),
+            judge_ratio(value, RECALL, true),
+            percent(any),
+            count(r.recall.outside),
+            count(r.recall.object_literals)
+        );
+    }
+    out.push('\n');
+}
+
+fn outline(out: &mut String, reports: &[CorpusReport]) {
+    out.push_str("## Outline cost (`read mode=outline` `token_estimate` ÷ `full_file_tokens`, parsed files of 1–256 KiB spread over the corpus)\n\n");
+    out.push_str("| corpus | files | median | p90 | max | Σ outline ÷ Σ full | files ≤ 15% | target (median) | median by file size: < 1k / 1k–4k / ≥ 4k tokens (files) | outline call p50 |\n");
+    out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |\n");
+    for r in reports {
+        let o = &r.outline;
+        let ratios: Vec<f64> =
+            o.files.iter().filter(|f| f.2 > 0).map(|(_, tokens, full)| *tokens as f64 / *full as f64).collect();
+        let sum_tokens: u64 = o.files.iter().map(|f| f.1).sum();
+        let sum_full: u64 = o.files.iter().map(|f| f.2).sum();
+        let under = ratios.iter().filter(|&&ratio| ratio <= OUTLINE_RATIO).count();
+        let bucket = |low: u64, high: u64| {
+            let ratios: Vec<f64> = o
+                .files
+                .iter()
+                .filter(|f| f.2 > 0 && (low..high).contains(&f.2))
+                .map(|(_, tokens, full)| *tokens as f64 / *full as f64)
+                .collect();
+            format!("{} ({})", percent(p50(&ratios)), ratios.len())
+        };
+        let buckets = format!("{} / {} / {}", bucket(1, 1000), bucket(1000, 4000), bucket(4000, u64::MAX));
+        let _ = writeln!(
+            out,
+            "| {} | {}{} | {} | {} | {} | {} | {} of {} | {} | {buckets} | {} |",
+            r.name,
+            o.files.len(),
+            if o.errors.is_empty() { String::new() } else { format!(" ({} errors)", o.errors.len()) },
+            percent(p50(&ratios)),
+            percent(stats::percentile(&ratios, 90.0)),
+            percent(max(&ratios)),
+            percent((sum_full > 0).then(|| sum_tokens as f64 / sum_full as f64)),
+            under,
+            ratios.len(),
+            judge_ratio(p50(&ratios), OUTLINE_RATIO, false),
+            ms(p50(&o.millis)),
+        );
+    }
+    out.push('\n');
+}
+
+fn details(out: &mut String, r: &CorpusReport) {
+    let _ = writeln!(out, "## Details: {}\n", r.name);
+    out.push_str("| class | query | loupe p50 | loupe p95 | rg p50 | loupe ÷ rg | loupe matches | rg matches | trigram candidates (lookup p50) |\n");
+    out.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for q in &r.queries {
+        let matches = match &q.error {
+            Some(error) => format!("error: {error}"),
+            None if q.loupe_lower_bound => format!("{}+ (cut)", count(q.loupe_total)),
+            None => count(q.loupe_total),
+        };
+        let flag = if counts_differ(q) { " ≠" } else { "" };
+        let _ = writeln!(
+            out,
+            "| {} | `{}`{} | {} | {} | {} | {} | {} | {}{flag} | {} ({}) |",
+            q.class,
+            q.text.replace('|', "\\|"),
+            if q.regex { " (regex)" } else { "" },
+            ms(p50(&q.loupe_millis)),
+            ms(p95(&q.loupe_millis)),
+            ms(p50(&q.rg_millis)),
+            ratio(p50(&q.loupe_millis), p50(&q.rg_millis)),
+            matches,
+            count(q.rg_total),
+            count(q.candidate_files),
+            ms(Some(q.candidate_millis)),
+        );
+    }
+    out.push('\n');
+    out.push_str("| symbol lookup | p50 | p95 | results |\n| --- | ---: | ---: | ---: |\n");
+    for s in &r.symbol_lookups {
+        let results = s.error.as_ref().map_or_else(|| count(s.total), |error| format!("error: {error}"));
+        let _ = writeln!(out, "| `{}` | {} | {} | {} |", s.name, ms(p50(&s.millis)), ms(p95(&s.millis)), results);
+    }
+    out.push('\n');
+    if r.recall.error.is_none() && !r.recall.by_kind.is_empty() {
+        out.push_str("| ctags language and kind | compared | found | recall | any loupe kind |\n| --- | ---: | ---: | ---: | ---: |\n");
+        for (kind, tally) in &r.recall.by_kind {
+            let _ = writeln!(
+                out,
+                "| {kind} | {} | {} | {} | {} |",
+                count(tally.total),
+                count(tally.found),
+                percent(Some(tally.found as f64 / tally.total.max(1) as f64)),
+                percent(Some(tally.found_any_kind as f64 / tally.total.max(1) as f64)),
+            );
+        }
+        out.push('\n');
+        if !r.recall.missed_examples.is_empty() {
+            out.push_str("Definitions ctags has and loupe misses (a fixed-seed sample):\n\n");
+            for example in &r.recall.missed_examples {
+                let _ = writeln!(out, "- `{example}`");
+            }
+            out.push('\n');
+        }
+    }
+    let mut worst: Vec<&(String, u64, u64)> = r.outline.files.iter().filter(|f| f.2 > 0).collect();
+    worst.sort_by(|a, b| (b.1 as f64 / b.2 as f64).total_cmp(&(a.1 as f64 / a.2 as f64)));
+    if !worst.is_empty() {
+        out.push_str("Costliest outlines in the sample: ");
+        let items: Vec<String> = worst
+            .iter()
+            .take(5)
+            .map(|(path, tokens, full)| {
+                format!("`{path}` {} ({tokens} of {full} tokens)", percent(Some(*tokens as f64 / *full as f64)))
+            })
+            .collect();
+        out.push_str(&items.join("; "));
+        out.push_str("\n\n");
+    }
+    let files: Vec<String> =
+        r.cold.index_files.iter().map(|(name, size)| format!("`{name}` {}", bytes(*size))).collect();
+    let _ = writeln!(out, "Index dir after the cold build: {}.\n", files.join(", "));
+    let mut notes = r.notes.clone();
+    notes.extend(r.warm.errors.iter().map(|error| format!("warm start: {error}")));
+    notes.extend(r.outline.errors.iter().map(|error| format!("outline: {error}")));
+    notes.extend(r.touch.error.iter().map(|error| format!("touch: {error}")));
+    notes.extend(r.touch.cli_errors.iter().map(|error| format!("CLI touch: {error}")));
+    if !notes.is_empty() {
+        out.push_str("Notes:\n\n");
+        for note in notes {
+            let _ = writeln!(out, "- {note}");
+        }
+        out.push('\n');
+    }
+}
