@@ -71,9 +71,10 @@ impl Engine {
     pub fn start_background_indexing(self: &Arc<Self>) {
         let engine = Arc::clone(self);
         let spawned = std::thread::Builder::new().name("loupe-index".into()).spawn(move || {
-            // The first answer needs the tokenizer; let it build before the index competes
-            // for the cores.
+            // The first answers need the tokenizer and a free core: let the vocabulary build,
+            // and the client's opening calls through, before the index competes for the cores.
             loupe_core::tokens::warm_up();
+            std::thread::sleep(INDEX_START_DELAY);
             let Some(stats) = engine.refresh_index(&|_, _| {}) else { return };
             tracing::info!(?stats, "index ready");
             if let Some(index) = engine.index() {
@@ -138,6 +139,9 @@ pub fn default_index_dir(canonical_root: &Path) -> PathBuf {
         .unwrap_or_else(std::env::temp_dir);
     cache.join("loupe").join(loupe_core::path::workspace_hash(canonical_root))
 }
+
+/// How long a server waits, once the tokenizer is ready, before its first index build starts.
+const INDEX_START_DELAY: std::time::Duration = std::time::Duration::from_millis(150);
 
 fn index_threads() -> usize {
     std::thread::available_parallelism().map_or(2, usize::from)
