@@ -81,8 +81,8 @@ pub(crate) fn render(reports: &[CorpusReport]) -> String {
 
 fn corpora(out: &mut String, reports: &[CorpusReport]) {
     out.push_str("## Corpora\n\n");
-    out.push_str("| corpus | version | files on disk | files indexed (rg sees) | MB indexed | parsed files | symbols (distinct names) | languages (files) |\n");
-    out.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    out.push_str("| corpus | version | files on disk | files indexed (rg sees) | MB indexed | parsed files | symbols (distinct names) | languages (files) | load average, 1 min: start → end |\n");
+    out.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
     for r in reports {
         let mut languages: Vec<(&String, &usize)> = r.by_language.iter().collect();
         languages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
@@ -90,7 +90,7 @@ fn corpora(out: &mut String, reports: &[CorpusReport]) {
             languages.iter().map(|(lang, n)| format!("{lang} {}", count(**n as u64))).collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} ({}) | {} | {} | {} ({}) | {} |",
+            "| {} | {} | {} | {} ({}) | {} | {} | {} ({}) | {} | {} → {} |",
             r.name,
             r.version,
             count(r.disk_files),
@@ -100,7 +100,9 @@ fn corpora(out: &mut String, reports: &[CorpusReport]) {
             count(r.parsed_files),
             count(r.symbols),
             count(r.distinct_symbol_names),
-            languages.join(", ")
+            languages.join(", "),
+            r.load_start,
+            r.load_end
         );
     }
     out.push('\n');

@@ -77,6 +77,10 @@ pub(crate) struct CorpusReport {
     pub(crate) outline: Outline,
     pub(crate) recall: Recall,
     pub(crate) touch: Touch,
+    /// 1-minute load average when the worker started and when it finished: other work on the
+    /// machine shows here (and in cold-index wall time against CPU time).
+    pub(crate) load_start: String,
+    pub(crate) load_end: String,
     pub(crate) notes: Vec<String>,
 }
 
@@ -167,7 +171,7 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
     }
     std::fs::create_dir_all(&index_dir).map_err(|error| format!("creating {}: {error}", index_dir.display()))?;
     let set = queries::for_corpus(&options.name);
-    let mut report = CorpusReport { name: options.name.clone(), ..CorpusReport::default() };
+    let mut report = CorpusReport { name: options.name.clone(), load_start: load_1min(), ..CorpusReport::default() };
 
     // 1. The corpus on disk, and a warm page cache.
     log(options, "scanning the corpus");
@@ -283,6 +287,7 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
         touch_with_cli(options, &root, &index_dir, &touch_files, &mut report.touch);
     }
     log(options, "done");
+    report.load_end = load_1min();
     Ok(report)
 }
 
@@ -633,6 +638,13 @@ pub(crate) fn rg_search(root: &Path, query: &str, regex: bool) -> Result<u64, St
         return Err(format!("rg exited with {status}"));
     }
     Ok(output.lines().filter_map(|line| line.rsplit_once(':')?.1.parse::<u64>().ok()).sum())
+}
+
+fn load_1min() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
 }
 
 /// A `kB` field of `/proc/<pid>/status` (`None`: this process), in kB; 0 when unknown.

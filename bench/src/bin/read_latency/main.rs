@@ -298,7 +298,8 @@ fn run(args: &Args) -> Result<(), String> {
     let step_sum: Duration = steps.iter().map(Samples::p50).sum();
     println!(
         "- Engine steps, p50 each (replayed through the same public functions, not the engine itself): {}; sum {}. \
-         The engine counts tokens about twice per read (payload, then the whole face).",
+         The count-tokens step counts one whole window; the engine counts the payload once and adds the \
+         header and footer counts.",
         step_list.join(", "),
         ms(step_sum),
     );
