@@ -121,9 +121,11 @@ impl LoupeServer {
     }
 
     async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>) -> Response {
+        // Failures outside the engine still name the tool that was called.
+        let tool_name = TOOLS.iter().copied().find(|tool| *tool == name).unwrap_or("unknown");
         let engine = match self.engine(context).await {
             Ok(engine) => engine,
-            Err(error) => return Response::failure("read", None, None, error),
+            Err(error) => return Response::failure(tool_name, None, None, error),
         };
         let needs_index = name == "search"
             || (name == "read" && matches!(arguments.get("mode").and_then(Value::as_str), Some("symbol" | "outline")));
@@ -144,7 +146,7 @@ impl LoupeServer {
             Err(join_error) => {
                 tracing::error!("tool `{name}` failed: {join_error}");
                 Response::failure(
-                    "read",
+                    tool_name,
                     None,
                     None,
                     ToolError::new(
