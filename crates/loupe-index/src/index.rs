@@ -467,7 +467,11 @@ impl Index {
         // file must be indexed as the UTF-8 it is searched as.
         trigram::trigrams_of(decoded.text.as_bytes(), trigram_buffer);
         let symbols = match record.lang {
-            Some(lang) => loupe_syntax::parse(lang, &decoded.text).definitions.iter().map(SymbolRecord::from).collect(),
+            Some(lang) => loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Declarations)
+                .definitions
+                .iter()
+                .map(SymbolRecord::from)
+                .collect(),
             None => Vec::new(),
         };
         Processed::Indexed { record, symbols, trigrams: trigram_buffer.clone() }

@@ -6,6 +6,7 @@
 //! snapshots wholesale.
 
 use loupe_syntax::{Definition, FileFacts, ImportKind, Lang, RelationKind, SymbolKind, parse};
+use loupe_syntax::{Extract, parse_with};
 
 fn definition<'f>(facts: &'f FileFacts, name: &str, kind: SymbolKind) -> &'f Definition {
     facts
@@ -259,4 +260,17 @@ fn languages_come_from_extensions() {
     }
     assert_eq!(Lang::ALL.len(), 13);
     assert_eq!(Lang::Cpp.name(), "cpp");
+}
+
+#[test]
+fn declarations_skip_clean_c_bodies_but_keep_their_macros_and_what_recovery_swallowed() {
+    let source = "int local_types(void)\n{\n\tstruct inner { int a; } x;\n\treturn helper(x.a);\n}\n\n\
+                  int tables(void)\n{\n#define ROW(n) { n, #n }\n\treturn 0;\n}\n\nint after(void) { return 1; }\n";
+    let full = parse(Lang::C, source);
+    let declarations = parse_with(Lang::C, source, Extract::Declarations);
+    let names = |facts: &FileFacts| facts.definitions.iter().map(|d| d.name.clone()).collect::<Vec<_>>();
+    assert!(names(&full).contains(&"inner".to_owned()));
+    assert_eq!(names(&declarations), ["local_types", "tables", "ROW", "after"]);
+    assert!(declarations.calls.is_empty() && declarations.references.is_empty());
+    assert!(full.calls.iter().any(|call| call.callee == "helper"));
 }
