@@ -343,10 +343,7 @@ fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
     // capped so a two-letter query on a kernel-sized index stays fast (the total then says
     // it is a lower bound).
     let mut candidates = index.symbols_named(name);
-    let (partial, cut) = index.symbols_matching(
-        &|candidate: &str| candidate != name_lower && candidate.contains(&name_lower),
-        PARTIAL_SYMBOLS,
-    );
+    let (partial, cut) = index.symbols_containing(&name_lower, PARTIAL_SYMBOLS);
     candidates.extend(partial);
     let mut hits = Vec::new();
     for hit in candidates {

@@ -151,10 +151,11 @@ pub(crate) fn resolve(
 }
 
 fn not_found(engine: &Engine, target: &str, name: &str, path: Option<&str>) -> ToolError {
-    let names = engine.index().map(|index| index.symbol_names()).unwrap_or_default();
     let lower = name.to_lowercase();
-    let plausible: Vec<String> =
-        names.into_iter().filter(|candidate| candidate.len().abs_diff(lower.len()) <= 3).collect();
+    let plausible: Vec<String> = engine
+        .index()
+        .map(|index| index.symbol_names_where(&|candidate| candidate.len().abs_diff(lower.len()) <= 3))
+        .unwrap_or_default();
     let suggestions: Vec<String> = closest(&lower, &plausible, 5).into_iter().map(str::to_owned).collect();
     let place = path.map(|path| format!(" in `{path}`")).unwrap_or_default();
     let hint = if suggestions.is_empty() {

@@ -20,6 +20,7 @@ use rustc_hash::FxHashMap;
 
 use crate::records::{FileRecord, SymbolRecord};
 use crate::store::{self, WriterLock};
+use crate::symbols::SymbolTable;
 use crate::trigram::{self, Candidates, IndexBuilder, LayeredIndex, Plan, TrigramIndex};
 
 /// How an index is built and where it lives.
@@ -76,10 +77,8 @@ pub struct SymbolHit {
 #[derive(Default)]
 struct State {
     files: Vec<FileRecord>,
-    symbols: Vec<Vec<SymbolRecord>>,
+    symbols: SymbolTable,
     by_path: FxHashMap<RepoPath, u32>,
-    /// Lower-cased symbol name → (doc id, position in that file's symbols).
-    by_name: FxHashMap<String, Vec<(u32, u32)>>,
     text: LayeredIndex,
 }
 
@@ -114,7 +113,7 @@ enum Processed {
     },
     Indexed {
         record: FileRecord,
-        symbols: Vec<SymbolRecord>,
+        definitions: Vec<loupe_syntax::Definition>,
         trigrams: Vec<u32>,
     },
 }
@@ -290,13 +289,13 @@ impl Index {
         self.files_done.store(0, Ordering::Release);
         let mut builder = IndexBuilder::new();
         let mut files = Vec::with_capacity(total);
-        let mut symbols = Vec::with_capacity(total);
+        let mut symbols = SymbolTable::default();
         self.process_in_order(
             walked,
             |index, processed| {
                 let entry = &walked[index];
-                let (record, file_symbols, trigrams) = match processed {
-                    Processed::Indexed { record, symbols, trigrams } => (record, symbols, trigrams),
+                let (record, definitions, trigrams) = match processed {
+                    Processed::Indexed { record, definitions, trigrams } => (record, definitions, trigrams),
                     Processed::SameContent { .. } | Processed::Missing => {
                         // Unreadable now: keep a dead slot so doc ids stay aligned.
                         let dead = FileRecord {
@@ -313,13 +312,14 @@ impl Index {
                 };
                 builder.add(index as u32, &trigrams);
                 files.push(record);
-                symbols.push(file_symbols);
+                symbols.push_file(&definitions);
                 let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
                 progress(done, total);
             },
             &previous,
         );
         let reindexed = files.len();
+        symbols.finish_build();
         // The writer streams the new text index to its file and reads it back, which never
         // holds the build buffers and the encoded index at once; others keep it in memory.
         let text_path = self.options.index_dir.join(store::TEXT_FILE);
@@ -383,13 +383,13 @@ impl Index {
                         record.mtime_ns = mtime_ns;
                     }
                 }
-                Processed::Indexed { record, symbols, trigrams } => {
+                Processed::Indexed { record, definitions, trigrams } => {
                     reindexed += 1;
                     let doc = match doc {
                         Some(doc) => *doc,
                         None => state.files.len() as u32,
                     };
-                    state.put_doc(doc, record, symbols, &trigrams);
+                    state.put_doc(doc, record, &definitions, &trigrams);
                     let _ = entry;
                 }
             }
@@ -461,23 +461,24 @@ impl Index {
         let Ok(decoded) = text::decode_owned(bytes) else {
             record.text = false;
             record.lang = None;
-            return Processed::Indexed { record, symbols: Vec::new(), trigrams: Vec::new() };
+            return Processed::Indexed { record, definitions: Vec::new(), trigrams: Vec::new() };
         };
         // Trigrams of the decoded text: verification runs on it, so a Latin-1 or UTF-16
         // file must be indexed as the UTF-8 it is searched as.
         trigram::trigrams_of(decoded.text.as_bytes(), trigram_buffer);
-        let symbols = match record.lang {
-            Some(lang) => loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Declarations)
-                .definitions
-                .iter()
-                .map(SymbolRecord::from)
-                .collect(),
+        let definitions = match record.lang {
+            Some(lang) => {
+                loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Declarations).definitions
+            }
             None => Vec::new(),
         };
-        Processed::Indexed { record, symbols, trigrams: trigram_buffer.clone() }
+        Processed::Indexed { record, definitions, trigrams: trigram_buffer.clone() }
     }
 
     fn persist(&self) -> std::io::Result<()> {
+        if self.read_state().symbols.needs_compaction() {
+            self.write_state().symbols.compact();
+        }
         let state = self.read_state();
         let root = self.root.canonical().display().to_string();
         let text_path = self.options.index_dir.join(store::TEXT_FILE);
@@ -508,7 +509,7 @@ impl Index {
         IndexStatus {
             state: if self.ready.load(Ordering::Acquire) { IndexState::Ready } else { IndexState::Building },
             files,
-            symbols: state.symbols.iter().map(Vec::len).sum(),
+            symbols: state.symbols.len(),
             files_done: self.files_done.load(Ordering::Acquire),
             files_total: self.files_total.load(Ordering::Acquire),
             by_language,
@@ -523,34 +524,30 @@ impl Index {
     /// Symbols whose name equals `name` (case-insensitively), in path then line order.
     pub fn symbols_named(&self, name: &str) -> Vec<SymbolHit> {
         let state = self.read_state();
-        let Some(positions) = state.by_name.get(&name.to_lowercase()) else { return Vec::new() };
-        let mut hits: Vec<SymbolHit> =
-            positions.iter().filter_map(|&(doc, position)| state.hit(doc, position)).collect();
+        let mut hits: Vec<SymbolHit> = state
+            .symbols
+            .named(&name.to_lowercase())
+            .into_iter()
+            .filter_map(|(doc, symbol)| state.hit(doc, symbol))
+            .collect();
         hits.sort_by(|left, right| {
             (&left.path, left.symbol.span.start_line).cmp(&(&right.path, right.symbol.span.start_line))
         });
         hits
     }
 
-    /// Symbols whose lower-cased name passes `keep`, names in sorted order so the cut is
-    /// deterministic; the flag says whether `limit` cut the list.
-    pub fn symbols_matching(&self, keep: &dyn Fn(&str) -> bool, limit: usize) -> (Vec<SymbolHit>, bool) {
+    /// Symbols whose lower-cased name contains `needle` (lower-cased) without being equal to
+    /// it, whole names in byte order until at least `limit` symbols, so the cut is
+    /// deterministic; the flag says whether the limit cut the list.
+    pub fn symbols_containing(&self, needle: &str, limit: usize) -> (Vec<SymbolHit>, bool) {
         let state = self.read_state();
-        let mut names: Vec<&String> = state.by_name.keys().filter(|name| keep(name)).collect();
-        names.sort();
-        let mut hits = Vec::new();
-        for name in names {
-            if hits.len() >= limit {
-                return (hits, true);
-            }
-            hits.extend(state.by_name[name].iter().filter_map(|&(doc, position)| state.hit(doc, position)));
-        }
-        (hits, false)
+        let (found, cut) = state.symbols.containing(&needle.to_lowercase(), limit);
+        (found.into_iter().filter_map(|(doc, symbol)| state.hit(doc, symbol)).collect(), cut)
     }
 
-    /// All distinct symbol names (lower-cased), for "closest names" suggestions.
-    pub fn symbol_names(&self) -> Vec<String> {
-        self.read_state().by_name.keys().cloned().collect()
+    /// Distinct symbol names (lower-cased) that pass `keep`, for "closest names" suggestions.
+    pub fn symbol_names_where(&self, keep: &dyn Fn(&str) -> bool) -> Vec<String> {
+        self.read_state().symbols.names_where(keep)
     }
 
     /// Live files, in path order.
@@ -580,8 +577,7 @@ impl Index {
 }
 
 impl State {
-    fn from_parts(files: Vec<FileRecord>, symbols: Vec<Vec<SymbolRecord>>, text: LayeredIndex) -> State {
-        let symbol_count: usize = symbols.iter().map(Vec::len).sum();
+    fn from_parts(files: Vec<FileRecord>, symbols: SymbolTable, text: LayeredIndex) -> State {
         let mut state = State { files, symbols, text, ..State::default() };
         state.by_path.reserve(state.files.len());
         for (doc, record) in state.files.iter().enumerate() {
@@ -589,35 +585,12 @@ impl State {
                 state.by_path.insert(record.path.clone(), doc as u32);
             }
         }
-        // Roughly one distinct name per two definitions in real code.
-        state.by_name.reserve(symbol_count / 2);
-        for (doc, file_symbols) in state.symbols.iter().enumerate() {
-            if !state.files[doc].live {
-                continue;
-            }
-            for (position, symbol) in file_symbols.iter().enumerate() {
-                link_name(&mut state.by_name, &symbol.name, (doc as u32, position as u32));
-            }
-        }
         state
     }
 
-    fn hit(&self, doc: u32, position: u32) -> Option<SymbolHit> {
+    fn hit(&self, doc: u32, symbol: SymbolRecord) -> Option<SymbolHit> {
         let record = self.files.get(doc as usize).filter(|record| record.live)?;
-        let symbol = self.symbols.get(doc as usize)?.get(position as usize)?.clone();
         Some(SymbolHit { path: record.path.clone(), file_hash: record.hash.clone(), symbol })
-    }
-
-    fn unlink_names(&mut self, doc: u32) {
-        let names: Vec<String> = self.symbols[doc as usize].iter().map(|symbol| symbol.name.to_lowercase()).collect();
-        for name in names {
-            if let Some(positions) = self.by_name.get_mut(&name) {
-                positions.retain(|(other, _)| *other != doc);
-                if positions.is_empty() {
-                    self.by_name.remove(&name);
-                }
-            }
-        }
     }
 
     fn remove_doc(&mut self, doc: u32) {
@@ -628,36 +601,17 @@ impl State {
         record.live = false;
         let path = record.path.clone();
         self.by_path.remove(&path);
-        self.unlink_names(doc);
-        self.symbols[doc as usize].clear();
+        self.symbols.remove_file(doc);
         self.text.remove(doc);
     }
 
-    fn put_doc(&mut self, doc: u32, record: FileRecord, symbols: Vec<SymbolRecord>, trigrams: &[u32]) {
-        if (doc as usize) < self.files.len() {
-            self.unlink_names(doc);
-        } else {
+    fn put_doc(&mut self, doc: u32, record: FileRecord, definitions: &[loupe_syntax::Definition], trigrams: &[u32]) {
+        if doc as usize >= self.files.len() {
             self.files.push(record.clone());
-            self.symbols.push(Vec::new());
         }
         self.by_path.insert(record.path.clone(), doc);
-        for (position, symbol) in symbols.iter().enumerate() {
-            link_name(&mut self.by_name, &symbol.name, (doc, position as u32));
-        }
         self.files[doc as usize] = record;
-        self.symbols[doc as usize] = symbols;
+        self.symbols.set_file(doc, definitions);
         self.text.upsert(doc, trigrams);
-    }
-}
-
-/// Adds a symbol position under its lower-cased name, allocating only for a new name or one
-/// that has capitals (most names in C and Python have none).
-fn link_name(by_name: &mut FxHashMap<String, Vec<(u32, u32)>>, name: &str, position: (u32, u32)) {
-    if name.bytes().any(|byte| byte.is_ascii_uppercase()) || !name.is_ascii() {
-        by_name.entry(name.to_lowercase()).or_default().push(position);
-    } else if let Some(positions) = by_name.get_mut(name) {
-        positions.push(position);
-    } else {
-        by_name.insert(name.to_owned(), vec![position]);
     }
 }

@@ -10,47 +10,63 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::records::{FileRecord, SymbolRecord};
+use crate::records::FileRecord;
+use crate::symbols::SymbolTable;
 
 /// Bumped whenever the on-disk layout or the meaning of a record changes.
-pub(crate) const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 2;
 
 const SNAPSHOT_FILE: &str = "tables.bin";
 pub(crate) const TEXT_FILE: &str = "text.bin";
 const LOCK_FILE: &str = "writer.lock";
 
+/// The file table, then (after it, in `SymbolTable`'s own layout) the symbol table.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Snapshot {
-    pub(crate) format: u32,
-    pub(crate) root: String,
-    pub(crate) files: Vec<FileRecord>,
-    /// Per doc id, the file's definitions in source order.
-    pub(crate) symbols: Vec<Vec<SymbolRecord>>,
+struct Header {
+    format: u32,
+    root: String,
+    files: Vec<FileRecord>,
 }
 
+pub(crate) struct Snapshot {
+    pub(crate) files: Vec<FileRecord>,
+    pub(crate) symbols: SymbolTable,
+}
+
+/// The tables persisted for `root`, or `None` when there are none, they are for another
+/// root or format, or anything in them does not check out.
 pub(crate) fn load(dir: &Path, root: &str) -> Option<Snapshot> {
     let bytes = fs::read(dir.join(SNAPSHOT_FILE)).ok()?;
-    let snapshot: Snapshot = postcard::from_bytes(&bytes).ok()?;
-    let valid = snapshot.format == FORMAT && snapshot.root == root && snapshot.files.len() == snapshot.symbols.len();
-    valid.then_some(snapshot)
+    let (header, rest): (Header, &[u8]) = postcard::take_from_bytes(&bytes).ok()?;
+    if header.format != FORMAT || header.root != root {
+        return None;
+    }
+    let symbols = match SymbolTable::decode(rest) {
+        Ok(symbols) => symbols,
+        Err(reason) => {
+            tracing::warn!("the persisted symbol table is damaged ({reason}); rebuilding");
+            return None;
+        }
+    };
+    (symbols.file_count() == header.files.len()).then_some(Snapshot { files: header.files, symbols })
 }
 
-/// The same layout as `Snapshot`, borrowed, so saving never copies the tables.
+/// The same layout as `Header`, borrowed, so saving never copies the file table.
 #[derive(Serialize)]
-struct SnapshotRef<'a> {
+struct HeaderRef<'a> {
     format: u32,
     root: &'a str,
     files: &'a [FileRecord],
-    symbols: &'a [Vec<SymbolRecord>],
 }
 
-/// Streams the tables to a temporary file and renames it into place.
-pub(crate) fn save(dir: &Path, root: &str, files: &[FileRecord], symbols: &[Vec<SymbolRecord>]) -> io::Result<()> {
+/// Streams the tables to a temporary file and renames it into place. The symbol table must
+/// be compacted.
+pub(crate) fn save(dir: &Path, root: &str, files: &[FileRecord], symbols: &SymbolTable) -> io::Result<()> {
     let path = dir.join(SNAPSHOT_FILE);
     let temporary = temporary_name(&path);
     let mut writer = io::BufWriter::with_capacity(1 << 20, File::create(&temporary)?);
-    let snapshot = SnapshotRef { format: FORMAT, root, files, symbols };
-    postcard::to_io(&snapshot, &mut writer).map_err(io::Error::other)?;
+    postcard::to_io(&HeaderRef { format: FORMAT, root, files }, &mut writer).map_err(io::Error::other)?;
+    symbols.encode(&mut writer)?;
     let file = writer.into_inner().map_err(|error| error.into_error())?;
     file.sync_all()?;
     fs::rename(&temporary, &path)
