@@ -262,7 +262,7 @@ fn is_identifier_path(query: &str) -> bool {
 }
 
 fn execute(engine: &Engine, request: &SearchRequest) -> Result<Response, ToolError> {
-    let index = engine.index();
+    let index = engine.index_for_query();
     let index_state = index.map_or(IndexState::Building, |index| index.state());
     let (effective, inferred) = match request.kind.as_str() {
         "auto" => (infer(&request.query), true),
@@ -334,7 +334,7 @@ fn smart_case(request: &SearchRequest) -> bool {
 }
 
 fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
-    let Some(index) = engine.index() else { return (Vec::new(), false) };
+    let Some(index) = engine.index_for_query() else { return (Vec::new(), false) };
     let query = request.query.trim();
     let (container, name) = split_qualified(query);
     let name_lower = name.to_lowercase();
@@ -416,7 +416,7 @@ fn split_qualified(query: &str) -> (Option<&str>, &str) {
 }
 
 fn file_hits(engine: &Engine, request: &SearchRequest, directories: bool) -> (Vec<Hit>, bool) {
-    let files: Vec<RepoPath> = match engine.index().filter(|index| index.state() == IndexState::Ready) {
+    let files: Vec<RepoPath> = match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
         Some(index) => index.files().into_iter().map(|record| record.path).collect(),
         None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
     };
@@ -481,6 +481,15 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
     let matcher = RegexBuilder::new(&pattern).case_insensitive(!case_sensitive).build().map_err(|error| {
         ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern, or use type='text'")
     })?;
+    // Matches are per line. One pass of the same pattern over the whole file (anchors at
+    // line terminators) finds where they can start, far faster than a call per line; only
+    // lines where such a match starts are checked with the per-line matcher.
+    let scanner = RegexBuilder::new(&pattern)
+        .case_insensitive(!case_sensitive)
+        .multi_line(true)
+        .crlf(true)
+        .build()
+        .map_err(|error| ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern"))?;
     // The plan must be evaluated with the same options the matcher uses; a literal searched
     // case-insensitively goes through the regex planner, which knows Unicode case folding.
     let plan_pattern = if is_regex { request.query.clone() } else { regex::escape(&request.query) };
@@ -490,7 +499,7 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
     } else {
         trigram::plan_literal(&request.query)
     };
-    let ready = engine.index().filter(|index| index.state() == IndexState::Ready);
+    let ready = engine.index_for_query().filter(|index| index.state() == IndexState::Ready);
     let mut candidates: Vec<RepoPath> = match ready {
         Some(index) => index.text_candidates(&plan),
         None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
@@ -512,11 +521,12 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
             continue;
         }
         let Ok(bytes) = engine.root().read_indexed(&path, engine.config().max_index_file_bytes) else { continue };
-        let file_hash = loupe_core::ContentHash::of(&bytes).to_string();
-        let Ok(decoded) = text::decode_owned(bytes) else { continue };
+        let hashed = std::cell::OnceCell::new();
+        let file_hash = || hashed.get_or_init(|| loupe_core::ContentHash::of(&bytes).to_string()).clone();
+        let Ok(decoded) = text::decode(&bytes) else { continue };
         let definition_lines = definition_lines.get(&path).map(Vec::as_slice).unwrap_or(&[]);
         let path_bonus = if path.as_str().to_lowercase().contains(&query_lower) { 0.1 } else { 0.0 };
-        for number in 1..=decoded.total_lines() {
+        for number in lines_to_check(&scanner, &decoded) {
             let line = decoded.line(number);
             let Some(found) = matcher.find(line) else { continue };
             let whole_word = is_word_boundary(line, found.start(), found.end());
@@ -539,7 +549,7 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
                 score: score.min(1.0),
                 preview: line.to_owned(),
                 symbol: None,
-                file_hash: file_hash.clone(),
+                file_hash: file_hash(),
             });
             if hits.len() >= MAX_MATCHES {
                 lower_bound = true;
@@ -551,6 +561,25 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
         }
     }
     Ok((hits, lower_bound))
+}
+
+/// 1-based lines of `decoded` where a match of `scanner` starts, in order; every line with a
+/// per-line match is among them. After a match, the scan resumes at the next line, so a match
+/// spanning lines never hides one that starts inside it.
+fn lines_to_check(scanner: &regex::Regex, decoded: &text::Decoded) -> Vec<usize> {
+    let mut lines = Vec::new();
+    let mut at = 0;
+    while at <= decoded.text.len() {
+        let Some(found) = scanner.find_at(&decoded.text, at) else { break };
+        let index = decoded.lines.partition_point(|span| span.next <= found.start());
+        let Some(span) = decoded.lines.get(index) else { break };
+        lines.push(index + 1);
+        if span.next <= at {
+            break;
+        }
+        at = span.next;
+    }
+    lines
 }
 
 fn is_word_boundary(line: &str, start: usize, end: usize) -> bool {

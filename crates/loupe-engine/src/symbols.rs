@@ -95,8 +95,8 @@ pub(crate) fn resolve(
             vec![resolved.path]
         }
         None => {
-            let Some(index) = engine.index().filter(|index| index.state() == IndexState::Ready) else {
-                let status = engine.index().map(|index| index.status());
+            let Some(index) = engine.index_for_query().filter(|index| index.state() == IndexState::Ready) else {
+                let status = engine.index_for_query().map(|index| index.status());
                 let progress = status
                     .map(|status| format!(" ({} of {} files)", status.files_done, status.files_total))
                     .unwrap_or_default();
@@ -365,7 +365,7 @@ fn render_definitions(definitions: &[Definition], width: usize, include_docs: bo
 }
 
 fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs: bool, budget: usize) -> Response {
-    let files: Vec<RepoPath> = match engine.index().filter(|index| index.state() == IndexState::Ready) {
+    let files: Vec<RepoPath> = match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
         Some(index) => index.files().into_iter().map(|record| record.path).collect(),
         None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
     };

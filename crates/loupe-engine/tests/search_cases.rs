@@ -227,3 +227,47 @@ fn updated_file_is_searchable() {
     let gone = project.engine.call("search", json!({"query": "freshlyAddedName", "type": "symbol"}));
     assert_eq!(gone.meta["total"], json!(0), "{}", gone.face);
 }
+
+/// Text search scans each file once and checks only the lines where a match can start: the
+/// lines it reports must be exactly those a line-by-line match finds, whatever the line
+/// endings, anchors, or matches of the whole-file scan that span lines.
+#[test]
+fn matches_are_per_line_whatever_the_line_endings() {
+    let project = project();
+    let root = project.engine.root_path().to_path_buf();
+    let files = [
+        ("ends/crlf.txt", "alpha end\r\nbeta\r\nend alpha\r\n"),
+        ("ends/cr.txt", "alpha end\rbeta\rend alpha"),
+        ("ends/span.txt", "xa\n b a  b\nnothing\na\n\nb\n"),
+    ];
+    let mut paths = Vec::new();
+    for (path, body) in files {
+        std::fs::create_dir_all(root.join("ends")).unwrap();
+        std::fs::write(root.join(path), body).unwrap();
+        paths.push(loupe_core::RepoPath::normalize(path).unwrap());
+    }
+    project.engine.index().unwrap().update_paths(&paths);
+    let lines = |query: &str| -> Vec<(String, u64)> {
+        let found = project.engine.call(
+            "search",
+            json!({"query": query, "type": "regex", "path": "ends", "output": "matches", "max_results": 50}),
+        );
+        let mut lines: Vec<(String, u64)> = found.meta["results"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{}", found.face))
+            .iter()
+            .map(|hit| (hit["path"].as_str().unwrap().to_owned(), hit["line"].as_u64().unwrap()))
+            .collect();
+        lines.sort();
+        lines
+    };
+    let at = |entries: &[(&str, u64)]| -> Vec<(String, u64)> {
+        entries.iter().map(|(path, line)| ((*path).to_owned(), *line)).collect()
+    };
+    assert_eq!(lines("end$"), at(&[("ends/cr.txt", 1), ("ends/crlf.txt", 1)]));
+    assert_eq!(lines("^end"), at(&[("ends/cr.txt", 3), ("ends/crlf.txt", 3)]));
+    assert_eq!(lines("^beta$"), at(&[("ends/cr.txt", 2), ("ends/crlf.txt", 2)]));
+    // `a\s+b` matches across lines 1-2 (`a\n b`) in the whole file; line 2 alone has `a  b`.
+    assert_eq!(lines(r"a\s+b"), at(&[("ends/span.txt", 2)]));
+    assert_eq!(lines(r"^$"), at(&[("ends/span.txt", 5)]));
+}

@@ -90,6 +90,9 @@ pub struct Index {
     ready: AtomicBool,
     /// `load_snapshot` has run (whether or not it found a snapshot).
     loaded: AtomicBool,
+    /// Held while the snapshot loads, so a query that arrives meanwhile waits for it rather
+    /// than scanning the disk.
+    load_lock: Mutex<()>,
     files_done: AtomicUsize,
     files_total: AtomicUsize,
     /// Serialises refreshes: one build or update at a time.
@@ -130,6 +133,7 @@ impl Index {
             writer,
             ready: AtomicBool::new(false),
             loaded: AtomicBool::new(false),
+            load_lock: Mutex::new(()),
             files_done: AtomicUsize::new(0),
             files_total: AtomicUsize::new(0),
             refresh_lock: Mutex::new(()),
@@ -138,9 +142,13 @@ impl Index {
 
     /// Loads the persisted tables once, when they are valid for this root and format, and
     /// serves from them from then on (`refresh` reconciles them with the disk). Opening is
-    /// cheap and this is not, so a server calls it off its start-up path. True when a
-    /// snapshot was loaded.
+    /// cheap and this is not, so a server calls it off its start-up path. A call made while
+    /// another thread loads waits for it. True when a snapshot was loaded.
     pub fn load_snapshot(&self) -> bool {
+        if self.loaded.load(Ordering::Acquire) {
+            return self.ready.load(Ordering::Acquire);
+        }
+        let _loading = self.load_lock.lock().unwrap_or_else(|poison| poison.into_inner());
         if self.loaded.swap(true, Ordering::AcqRel) {
             return self.ready.load(Ordering::Acquire);
         }
