@@ -274,3 +274,45 @@ fn declarations_skip_clean_c_bodies_but_keep_their_macros_and_what_recovery_swal
     assert!(declarations.calls.is_empty() && declarations.references.is_empty());
     assert!(full.calls.iter().any(|call| call.callee == "helper"));
 }
+
+#[test]
+fn javascript_es5_classes_prototype_methods_exports_and_object_members() {
+    let source = r#"var Subject = (function (_super) {
+    __extends(Subject, _super);
+    function Subject() {
+        return _super.call(this) || this;
+    }
+    Subject.create = function (destination) {
+        return new Subject();
+    };
+    Subject.prototype.next = function (value) {
+        this.value = value;
+    };
+    return Subject;
+}(Observable));
+Other.prototype.close = function () {};
+exports.timeoutProvider = {
+    setTimeout: function (handler) { return handler; },
+    clearTimeout: (handle) => handle,
+    delegate: undefined,
+};
+exports.noop = function () {};
+"#;
+    let facts = parse(Lang::JavaScript, source);
+    let found = |name: &str| {
+        facts
+            .definitions
+            .iter()
+            .filter(|d| d.name == name)
+            .map(|d| (d.kind, d.container.clone(), d.span.start_line))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(found("Subject"), [(SymbolKind::Class, None, 1), (SymbolKind::Constructor, Some("Subject".into()), 3)]);
+    assert_eq!(found("create"), [(SymbolKind::Method, Some("Subject".into()), 6)]);
+    assert_eq!(found("next"), [(SymbolKind::Method, Some("Subject".into()), 9)]);
+    assert_eq!(found("close"), [(SymbolKind::Method, Some("Other".into()), 14)]);
+    assert_eq!(found("setTimeout"), [(SymbolKind::Method, None, 16)]);
+    assert_eq!(found("clearTimeout"), [(SymbolKind::Method, None, 17)]);
+    assert!(found("delegate").is_empty(), "a value member is not a definition");
+    assert_eq!(found("noop"), [(SymbolKind::Function, None, 20)]);
+}
