@@ -271,3 +271,25 @@ fn matches_are_per_line_whatever_the_line_endings() {
     assert_eq!(lines(r"a\s+b"), at(&[("ends/span.txt", 2)]));
     assert_eq!(lines(r"^$"), at(&[("ends/span.txt", 5)]));
 }
+
+/// An outline is a map: runs of value-like definitions are listed by name on one line, long
+/// values are clipped, and function-like macros keep their own lines.
+#[test]
+fn outline_lists_runs_of_values_by_name() {
+    let project = project();
+    let root = project.engine.root_path().to_path_buf();
+    let header = "#define REG_A 0x1 /* first */\n#define REG_B 0x2\n#define REG_C 0x4\n#define REG_D 0x8\n\
+                  #define SQUARE(x) ((x) * (x))\n#define ONLY 1\n\
+                  static const char *long_value = \"a very long string literal that nobody needs to see in an outline\";\n\
+                  int f(void);\n";
+    std::fs::write(root.join("regs.h"), header).unwrap();
+    let outline = project.engine.call("read", json!({"mode": "outline", "target": "regs.h"}));
+    let lines: Vec<&str> = outline.face.lines().skip(1).collect();
+    assert_eq!(lines[0], "1-4│4 macros: REG_A, REG_B, REG_C, REG_D", "{}", outline.face);
+    assert_eq!(lines[1], "5│#define SQUARE(x) ((x) * (x))");
+    assert_eq!(lines[2], "6│#define ONLY 1");
+    assert!(lines[3].starts_with("7│static const char *long_value = ") && lines[3].ends_with('…'), "{}", lines[3]);
+    assert!(lines[3].chars().count() < 80, "{}", lines[3]);
+    assert_eq!(lines[4], "8│int f(void)");
+    assert_eq!(outline.meta["definitions"], json!(8));
+}
