@@ -293,3 +293,20 @@ fn outline_lists_runs_of_values_by_name() {
     assert_eq!(lines[4], "8│int f(void)");
     assert_eq!(outline.meta["definitions"], json!(8));
 }
+
+/// A server restarted on a persisted index answers its first query from it: the query waits
+/// for the snapshot rather than scanning the disk as if the index were being built.
+#[test]
+fn a_restarted_engine_answers_from_the_persisted_index() {
+    let project = project();
+    let config = loupe_core::Config {
+        root: Some(project.engine.root_path().to_path_buf()),
+        index_dir: Some(project._index.path().to_path_buf()),
+        ..loupe_core::Config::default()
+    };
+    drop(project.engine);
+    let restarted = loupe_engine::Engine::new(config).unwrap();
+    let found = restarted.call("search", json!({"query": "parse_config", "type": "symbol"}));
+    assert_eq!(found.meta["index_state"], json!("ready"), "{}", found.face);
+    assert_eq!(found.meta["total"], json!(2), "{}", found.face);
+}
