@@ -149,20 +149,26 @@ impl Index {
             return self.ready.load(Ordering::Acquire);
         }
         let _loading = self.load_lock.lock().unwrap_or_else(|poison| poison.into_inner());
-        if self.loaded.swap(true, Ordering::AcqRel) {
-            return self.ready.load(Ordering::Acquire);
+        if !self.loaded.load(Ordering::Acquire) {
+            // `loaded` is set only once the load is over, so that a caller arriving meanwhile
+            // waits on the lock instead of taking the fast path with nothing loaded.
+            self.load_snapshot_now();
+            self.loaded.store(true, Ordering::Release);
         }
+        self.ready.load(Ordering::Acquire)
+    }
+
+    fn load_snapshot_now(&self) {
         let root_key = self.root.canonical().display().to_string();
         let started = Instant::now();
-        let Some(snapshot) = store::load(&self.options.index_dir, &root_key) else { return false };
+        let Some(snapshot) = store::load(&self.options.index_dir, &root_key) else { return };
         let loaded = started.elapsed();
         let base = TrigramIndex::open(&self.options.index_dir.join(store::TEXT_FILE)).ok();
-        let Some(base) = base.filter(|base| base.doc_count() as usize == snapshot.files.len()) else { return false };
+        let Some(base) = base.filter(|base| base.doc_count() as usize == snapshot.files.len()) else { return };
         let state = State::from_parts(snapshot.files, snapshot.symbols, LayeredIndex::new(Some(base)));
         *self.write_state() = state;
         self.ready.store(true, Ordering::Release);
         tracing::info!(?loaded, total = ?started.elapsed(), "index snapshot loaded");
-        true
     }
 
     pub fn root(&self) -> &Root {

@@ -12,7 +12,7 @@
 //! heap string per name, container and signature, and it loads as a few flat arrays.
 //! Must not read files or know about paths: doc ids are the index's business.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 
 use loupe_syntax::{Definition, Span, SymbolKind};
 use rustc_hash::FxHashMap;
@@ -288,49 +288,54 @@ impl SymbolTable {
         write_u32s(out, &self.names.postings)
     }
 
-    /// Reads what `encode` wrote, checking every offset and range so that no file, however
-    /// damaged, can make a later lookup panic. An error means: rebuild.
-    pub(crate) fn decode(bytes: &[u8]) -> Result<SymbolTable, String> {
-        let mut reader = Reader { bytes, position: 0 };
-        if reader.take(4)? != MAGIC {
+    /// Reads what `encode` wrote, section by section straight into the table's own arrays,
+    /// checking every offset and range so that no file, however damaged, can make a later
+    /// lookup panic. An error means: rebuild.
+    pub(crate) fn decode_from(reader: &mut impl Read) -> Result<SymbolTable, String> {
+        let mut input = Input { reader };
+        if input.exact(4)? != MAGIC {
             return Err("not a symbol table".into());
         }
-        let arena = reader.bytes()?.to_vec();
-        let row_count = reader.u32()? as usize;
-        let row_bytes = reader.take(row_count.checked_mul(ROW_BYTES).ok_or("row count overflows")?)?;
-        let mut rows = Vec::with_capacity(row_count);
-        for chunk in row_bytes.chunks_exact(ROW_BYTES) {
-            let field = |index: usize| {
-                let at = index * 4;
-                u32::from_le_bytes([chunk[at], chunk[at + 1], chunk[at + 2], chunk[at + 3]])
-            };
-            rows.push(Row {
-                name: Str { offset: field(0), len: field(1) },
-                container: Str { offset: field(2), len: field(3) },
-                signature: Str { offset: field(4), len: field(5) },
-                start_line: field(6),
-                end_line: field(7),
-                name_line: field(8),
-                doc: field(9),
-                kind: chunk[40],
-                depth: chunk[41],
-            });
+        let arena = input.bytes()?;
+        let row_count = input.u32()? as usize;
+        let mut rows = Vec::with_capacity(row_count.min(1 << 24));
+        let mut chunk = vec![0u8; ROW_BYTES * 4096];
+        let mut left = row_count;
+        while left > 0 {
+            let take = left.min(4096);
+            let bytes = &mut chunk[..take * ROW_BYTES];
+            input.reader.read_exact(bytes).map_err(|_| "truncated rows")?;
+            for row in bytes.chunks_exact(ROW_BYTES) {
+                let field = |index: usize| {
+                    let at = index * 4;
+                    u32::from_le_bytes([row[at], row[at + 1], row[at + 2], row[at + 3]])
+                };
+                rows.push(Row {
+                    name: Str { offset: field(0), len: field(1) },
+                    container: Str { offset: field(2), len: field(3) },
+                    signature: Str { offset: field(4), len: field(5) },
+                    start_line: field(6),
+                    end_line: field(7),
+                    name_line: field(8),
+                    doc: field(9),
+                    kind: row[40],
+                    depth: row[41],
+                });
+            }
+            left -= take;
         }
-        let file_words = reader.u32s()?;
+        let file_words = input.u32s()?;
         if file_words.len() % 2 != 0 {
             return Err("odd file table".into());
         }
         let files: Vec<(u32, u32)> = file_words.chunks_exact(2).map(|pair| (pair[0], pair[1])).collect();
         let names = NameIndex {
-            blob: reader.bytes()?.to_vec(),
-            starts: reader.u32s()?,
-            posting_starts: reader.u32s()?,
-            postings: reader.u32s()?,
+            blob: input.bytes()?,
+            starts: input.u32s()?,
+            posting_starts: input.u32s()?,
+            postings: input.u32s()?,
             overlay: FxHashMap::default(),
         };
-        if reader.position != bytes.len() {
-            return Err("trailing bytes".into());
-        }
         let table = SymbolTable { arena, rows, files, names, garbage: 0 };
         table.validate()?;
         Ok(table)
@@ -576,32 +581,36 @@ fn write_u32s(out: &mut impl Write, values: &[u32]) -> io::Result<()> {
     Ok(())
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    position: usize,
+/// Sections of an encoded table, read into buffers of their own size: a length is trusted
+/// only as far as the bytes behind it actually arrive.
+struct Input<'r, R> {
+    reader: &'r mut R,
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, len: usize) -> Result<&'a [u8], String> {
-        let end = self.position.checked_add(len).filter(|&end| end <= self.bytes.len()).ok_or("truncated")?;
-        let taken = &self.bytes[self.position..end];
-        self.position = end;
-        Ok(taken)
+impl<R: Read> Input<'_, R> {
+    fn exact(&mut self, len: usize) -> Result<Vec<u8>, String> {
+        let mut buffer = Vec::new();
+        let read = (&mut *self.reader).take(len as u64).read_to_end(&mut buffer).map_err(|error| error.to_string())?;
+        if read != len {
+            return Err("truncated".into());
+        }
+        Ok(buffer)
     }
 
     fn u32(&mut self) -> Result<u32, String> {
-        let bytes = self.take(4)?;
-        Ok(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+        let mut word = [0u8; 4];
+        self.reader.read_exact(&mut word).map_err(|_| "truncated")?;
+        Ok(u32::from_le_bytes(word))
     }
 
-    fn bytes(&mut self) -> Result<&'a [u8], String> {
+    fn bytes(&mut self) -> Result<Vec<u8>, String> {
         let len = self.u32()? as usize;
-        self.take(len)
+        self.exact(len)
     }
 
     fn u32s(&mut self) -> Result<Vec<u32>, String> {
         let len = self.u32()? as usize;
-        let bytes = self.take(len.checked_mul(4).ok_or("length overflows")?)?;
+        let bytes = self.exact(len.checked_mul(4).ok_or("length overflows")?)?;
         Ok(bytes.chunks_exact(4).map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]])).collect())
     }
 }
@@ -691,17 +700,17 @@ mod tests {
         let table = built();
         let mut bytes = Vec::new();
         table.encode(&mut bytes).unwrap();
-        let decoded = SymbolTable::decode(&bytes).unwrap();
+        let decoded = SymbolTable::decode_from(&mut &bytes[..]).unwrap();
         assert_eq!(names(&decoded.named("parse")), names(&table.named("parse")));
         assert_eq!(names(&decoded.containing("config", 10).0), names(&table.containing("config", 10).0));
         for cut in [0, 3, 10, bytes.len() / 2, bytes.len() - 1] {
-            assert!(SymbolTable::decode(&bytes[..cut]).is_err(), "truncated at {cut}");
+            assert!(SymbolTable::decode_from(&mut &bytes[..cut]).is_err(), "truncated at {cut}");
         }
         for position in 0..bytes.len() {
             let mut damaged = bytes.clone();
             damaged[position] ^= 0xA5;
             // Any answer is acceptable except a panic, now or on a lookup.
-            if let Ok(table) = SymbolTable::decode(&damaged) {
+            if let Ok(table) = SymbolTable::decode_from(&mut &damaged[..]) {
                 let _ = table.named("parse");
                 let _ = table.containing("a", 10);
                 let _ = table.names_where(&|_| true);

@@ -114,3 +114,31 @@ fn the_watcher_makes_a_new_file_searchable() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A query that asks for the snapshot while another thread is loading it waits for that load
+/// and sees the index ready, rather than finding it "loaded" with nothing in it.
+#[test]
+fn concurrent_snapshot_loads_both_see_the_loaded_index() {
+    let (dir, index_dir) = workspace();
+    for index in 0..40 {
+        write(dir.path(), &format!("more/file_{index}.rs"), &format!("pub fn generated_{index}() {{}}\n"));
+    }
+    open(dir.path(), index_dir.path()).refresh(&|_, _| {});
+    for _ in 0..5 {
+        let index = Arc::new(open(dir.path(), index_dir.path()));
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        let loaders: Vec<_> = (0..2)
+            .map(|_| {
+                let (index, barrier) = (Arc::clone(&index), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    index.load_snapshot()
+                })
+            })
+            .collect();
+        for loader in loaders {
+            assert!(loader.join().unwrap(), "a loader returned before the snapshot was in memory");
+        }
+        assert_eq!(index.symbols_named("generated_7").len(), 1);
+    }
+}
