@@ -232,14 +232,15 @@ impl SymbolTable {
         for (doc, &(start, len)) in self.files.iter().enumerate() {
             let first = compacted.rows.len() as u32;
             for row in &self.rows[start as usize..(start + len) as usize] {
+                let signature = compacted.intern(self.str(row.signature));
                 let moved = Row {
-                    name: compacted.intern(self.str(row.name)),
+                    name: compacted.intern_within(self.str(row.name), signature),
                     container: if row.container.is_none() {
                         Str::NONE
                     } else {
                         compacted.intern_container(self.str(row.container))
                     },
-                    signature: compacted.intern(self.str(row.signature)),
+                    signature,
                     doc: doc as u32,
                     ..*row
                 };
@@ -379,13 +380,14 @@ impl SymbolTable {
     fn append_rows(&mut self, doc: u32, definitions: &[Definition]) -> (u32, u32) {
         let start = self.rows.len() as u32;
         for definition in definitions {
+            let signature = self.intern(&definition.signature);
             let row = Row {
-                name: self.intern(&definition.name),
+                name: self.intern_within(&definition.name, signature),
                 container: match &definition.container {
                     Some(container) => self.intern_container(container),
                     None => Str::NONE,
                 },
-                signature: self.intern(&definition.signature),
+                signature,
                 start_line: clamp(definition.span.start_line),
                 end_line: clamp(definition.span.end_line),
                 name_line: clamp(definition.name_line),
@@ -407,6 +409,15 @@ impl SymbolTable {
         }
         self.arena.extend_from_slice(text.as_bytes());
         Str { offset: offset as u32, len: text.len() as u32 }
+    }
+
+    /// A name is nearly always written in its signature: point into it rather than copy it.
+    fn intern_within(&mut self, text: &str, signature: Str) -> Str {
+        let found = memchr::memmem::find(self.str(signature).as_bytes(), text.as_bytes());
+        match found {
+            Some(at) if !text.is_empty() => Str { offset: signature.offset + at as u32, len: text.len() as u32 },
+            _ => self.intern(text),
+        }
     }
 
     /// Containers repeat row after row (every field of a struct): reuse the previous row's.
