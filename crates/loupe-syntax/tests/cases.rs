@@ -316,3 +316,11 @@ exports.noop = function () {};
     assert!(found("delegate").is_empty(), "a value member is not a definition");
     assert_eq!(found("noop"), [(SymbolKind::Function, None, 20)]);
 }
+
+#[test]
+fn javascript_variables_inside_anonymous_functions_are_locals() {
+    let source = "var __read = (this && this.__read) || function (o, n) {\n    var m = o, i, r;\n    return m;\n};\nvar top = 1;\n(function () { var hidden = 2; })();\n";
+    let facts = parse(Lang::JavaScript, source);
+    let names: Vec<&str> = facts.definitions.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["__read", "top"]);
+}

@@ -327,7 +327,7 @@ fn declarator<'a>(w: &mut Walker<'a>, node: Node<'a>) {
         _ if es5_class.is_some() => (SymbolKind::Class, es5_class),
         _ => {
             let module_level = matches!(w.scope_kind(), None | Some(SymbolKind::Namespace | SymbolKind::Module));
-            if !module_level || w.in_function() {
+            if !module_level || w.in_function() || in_anonymous_function(w) {
                 w.suppress(name);
                 return;
             }
@@ -436,6 +436,14 @@ fn object_member<'a>(w: &mut Walker<'a>, node: Node<'a>) {
     def.name = unquote(w.text(key));
     def.body = field_start(value, "body");
     w.define(def);
+}
+
+/// Inside the body of a function no definition names (`var f = cond || function () { var
+/// m; }`, an IIFE): its variables are locals, not module-level definitions.
+fn in_anonymous_function(w: &Walker<'_>) -> bool {
+    (1..=w.depth).any(|up| {
+        matches!(w.ancestor_kind(up), "function_expression" | "function" | "arrow_function" | "generator_function")
+    })
 }
 
 fn heritage_of_expression<'a>(w: &mut Walker<'a>, name: &'a str, class: Node<'a>) {
