@@ -336,6 +336,17 @@ fn outline_signature(definition: &Definition) -> std::borrow::Cow<'_, str> {
     format!("{}…", cut.trim_end()).into()
 }
 
+/// Characters of a member shown inline (`types = { "AutoField": int, …`).
+const MEMBER_CHARS: usize = 40;
+
+fn clip_member(signature: &str) -> std::borrow::Cow<'_, str> {
+    if signature.chars().count() <= MEMBER_CHARS {
+        return signature.into();
+    }
+    let cut: String = signature.chars().take(MEMBER_CHARS - 1).collect();
+    format!("{}…", cut.trim_end()).into()
+}
+
 /// How many definitions from `index` on are value-like siblings with nothing inside them.
 fn value_run(definitions: &[Definition], index: usize) -> usize {
     let first = &definitions[index];
@@ -401,14 +412,14 @@ fn render_definitions(definitions: &[Definition], width: usize, include_docs: bo
             index += run;
             continue;
         }
-        let mut members = Vec::new();
+        let mut members: Vec<std::borrow::Cow<'_, str>> = Vec::new();
         for (offset, child) in definitions[index + 1..].iter().enumerate() {
             if child.span.start_line > definition.span.end_line {
                 break;
             }
             if child.depth == definition.depth + 1 && is_member(child.kind) && !is_member(definition.kind) {
                 inlined[index + 1 + offset] = true;
-                members.push(child.signature.as_str());
+                members.push(clip_member(&child.signature));
             }
         }
         let indent = "  ".repeat(definition.depth);
@@ -420,7 +431,7 @@ fn render_definitions(definitions: &[Definition], width: usize, include_docs: bo
         };
         let mut line = format!("{lines}│{indent}{}", outline_signature(definition));
         if !members.is_empty() {
-            let shown: Vec<&str> = members.iter().take(INLINE_MEMBERS).copied().collect();
+            let shown: Vec<&str> = members.iter().take(INLINE_MEMBERS).map(|member| member.as_ref()).collect();
             let more = members.len().saturating_sub(shown.len());
             let more = if more > 0 { format!(", +{more}") } else { String::new() };
             line.push_str(&format!(" {{ {}{more} }}", shown.join(", ")));

@@ -292,6 +292,12 @@ fn outline_lists_runs_of_values_by_name() {
     assert!(lines[3].chars().count() < 80, "{}", lines[3]);
     assert_eq!(lines[4], "8│int f(void)");
     assert_eq!(outline.meta["definitions"], json!(8));
+
+    let class = "class Mapper:\n    kind = \"short\"\n    types = {\"AutoField\": int, \"BigAutoField\": int, \"SmallAutoField\": int}\n";
+    std::fs::write(root.join("mapper.py"), class).unwrap();
+    let outline = project.engine.call("read", json!({"mode": "outline", "target": "mapper.py"}));
+    let line = outline.face.lines().nth(1).unwrap();
+    assert_eq!(line, "1-3│class Mapper: { kind = \"short\", types = {\"AutoField\": int, \"BigAutoFiel… }");
 }
 
 /// A server restarted on a persisted index answers its first query from it: the query waits
