@@ -512,25 +512,65 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
             definition_lines.entry(hit.path).or_default().push(hit.symbol.name_line);
         }
     }
-    candidates.sort_by_key(|path| (!definition_lines.contains_key(path), path.clone()));
+    // Candidates come in path order; a stable sort on one flag keeps it within each group.
+    candidates.sort_by_key(|path| !definition_lines.contains_key(path));
+    candidates.retain(|path| request.filters.admits(path));
     let query_lower = request.query.to_lowercase();
+    let verifier = Verifier { engine, request, matcher: &matcher, scanner: &scanner, query_lower: &query_lower };
+    let verify = |path: &RepoPath| verifier.file(path, definition_lines.get(path).map(Vec::as_slice).unwrap_or(&[]));
+    // Files are verified on every core but taken in candidate order, so the cut at
+    // MAX_MATCHES falls where a single thread would put it.
     let mut hits = Vec::new();
     let mut lower_bound = false;
-    for path in candidates {
-        if !request.filters.admits(&path) {
-            continue;
+    for_each_in_order(&candidates, verify, |file_hits| {
+        for hit in file_hits {
+            if hits.len() >= MAX_MATCHES {
+                lower_bound = true;
+                return false;
+            }
+            hits.push(hit);
         }
-        let Ok(bytes) = engine.root().read_indexed(&path, engine.config().max_index_file_bytes) else { continue };
-        let hashed = std::cell::OnceCell::new();
-        let file_hash = || hashed.get_or_init(|| loupe_core::ContentHash::of(&bytes).to_string()).clone();
-        let Ok(decoded) = text::decode(&bytes) else { continue };
-        let definition_lines = definition_lines.get(&path).map(Vec::as_slice).unwrap_or(&[]);
-        let path_bonus = if path.as_str().to_lowercase().contains(&query_lower) { 0.1 } else { 0.0 };
-        for number in lines_to_check(&scanner, &decoded) {
+        true
+    });
+    Ok((hits, lower_bound))
+}
+
+/// What verifying one candidate file needs.
+struct Verifier<'a> {
+    engine: &'a Engine,
+    request: &'a SearchRequest,
+    matcher: &'a regex::Regex,
+    scanner: &'a regex::Regex,
+    query_lower: &'a str,
+}
+
+impl Verifier<'_> {
+    /// The matches in `path` as it is on disk now, scored.
+    fn file(&self, path: &RepoPath, definition_lines: &[usize]) -> Vec<Hit> {
+        let Ok(bytes) = self.engine.root().read_indexed(path, self.engine.config().max_index_file_bytes) else {
+            return Vec::new();
+        };
+        // Most candidates do not match: a file that is plain UTF-8 (no BOM) is its own text, so
+        // one scan of its bytes settles it without decoding or splitting lines.
+        if !bytes.starts_with(b"\xEF\xBB\xBF")
+            && let Ok(raw) = std::str::from_utf8(&bytes)
+            && !self.scanner.is_match(raw)
+        {
+            return Vec::new();
+        }
+        let Ok(decoded) = text::decode(&bytes) else { return Vec::new() };
+        let lines = lines_to_check(self.scanner, &decoded);
+        if lines.is_empty() {
+            return Vec::new();
+        }
+        let file_hash = loupe_core::ContentHash::of(&bytes).to_string();
+        let path_bonus = if path.as_str().to_lowercase().contains(self.query_lower) { 0.1 } else { 0.0 };
+        let mut hits = Vec::new();
+        for number in lines {
             let line = decoded.line(number);
-            let Some(found) = matcher.find(line) else { continue };
+            let Some(found) = self.matcher.find(line) else { continue };
             let whole_word = is_word_boundary(line, found.start(), found.end());
-            let exact_case = line[found.range()].contains(&request.query);
+            let exact_case = line[found.range()].contains(&self.request.query);
             let mut score: f64 = 0.5 + path_bonus;
             if whole_word {
                 score += 0.15;
@@ -549,18 +589,58 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
                 score: score.min(1.0),
                 preview: line.to_owned(),
                 symbol: None,
-                file_hash: file_hash(),
+                file_hash: file_hash.clone(),
             });
             if hits.len() >= MAX_MATCHES {
-                lower_bound = true;
                 break;
             }
         }
-        if lower_bound {
-            break;
-        }
+        hits
     }
-    Ok((hits, lower_bound))
+}
+
+/// Runs `work` on every item on all cores and hands the results to `consume` in item order,
+/// until it returns false. Workers stop soon after; their extra results are dropped.
+fn for_each_in_order<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync, mut consume: impl FnMut(R) -> bool) {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(items.len());
+    if threads <= 1 {
+        for item in items {
+            if !consume(work(item)) {
+                return;
+            }
+        }
+        return;
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::channel::<(usize, R)>();
+        for _ in 0..threads {
+            let (sender, next, stop, work) = (sender.clone(), &next, &stop, &work);
+            scope.spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(index) else { break };
+                    if sender.send((index, work(item))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut pending: BTreeMap<usize, R> = BTreeMap::new();
+        let mut expected = 0;
+        for (index, result) in receiver {
+            pending.insert(index, result);
+            while let Some(result) = pending.remove(&expected) {
+                expected += 1;
+                if !consume(result) {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+    });
 }
 
 /// 1-based lines of `decoded` where a match of `scanner` starts, in order; every line with a

@@ -79,6 +79,10 @@ struct State {
     files: Vec<FileRecord>,
     symbols: SymbolTable,
     by_path: FxHashMap<RepoPath, u32>,
+    /// Doc ids in path order (dead ones included), and each doc's position in it: queries
+    /// sort their candidates by an integer rather than by comparing paths.
+    path_order: Vec<u32>,
+    path_rank: Vec<u32>,
     text: LayeredIndex,
 }
 
@@ -567,9 +571,13 @@ impl Index {
     /// Live files, in path order.
     pub fn files(&self) -> Vec<FileRecord> {
         let state = self.read_state();
-        let mut files: Vec<FileRecord> = state.files.iter().filter(|record| record.live).cloned().collect();
-        files.sort_by(|left, right| left.path.cmp(&right.path));
-        files
+        state
+            .path_order
+            .iter()
+            .filter_map(|&doc| state.files.get(doc as usize))
+            .filter(|record| record.live)
+            .cloned()
+            .collect()
     }
 
     /// Files whose content may contain a match of `plan`: a superset, to be verified.
@@ -580,13 +588,11 @@ impl Index {
             Candidates::All => Box::new(0..state.files.len() as u32),
             Candidates::Docs(docs) => Box::new(docs.into_iter()),
         };
-        let mut paths: Vec<RepoPath> = docs
-            .filter_map(|doc| state.files.get(doc as usize))
-            .filter(|record| record.live && record.text)
-            .map(|record| record.path.clone())
+        let mut docs: Vec<u32> = docs
+            .filter(|&doc| state.files.get(doc as usize).is_some_and(|record| record.live && record.text))
             .collect();
-        paths.sort();
-        paths
+        docs.sort_unstable_by_key(|&doc| state.path_rank.get(doc as usize).copied().unwrap_or(u32::MAX));
+        docs.into_iter().map(|doc| state.files[doc as usize].path.clone()).collect()
     }
 }
 
@@ -599,7 +605,22 @@ impl State {
                 state.by_path.insert(record.path.clone(), doc as u32);
             }
         }
+        // A build numbers docs in path order; only a snapshot grown by new files needs sorting.
+        state.path_order = (0..state.files.len() as u32).collect();
+        let sorted = state.files.windows(2).all(|pair| pair[0].path <= pair[1].path);
+        if !sorted {
+            let files = &state.files;
+            state.path_order.sort_by(|&left, &right| files[left as usize].path.cmp(&files[right as usize].path));
+        }
+        state.rank_paths();
         state
+    }
+
+    fn rank_paths(&mut self) {
+        self.path_rank = vec![0; self.files.len()];
+        for (rank, &doc) in self.path_order.iter().enumerate() {
+            self.path_rank[doc as usize] = rank as u32;
+        }
     }
 
     fn hit(&self, doc: u32, symbol: SymbolRecord) -> Option<SymbolHit> {
@@ -621,7 +642,11 @@ impl State {
 
     fn put_doc(&mut self, doc: u32, record: FileRecord, definitions: &[loupe_syntax::Definition], trigrams: &[u32]) {
         if doc as usize >= self.files.len() {
+            let files = &self.files;
+            let position = self.path_order.partition_point(|&other| files[other as usize].path < record.path);
+            self.path_order.insert(position, doc);
             self.files.push(record.clone());
+            self.rank_paths();
         }
         self.by_path.insert(record.path.clone(), doc);
         self.files[doc as usize] = record;

@@ -142,3 +142,26 @@ fn concurrent_snapshot_loads_both_see_the_loaded_index() {
         assert_eq!(index.symbols_named("generated_7").len(), 1);
     }
 }
+
+/// Candidates and files come in path order, also for files added after the build (whose doc
+/// ids come last).
+#[test]
+fn files_added_later_still_come_in_path_order() {
+    let (dir, index_dir) = workspace();
+    let index = open(dir.path(), index_dir.path());
+    index.refresh(&|_, _| {});
+    write(dir.path(), "aaa/first.rs", "pub fn shared_marker() {}\n");
+    write(dir.path(), "src/middle.rs", "pub fn shared_marker() {}\n");
+    write(dir.path(), "zzz/last.rs", "pub fn shared_marker() {}\n");
+    let added: Vec<_> = ["zzz/last.rs", "aaa/first.rs", "src/middle.rs"]
+        .iter()
+        .map(|path| loupe_core::RepoPath::normalize(path).unwrap())
+        .collect();
+    index.update_paths(&added);
+    assert_eq!(candidates(&index, "shared_marker"), ["aaa/first.rs", "src/middle.rs", "zzz/last.rs"]);
+    let files: Vec<String> = index.files().iter().map(|record| record.path.as_str().to_owned()).collect();
+    let mut sorted = files.clone();
+    sorted.sort();
+    assert_eq!(files, sorted);
+    assert_eq!(files.len(), 6);
+}
