@@ -550,24 +550,33 @@ impl Verifier<'_> {
         let Ok(bytes) = self.engine.root().read_indexed(path, self.engine.config().max_index_file_bytes) else {
             return Vec::new();
         };
-        // Most candidates do not match: a file that is plain UTF-8 (no BOM) is its own text, so
-        // one scan of its bytes settles it without decoding or splitting lines.
-        if !bytes.starts_with(b"\xEF\xBB\xBF")
-            && let Ok(raw) = std::str::from_utf8(&bytes)
-            && !self.scanner.is_match(raw)
-        {
-            return Vec::new();
-        }
-        let Ok(decoded) = text::decode(&bytes) else { return Vec::new() };
-        let lines = lines_to_check(self.scanner, &decoded);
+        // A file that is plain UTF-8 with `\n` line ends (no BOM, no NUL near the start, no
+        // `\r`) is its own decoded text: it is scanned in place, and only the lines where a
+        // match starts are located. Anything else is decoded first.
+        let plain = (!bytes.starts_with(b"\xEF\xBB\xBF")
+            && !bytes[..bytes.len().min(text::BINARY_SNIFF_BYTES)].contains(&0)
+            && memchr::memchr(b'\r', &bytes).is_none())
+        .then(|| std::str::from_utf8(&bytes).ok())
+        .flatten();
+        let decoded;
+        let lines: Vec<(usize, &str)> = match plain {
+            Some(raw) => plain_lines_to_check(self.scanner, raw),
+            None => {
+                let Ok(text) = text::decode(&bytes) else { return Vec::new() };
+                decoded = text;
+                lines_to_check(self.scanner, &decoded)
+                    .into_iter()
+                    .map(|number| (number, decoded.line(number)))
+                    .collect()
+            }
+        };
         if lines.is_empty() {
             return Vec::new();
         }
         let file_hash = loupe_core::ContentHash::of(&bytes).to_string();
         let path_bonus = if path.as_str().to_lowercase().contains(self.query_lower) { 0.1 } else { 0.0 };
         let mut hits = Vec::new();
-        for number in lines {
-            let line = decoded.line(number);
+        for (number, line) in lines {
             let Some(found) = self.matcher.find(line) else { continue };
             let whole_word = is_word_boundary(line, found.start(), found.end());
             let exact_case = line[found.range()].contains(&self.request.query);
@@ -643,6 +652,34 @@ fn for_each_in_order<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Syn
     });
 }
 
+/// `lines_to_check` for text whose only line terminator is `\n`, without splitting it: the
+/// 1-based number and content of each line where a match starts.
+fn plain_lines_to_check<'t>(scanner: &regex::Regex, text: &'t str) -> Vec<(usize, &'t str)> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    if text.is_empty() {
+        return lines;
+    }
+    let (mut at, mut counted_to, mut number) = (0, 0, 1);
+    while at <= text.len() {
+        let Some(found) = scanner.find_at(text, at) else { break };
+        let start = found.start();
+        if start >= text.len() && text.ends_with('\n') {
+            break;
+        }
+        number += memchr::memchr_iter(b'\n', &bytes[counted_to..start]).count();
+        counted_to = start;
+        let line_start = memchr::memrchr(b'\n', &bytes[..start]).map_or(0, |newline| newline + 1);
+        let line_end = memchr::memchr(b'\n', &bytes[start..]).map_or(text.len(), |newline| start + newline);
+        lines.push((number, &text[line_start..line_end]));
+        if line_end >= text.len() {
+            break;
+        }
+        at = line_end + 1;
+    }
+    lines
+}
+
 /// 1-based lines of `decoded` where a match of `scanner` starts, in order; every line with a
 /// per-line match is among them. After a match, the scan resumes at the next line, so a match
 /// spanning lines never hides one that starts inside it.
@@ -651,8 +688,15 @@ fn lines_to_check(scanner: &regex::Regex, decoded: &text::Decoded) -> Vec<usize>
     let mut at = 0;
     while at <= decoded.text.len() {
         let Some(found) = scanner.find_at(&decoded.text, at) else { break };
-        let index = decoded.lines.partition_point(|span| span.next <= found.start());
+        let mut index = decoded.lines.partition_point(|span| span.next <= found.start());
+        // An empty match at the very end belongs to a last line that has no terminator.
+        if index == decoded.lines.len() && decoded.lines.last().is_some_and(|span| span.end == found.start()) {
+            index -= 1;
+        }
         let Some(span) = decoded.lines.get(index) else { break };
+        if lines.last() == Some(&(index + 1)) {
+            break;
+        }
         lines.push(index + 1);
         if span.next <= at {
             break;

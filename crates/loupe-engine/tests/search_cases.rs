@@ -239,6 +239,7 @@ fn matches_are_per_line_whatever_the_line_endings() {
         ("ends/crlf.txt", "alpha end\r\nbeta\r\nend alpha\r\n"),
         ("ends/cr.txt", "alpha end\rbeta\rend alpha"),
         ("ends/span.txt", "xa\n b a  b\nnothing\na\n\nb\n"),
+        ("ends/noeol.txt", "first\nlast"),
     ];
     let mut paths = Vec::new();
     for (path, body) in files {
@@ -270,6 +271,10 @@ fn matches_are_per_line_whatever_the_line_endings() {
     // `a\s+b` matches across lines 1-2 (`a\n b`) in the whole file; line 2 alone has `a  b`.
     assert_eq!(lines(r"a\s+b"), at(&[("ends/span.txt", 2)]));
     assert_eq!(lines(r"^$"), at(&[("ends/span.txt", 5)]));
+    // Matches at the very end of a file without a final line terminator.
+    assert_eq!(lines("t$"), at(&[("ends/noeol.txt", 1), ("ends/noeol.txt", 2)]));
+    assert_eq!(lines("alpha$"), at(&[("ends/cr.txt", 3), ("ends/crlf.txt", 3)]));
+    assert_eq!(lines("x*$").len(), 14, "an empty match on every line, once");
 }
 
 /// An outline is a map: runs of value-like definitions are listed by name on one line, long
