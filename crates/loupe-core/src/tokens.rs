@@ -5,17 +5,20 @@
 //! through `count`. Counts are exact o200k_base counts (identical to tiktoken's on 13,969
 //! real source files; see ARCHITECTURE.md for why this crate and not tiktoken-rs).
 //!
-//! The vocabulary is bpe-openai's, but not its loader: `bpe_openai::o200k_base()` reads a
-//! 32 MB MessagePack dictionary and then compiles the pre-tokenization regex, ~45 ms in
-//! all, and the first answer after start waits for it. Instead `build.rs` loads that
-//! vocabulary once at build time and writes the same `BytePairEncoding` into a flat
-//! little-endian table (`$OUT_DIR/o200k_base.table`, embedded below); `table` reads it back
-//! through `serde` with no type tags to decode. While it does, a second thread compiles
-//! the pre-tokenization regex (the same patterns as bpe-openai's `o200k_base`, copied in
-//! `PATTERNS`), and the two are joined into a `bpe_openai::Tokenizer`. The test
-//! `counts_match_bpe_openai_o200k_base` proves the counts identical to bpe-openai's own
-//! tokenizer. Loading still takes some milliseconds (see ARCHITECTURE.md), so a server
-//! warms it on a background thread at start (`warm_up`) instead of on the first read.
+//! The vocabulary and the tokenizer are bpe-openai's, but not its loader:
+//! `bpe_openai::o200k_base()` decodes a 32 MB MessagePack dictionary and then compiles the
+//! pre-tokenization regex, ~45 ms on one thread, and the first answer after start waits
+//! for it. Instead `build.rs` (a build script with bpe-openai as build-dependency) loads
+//! that vocabulary once at build time and writes the same `BytePairEncoding` as a flat
+//! little-endian table (`$OUT_DIR/o200k_base.table`, embedded below with `include_bytes!`);
+//! `table` reads it back through `serde` with no type tags to decode and the automata
+//! borrowed straight from the embedded bytes. Meanwhile a second thread touches the
+//! table's pages and compiles the regex (bpe-openai's o200k patterns, copied in
+//! `PATTERNS`), and the two halves are joined into a `bpe_openai::Tokenizer`. The test
+//! `counts_match_bpe_openai_o200k_base` proves the counts identical to
+//! `bpe_openai::o200k_base()`'s. Loading still takes ~26 ms of CPU (ARCHITECTURE.md,
+//! `examples/tokenizer_load.rs`), so a server warms it on a background thread at start
+//! (`warm_up`) instead of on the first read.
 
 use std::sync::LazyLock;
 
@@ -55,7 +58,8 @@ const PATTERNS: [(&str, bool); 3] = [
 
 static O200K: LazyLock<Tokenizer> = LazyLock::new(load);
 
-/// Reads the vocabulary on this thread while another compiles the regex.
+/// Decodes the vocabulary on this thread while a helper prefetches the table and compiles
+/// the regex.
 fn load() -> Tokenizer {
     let helper = std::thread::Builder::new().name("loupe-tokens".into()).spawn(|| {
         prefetch(O200K_TABLE);
