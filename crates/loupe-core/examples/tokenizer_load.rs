@@ -3,9 +3,9 @@
 //! `old` is `bpe_openai::o200k_base()` (MessagePack vocabulary + regex, one thread), `new` is
 //! `loupe_core::tokens::warm_up()`, each called on a spawned thread as `loupe serve` does.
 //! `ready` is the wall time from the child's `main` to a loaded tokenizer; `loader thread
-//! on-CPU` is the CPU time of the thread that loads it (Linux), which is what the wall time
-//! would be on an idle machine for the part on the critical path. Each run is a fresh child process; the variants alternate so
-//! that background load hits both alike.
+//! on-CPU` is the CPU time of the thread that loads it (Linux), roughly what `ready` would be
+//! on an idle machine, since that thread is the critical path. Each run is a fresh child
+//! process; the variants alternate so that background load hits both alike.
 //!
 //! ```text
 //! cargo run --release -p loupe-core --example tokenizer_load -- [runs]

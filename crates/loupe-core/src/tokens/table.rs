@@ -189,3 +189,20 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_foreign_and_truncated_input() {
+        assert!(decode(b"").is_err());
+        assert!(decode(b"MessagePack, not a table").is_err());
+        let table = super::super::O200K_TABLE;
+        assert_eq!(&table[..8], MAGIC);
+        assert!(decode(&table[..64]).is_err());
+        let mut short_count = table[..12].to_vec();
+        short_count.extend_from_slice(&[0; 3]);
+        assert!(decode(&short_count).is_err());
+    }
+}
