@@ -478,18 +478,14 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
     let case_sensitive = smart_case(request);
     let pattern = if is_regex { request.query.clone() } else { regex::escape(&request.query) };
     let pattern = if request.whole_word { format!(r"\b(?:{pattern})\b") } else { pattern };
-    let matcher = RegexBuilder::new(&pattern).case_insensitive(!case_sensitive).build().map_err(|error| {
-        ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern, or use type='text'")
-    })?;
-    // Matches are per line. One pass of the same pattern over the whole file (anchors at
-    // line terminators) finds where they can start, far faster than a call per line; only
-    // lines where such a match starts are checked with the per-line matcher.
-    let scanner = RegexBuilder::new(&pattern)
-        .case_insensitive(!case_sensitive)
-        .multi_line(true)
-        .crlf(true)
-        .build()
-        .map_err(|error| ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern"))?;
+    // Matches are per line. One pass over the whole file with anchors at line terminators
+    // finds where they can start, far faster than a call per line; only lines where such a
+    // match starts are then matched alone. On a single line (no terminator inside) the same
+    // regex has exactly the per-line meaning, so one regex serves both.
+    let scanner =
+        RegexBuilder::new(&pattern).case_insensitive(!case_sensitive).multi_line(true).crlf(true).build().map_err(
+            |error| ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern, or use type='text'"),
+        )?;
     // The plan must be evaluated with the same options the matcher uses; a literal searched
     // case-insensitively goes through the regex planner, which knows Unicode case folding.
     let plan_pattern = if is_regex { request.query.clone() } else { regex::escape(&request.query) };
@@ -512,11 +508,15 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
             definition_lines.entry(hit.path).or_default().push(hit.symbol.name_line);
         }
     }
-    // Candidates come in path order; a stable sort on one flag keeps it within each group.
-    candidates.sort_by_key(|path| !definition_lines.contains_key(path));
+    // Candidates come in path order; a partition keeps that order within each group.
+    if !definition_lines.is_empty() {
+        let (defining, rest): (Vec<RepoPath>, Vec<RepoPath>) =
+            candidates.into_iter().partition(|path| definition_lines.contains_key(path));
+        candidates = defining.into_iter().chain(rest).collect();
+    }
     candidates.retain(|path| request.filters.admits(path));
     let query_lower = request.query.to_lowercase();
-    let verifier = Verifier { engine, request, matcher: &matcher, scanner: &scanner, query_lower: &query_lower };
+    let verifier = Verifier { engine, request, scanner: &scanner, query_lower: &query_lower };
     let verify = |path: &RepoPath| verifier.file(path, definition_lines.get(path).map(Vec::as_slice).unwrap_or(&[]));
     // Files are verified on every core but taken in candidate order, so the cut at
     // MAX_MATCHES falls where a single thread would put it.
@@ -539,7 +539,6 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
 struct Verifier<'a> {
     engine: &'a Engine,
     request: &'a SearchRequest,
-    matcher: &'a regex::Regex,
     scanner: &'a regex::Regex,
     query_lower: &'a str,
 }
@@ -577,7 +576,7 @@ impl Verifier<'_> {
         let path_bonus = if path.as_str().to_lowercase().contains(self.query_lower) { 0.1 } else { 0.0 };
         let mut hits = Vec::new();
         for (number, line) in lines {
-            let Some(found) = self.matcher.find(line) else { continue };
+            let Some(found) = self.scanner.find(line) else { continue };
             let whole_word = is_word_boundary(line, found.start(), found.end());
             let exact_case = line[found.range()].contains(&self.request.query);
             let mut score: f64 = 0.5 + path_bonus;
