@@ -26,6 +26,9 @@ pub struct Root {
     exclusions: Exclusions,
     /// The root or one of its ancestors holds `.git`.
     in_git_repository: bool,
+    /// The root directory, held open for `openat2` reads beneath it (Linux).
+    #[cfg(target_os = "linux")]
+    directory: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
 }
 
 /// A caller's path, resolved: where it is inside the root, and whether it exists.
@@ -55,7 +58,21 @@ impl Root {
             });
         }
         let in_git_repository = canonical.ancestors().any(|dir| dir.join(".git").exists());
-        Ok(Root { canonical, given: given.to_path_buf(), exclusions, in_git_repository })
+        #[cfg(target_os = "linux")]
+        let directory = {
+            use rustix::fs::{Mode, OFlags};
+            rustix::fs::open(&canonical, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+                .ok()
+                .map(std::sync::Arc::new)
+        };
+        Ok(Root {
+            canonical,
+            given: given.to_path_buf(),
+            exclusions,
+            in_git_repository,
+            #[cfg(target_os = "linux")]
+            directory,
+        })
     }
 
     pub fn canonical(&self) -> &Path {
@@ -225,6 +242,31 @@ impl Root {
             // No /proc (a sandbox): the canonical check already ran.
             Err(_) => Ok(()),
         }
+    }
+
+    /// Reads `path` with one `openat2` that refuses to leave the root or to follow any
+    /// symlink, so the path opened is the path asked for: containment and the exclusions hold
+    /// without resolving each component first, and nothing can swap a component in between.
+    /// `None` (a symlink on the way, an excluded or odd path, an old kernel, any error) sends
+    /// the caller to the resolving path, which decides and explains.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn read_beneath(&self, path: &RepoPath, max_bytes: u64) -> Option<Vec<u8>> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        let directory = self.directory.as_ref()?;
+        if path.is_root() || self.check_excluded(path).is_err() {
+            return None;
+        }
+        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
+        let descriptor = rustix::fs::openat2(directory.as_ref(), path.as_str(), flags, Mode::empty(), resolve).ok()?;
+        let mut file = File::from(descriptor);
+        let metadata = file.metadata().ok()?;
+        if !metadata.is_file() || metadata.len() > max_bytes {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(metadata.len() as usize);
+        file.read_to_end(&mut bytes).ok()?;
+        Some(bytes)
     }
 
     #[cfg(not(target_os = "linux"))]

@@ -106,6 +106,10 @@ impl Root {
     /// Reads a file the walk reported, by its root-relative path, refusing anything that
     /// resolves outside the root or onto an excluded path.
     pub fn read_indexed(&self, path: &RepoPath, max_bytes: u64) -> Result<Vec<u8>, crate::VfsError> {
+        #[cfg(target_os = "linux")]
+        if let Some(bytes) = self.read_beneath(path, max_bytes) {
+            return Ok(bytes);
+        }
         let resolved = self.resolve(path.as_str())?;
         self.read(&resolved, max_bytes).map(|file| file.bytes)
     }
@@ -122,6 +126,37 @@ mod tests {
     use crate::Exclusions;
     use loupe_core::config::DEFAULT_EXCLUDE;
     use std::fs;
+
+    /// `read_indexed` takes one `openat2` for a plain path and the resolving path otherwise:
+    /// either way a symlink out of the root, an excluded file or a directory is refused, and a
+    /// symlink that stays inside is read.
+    #[test]
+    #[cfg(unix)]
+    fn read_indexed_refuses_what_resolve_refuses() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("src")).unwrap();
+        fs::write(dir.path().join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+        fs::write(dir.path().join(".env"), "SECRET=1\n").unwrap();
+        fs::write(outside.path().join("secret.txt"), "outside\n").unwrap();
+        symlink(dir.path().join("src/lib.rs"), dir.path().join("inside_link.rs")).unwrap();
+        symlink(outside.path().join("secret.txt"), dir.path().join("escape.txt")).unwrap();
+        symlink(outside.path(), dir.path().join("escape_dir")).unwrap();
+        symlink(dir.path().join(".env"), dir.path().join("env_link")).unwrap();
+        let exclude: Vec<String> = DEFAULT_EXCLUDE.iter().map(|s| (*s).to_owned()).collect();
+        let root = Root::open(dir.path(), Exclusions::new(&exclude, &[]).unwrap()).unwrap();
+        let read = |path: &str| root.read_indexed(&RepoPath::normalize(path).unwrap(), 1 << 20);
+        assert_eq!(read("src/lib.rs").unwrap(), b"pub fn a() {}\n");
+        assert_eq!(read("inside_link.rs").unwrap(), b"pub fn a() {}\n");
+        assert!(read("escape.txt").is_err());
+        assert!(read("escape_dir/secret.txt").is_err());
+        assert!(read(".env").is_err());
+        assert!(read("env_link").is_err());
+        assert!(read("src").is_err());
+        assert!(read("missing.rs").is_err());
+        assert!(root.read_indexed(&RepoPath::normalize("src/lib.rs").unwrap(), 4).is_err(), "over max_bytes");
+    }
 
     #[test]
     fn walk_honours_ignores_exclusions_size_and_symlinks() {
