@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use loupe_core::{ErrorCode, ToolError};
 use loupe_engine::config::{Sources, load};
-use loupe_engine::{Engine, Response, TOOLS};
+use loupe_engine::{CallContext, Engine, Response, TOOLS};
 use loupe_index::IndexState;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
@@ -41,8 +41,9 @@ const INDEX_WAIT: Duration = Duration::from_secs(10);
 /// How long the first tool call waits for the client to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 
-const INSTRUCTIONS: &str = "loupe serves code under a token budget. Prefer read(mode=snippet) with exact lines over whole files; \
-follow the `→ next:` call at the end of a cut result to continue. Lines are 1-based and inclusive.";
+const INSTRUCTIONS: &str = "loupe serves code under a token budget. Search first: whole-file, symbol and outline reads need a ref \
+from a search (its candidate_id or bundle_id, or a copied next_calls entry); exact windows (snippet start_line..end_line) pass without one. \
+Follow the `→ next:` call at the end of a result to continue. Lines are 1-based and inclusive. manage(command=guidance) explains the rest.";
 
 /// Test hook: with `LOUPE_TEST_HOOKS=1`, reading this target panics inside the engine call,
 /// so tests can prove a panic costs one call and not the server.
@@ -56,6 +57,9 @@ pub struct LoupeServer {
     /// Test hook (`LOUPE_TEST_INDEX_DELAY_MS` with `LOUPE_TEST_HOOKS=1`): hold the first build
     /// back this long so tests can observe a server whose index is still building.
     index_delay: Option<Duration>,
+    /// This connection's identity for the session layer (§9.1): a UUID issued by the server.
+    /// One stdio process is one connection.
+    connection: Arc<CallContext>,
 }
 
 impl LoupeServer {
@@ -70,7 +74,14 @@ impl LoupeServer {
             .and_then(|(_, value)| value.parse().ok())
             .filter(|_| test_hooks)
             .map(Duration::from_millis);
-        LoupeServer { sources: Arc::new(sources), engine: Arc::new(Mutex::new(None)), test_hooks, index_delay }
+        let connection = Arc::new(CallContext::new(uuid::Uuid::new_v4().to_string()));
+        LoupeServer {
+            sources: Arc::new(sources),
+            engine: Arc::new(Mutex::new(None)),
+            test_hooks,
+            index_delay,
+            connection,
+        }
     }
 
     /// A server on an engine that is already open.
@@ -134,11 +145,12 @@ impl LoupeServer {
         }
         let panic_requested = self.test_hooks && arguments.get("target").and_then(Value::as_str) == Some(PANIC_TARGET);
         let tool = name.to_owned();
+        let connection = Arc::clone(&self.connection);
         let joined = tokio::task::spawn_blocking(move || {
             if panic_requested {
                 panic!("test hook: panic inside a tool call");
             }
-            engine.call(&tool, arguments)
+            engine.call_in(&connection, &tool, arguments)
         })
         .await;
         match joined {

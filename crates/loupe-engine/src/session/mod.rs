@@ -95,13 +95,11 @@ impl SessionLayer {
             return self.finish_unattributed(crate::read::run(engine, arguments));
         };
         if config.strict_session_id && identity::session_id(&map).is_none() {
-            return self.refuse(
-                "read",
-                &map,
-                identity::session_id_required("read", &map),
-                ReasonCode::SessionIdRequired,
-                None,
-            );
+            if crate::read::arguments_error(&map).is_some() {
+                return self.finish_unattributed(crate::read::run(engine, Value::Object(map)));
+            }
+            let error = self.strict_refusal(config, context, &map);
+            return self.refuse("read", &map, error, ReasonCode::SessionIdRequired, None);
         }
         let key = self.key(context, &map);
         let mode = map.get("mode").and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -127,6 +125,10 @@ impl SessionLayer {
                 Ok(pre) => pre,
                 Err((error, reason, metrics)) => {
                     drop(store);
+                    // A malformed call hears about its arguments first.
+                    if crate::read::arguments_error(&map).is_some() {
+                        return self.finish_unattributed(crate::read::run(engine, Value::Object(map)));
+                    }
                     return self.refuse("read", &map, error, reason, Some(metrics));
                 }
             }
@@ -157,17 +159,6 @@ impl SessionLayer {
             }
             saved = outcome.tokens_saved;
             lines_sent = outcome.lines_sent;
-            let tokens = response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
-            let degraded = response.meta.get("preview_degraded").and_then(Value::as_bool).unwrap_or(false);
-            session.metrics.record_read(ReadSample {
-                lines_sent: outcome.lines_sent,
-                chars: response.face.chars().count() as u64,
-                tokens,
-                span: outcome.span,
-                degraded,
-                tokens_saved: outcome.tokens_saved,
-            });
-            session.remember_read_calls(read_calls(&response.meta));
             if let Some((code, message)) = pre.warn {
                 stabilization.reason_codes.push(code);
                 stabilization.footer_codes.push(code);
@@ -190,15 +181,70 @@ impl SessionLayer {
                 stabilization.footer_messages.push(message);
                 stabilization.alternatives = Some(alternatives);
             }
+            let mut sample = ReadSample {
+                lines_sent: outcome.lines_sent,
+                span: outcome.span,
+                degraded: response.meta.get("preview_degraded").and_then(Value::as_bool).unwrap_or(false),
+                tokens_saved: outcome.tokens_saved,
+                ..ReadSample::default()
+            };
+            // The budget after this read decides its warning; the warning is part of what
+            // this read sends, so the read is counted once its face is final.
+            let mut after = session.metrics.clone();
+            after.record_read(sample);
+            self.budget_notes(config, &after, &mut stabilization);
+            stabilization.add_footer(&mut response, max_tokens);
+            sample.chars = response.face.chars().count() as u64;
+            sample.tokens = response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
+            session.metrics.record_read(sample);
             stabilization.context_bundle = Some(context_bundle(session));
+        } else {
+            self.budget_notes(config, &session.metrics, &mut stabilization);
         }
-        self.budget_notes(config, session, &mut stabilization);
+        // Continuations and the fixes `read` offers (a suggested path, a restart after a
+        // conflict) replay without a ref: they were issued to this session.
+        session.remember_read_calls(read_calls(&response.meta));
         stabilization.metrics_snapshot = session.metrics.snapshot();
         let session_key = session.key.clone();
         drop(store);
-        stabilization.attach(&mut response, max_tokens);
+        stabilization.attach(&mut response);
         self.record_event(&session_key, &response, lines_sent, saved);
         response
+    }
+
+    /// `SESSION_ID_REQUIRED` for a read, with next calls that pass in the session they
+    /// name: the same read with a `session_id`, or, when the gate would stop that one, the
+    /// gate's own next calls carrying the `session_id`.
+    fn strict_refusal(&self, config: &Config, context: &CallContext, map: &Map<String, Value>) -> ToolError {
+        let mut error = identity::session_id_required("read", map);
+        let Some(retry) = error.next_calls.first().map(|call| call.arguments.clone()) else { return error };
+        if config.gate_mode != GateMode::Enforce {
+            return error;
+        }
+        let mode = retry.get("mode").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let target = read_target(&retry, &mode).unwrap_or_default();
+        let shape = ReadShape {
+            arguments: &retry,
+            mode: &mode,
+            target: &target,
+            target_path: if mode == "symbol" { None } else { normalize_lexically(&self.root, &target) },
+            max_range_lines: config.max_range_lines,
+            root: &self.root,
+        };
+        let key = self.key(context, &retry);
+        let store = self.lock();
+        let session = store.peek(&key, Instant::now());
+        if let Verdict::Refuse { error: gate_error, .. } = gate::check(&shape, session) {
+            error.next_calls = gate_error
+                .next_calls
+                .into_iter()
+                .map(|mut call| {
+                    call.arguments.insert("session_id".into(), retry["session_id"].clone());
+                    call
+                })
+                .collect();
+        }
+        error
     }
 
     fn pre_read(
@@ -249,8 +295,8 @@ impl SessionLayer {
     }
 
     /// Warnings at 80% of a session limit and the budget state.
-    fn budget_notes(&self, config: &Config, session: &Session, stabilization: &mut Stabilization) {
-        let (state, warning) = budget::state(config, &session.metrics);
+    fn budget_notes(&self, config: &Config, metrics: &metrics::Metrics, stabilization: &mut Stabilization) {
+        let (state, warning) = budget::state(config, metrics);
         stabilization.budget_state = Some(state);
         if let Some(warning) = warning {
             stabilization.budget_pressed = true;
@@ -285,7 +331,7 @@ impl SessionLayer {
             metrics_snapshot: metrics.unwrap_or_else(|| metrics::Metrics::default().snapshot()),
             ..Stabilization::default()
         };
-        stabilization.attach(&mut response, None);
+        stabilization.attach(&mut response);
         self.record_event("", &response, 0, 0);
         response
     }
@@ -294,7 +340,7 @@ impl SessionLayer {
     fn finish_unattributed(&self, mut response: Response) -> Response {
         let stabilization =
             Stabilization { metrics_snapshot: metrics::Metrics::default().snapshot(), ..Stabilization::default() };
-        stabilization.attach(&mut response, None);
+        stabilization.attach(&mut response);
         response
     }
 
@@ -323,11 +369,12 @@ impl SessionLayer {
             session.metrics.record_search();
             session.remember_search(search_record(&response.meta));
         }
-        self.budget_notes(config, session, &mut stabilization);
+        self.budget_notes(config, &session.metrics, &mut stabilization);
         stabilization.metrics_snapshot = session.metrics.snapshot();
         let session_key = session.key.clone();
         drop(store);
-        stabilization.attach(&mut response, None);
+        stabilization.add_footer(&mut response, None);
+        stabilization.attach(&mut response);
         self.record_event(&session_key, &response, 0, 0);
         response
     }

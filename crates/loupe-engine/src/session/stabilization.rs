@@ -29,9 +29,31 @@ pub(crate) struct Stabilization {
 }
 
 impl Stabilization {
-    /// Writes `meta.stabilization`, merges the reason codes into `meta.reason_codes` in the
-    /// fixed order, and adds the footer line when it fits the caller's `max_tokens`.
-    pub(crate) fn attach(self, response: &mut Response, max_tokens: Option<u64>) {
+    /// Adds the footer line to a successful answer when there is something to say and it
+    /// fits the caller's `max_tokens`; `token_estimate` stays the face's exact count.
+    pub(crate) fn add_footer(&self, response: &mut Response, max_tokens: Option<u64>) {
+        if !response.ok || self.footer_messages.is_empty() {
+            return;
+        }
+        let codes = if self.footer_codes.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = ordered(self.footer_codes.iter().map(|code| code.as_str().to_owned()));
+            format!(" [{}]", names.join(", "))
+        };
+        let line = format!("── session{codes}: {}\n", self.footer_messages.join("; "));
+        let line_tokens = tokens::count(&line) as u64;
+        let estimate = response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
+        if max_tokens.is_some_and(|limit| estimate + line_tokens > limit) {
+            return;
+        }
+        response.face.push_str(&line);
+        response.meta.insert("token_estimate".into(), Value::from(estimate + line_tokens));
+    }
+
+    /// Writes `meta.stabilization` and merges the reason codes into `meta.reason_codes` in
+    /// the fixed order.
+    pub(crate) fn attach(self, response: &mut Response) {
         let own = response.meta.get("reason_codes").and_then(Value::as_array).cloned().unwrap_or_default();
         let mut codes: Vec<String> = own.iter().filter_map(Value::as_str).map(str::to_owned).collect();
         if let Some(error) = &response.error
@@ -68,23 +90,5 @@ impl Stabilization {
             object.insert("alternatives".into(), Value::from(listed));
         }
         response.meta.insert("stabilization".into(), Value::Object(object));
-
-        if !response.ok || self.footer_messages.is_empty() {
-            return;
-        }
-        let codes = if self.footer_codes.is_empty() {
-            String::new()
-        } else {
-            let names: Vec<String> = ordered(self.footer_codes.iter().map(|code| code.as_str().to_owned()));
-            format!(" [{}]", names.join(", "))
-        };
-        let line = format!("── session{codes}: {}\n", self.footer_messages.join("; "));
-        let line_tokens = tokens::count(&line) as u64;
-        let estimate = response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
-        if max_tokens.is_some_and(|limit| estimate + line_tokens > limit) {
-            return;
-        }
-        response.face.push_str(&line);
-        response.meta.insert("token_estimate".into(), Value::from(estimate + line_tokens));
     }
 }
