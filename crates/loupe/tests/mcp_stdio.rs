@@ -95,7 +95,8 @@ async fn rmcp_client_reads_and_recovers_from_bad_calls() {
     // Secrets are refused by code.
     let result = client
         .call_tool(
-            CallToolRequestParams::new("read").with_arguments(arguments(json!({"mode": "file", "target": ".env"}))),
+            CallToolRequestParams::new("read")
+                .with_arguments(arguments(json!({"mode": "snippet", "target": ".env", "start_line": 1}))),
         )
         .await
         .unwrap();

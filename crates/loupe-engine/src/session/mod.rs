@@ -320,6 +320,13 @@ impl SessionLayer {
             _ => read_target(arguments, mode.as_deref().unwrap_or_default()),
         };
         let budget_hit = reason == ReasonCode::BudgetHardLimit;
+        let mut error = error;
+        // The calls offered run in the caller's session, where the refs they carry live.
+        if let Some(session_id) = arguments.get("session_id").filter(|value| value.is_string()) {
+            for call in &mut error.next_calls {
+                call.arguments.entry("session_id").or_insert_with(|| session_id.clone());
+            }
+        }
         let mut response = Response::failure(tool, mode, target, error);
         if arguments.get("metadata").and_then(Value::as_str) == Some("minimal") {
             response.metadata = crate::MetadataLevel::Minimal;
