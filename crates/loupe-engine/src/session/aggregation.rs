@@ -117,16 +117,35 @@ fn payload_number(line: &str) -> Option<usize> {
     trimmed[..digits].parse().ok()
 }
 
-fn reference_line(run: &Elided) -> String {
-    let lines = if run.first == run.last {
-        format!("line {}", run.first)
-    } else {
-        format!("lines {}–{}", run.first, run.last)
-    };
-    format!("── {lines} unchanged since read #{} (fresh: true resends)\n", run.read)
+/// Contiguous runs, whichever reads sent them, as one reference each: `(first, last, reads)`.
+fn groups(elided: &[Elided]) -> Vec<(usize, usize, Vec<u64>)> {
+    let mut groups: Vec<(usize, usize, Vec<u64>)> = Vec::new();
+    for run in elided {
+        match groups.last_mut() {
+            Some(group) if group.1 + 1 == run.first => {
+                group.1 = run.last;
+                group.2.push(run.read);
+            }
+            _ => groups.push((run.first, run.last, vec![run.read])),
+        }
+    }
+    for group in &mut groups {
+        group.2.sort_unstable();
+        group.2.dedup();
+    }
+    groups
+}
+
+fn reference_line(first: usize, last: usize, reads: &[u64]) -> String {
+    let lines = if first == last { format!("line {first}") } else { format!("lines {first}–{last}") };
+    let numbers: Vec<String> = reads.iter().map(|read| format!("#{read}")).collect();
+    let reads =
+        if numbers.len() == 1 { format!("read {}", numbers[0]) } else { format!("reads {}", numbers.join(", ")) };
+    format!("── {lines} unchanged since {reads} (fresh: true resends)\n")
 }
 
 fn rewrite_face(face: &str, first: usize, last: usize, elided: &[Elided]) -> String {
+    let groups = groups(elided);
     let mut out = String::with_capacity(face.len() / 2);
     for (index, line) in face.split_inclusive('\n').enumerate() {
         let number = if index == 0 { None } else { payload_number(line).filter(|n| (first..=last).contains(n)) };
@@ -134,8 +153,8 @@ fn rewrite_face(face: &str, first: usize, last: usize, elided: &[Elided]) -> Str
             out.push_str(line);
             continue;
         };
-        match elided.iter().find(|run| (run.first..=run.last).contains(&number)) {
-            Some(run) if run.first == number => out.push_str(&reference_line(run)),
+        match groups.iter().find(|(a, b, _)| (*a..=*b).contains(&number)) {
+            Some((a, b, reads)) if *a == number => out.push_str(&reference_line(*a, *b, reads)),
             Some(_) => {}
             None => out.push_str(line),
         }
@@ -207,6 +226,11 @@ mod tests {
             "a.rs · lines 1–4 of 4 · hash h\n   1│one\n── lines 2–3 unchanged since read #1 (fresh: true resends)\n   4│four\n→ next: x\n"
         );
         assert_eq!(rewrite_text("one\r\ntwo\r\nthree\r\nfour", 1, &elided), "one\r\nfour");
+        let adjacent = [Elided { first: 1, last: 2, read: 2 }, Elided { first: 3, last: 4, read: 1 }];
+        assert_eq!(
+            rewrite_face(face, 1, 4, &adjacent),
+            "a.rs · lines 1–4 of 4 · hash h\n── lines 1–4 unchanged since reads #1, #2 (fresh: true resends)\n→ next: x\n"
+        );
         assert_eq!(rewrite_text("one\rtwo\rthree\rfour\r", 1, &elided), "one\rfour\r");
     }
 }
