@@ -62,6 +62,11 @@ impl<'a> Transcript<'a> {
         response
     }
 
+    /// A call whose answer only the transcript needs.
+    fn step(&mut self, tool: &str, arguments: Value) {
+        let _ = self.call(tool, arguments);
+    }
+
     fn snapshot(&self, name: &str) {
         let mut settings = insta::Settings::clone_current();
         settings.set_prepend_module_to_snapshot(false);
@@ -91,12 +96,12 @@ fn gate_blocks_without_a_ref_and_allows_precision_reads() {
     let mut t = Transcript::new(&fixture);
     let refused = t.call("read", json!({"mode": "file", "target": "src/main.rs"}));
     assert_eq!(refused.error_code(), Some("SEARCH_FIRST_REQUIRED"));
-    t.call("read", json!({"mode": "outline", "target": "src/main.rs"}));
+    t.step("read", json!({"mode": "outline", "target": "src/main.rs"}));
     let precise = t.call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 1, "end_line": 200}));
     assert!(precise.ok, "a 200-line window passes");
     let wide = t.call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 300, "end_line": 500}));
     assert_eq!(wide.error_code(), Some("SEARCH_FIRST_REQUIRED"), "201 lines do not");
-    t.call("read", json!({"mode": "file", "target": "big.txt", "offset": 600, "limit": 150}));
+    t.step("read", json!({"mode": "file", "target": "big.txt", "offset": 600, "limit": 150}));
     let search = t.call("search", json!({"query": "greet"}));
     let no_ref = t.call("read", json!({"mode": "file", "target": "src/main.rs"}));
     assert_eq!(no_ref.error_code(), Some("SEARCH_REF_REQUIRED"));
@@ -111,7 +116,7 @@ fn gate_blocks_without_a_ref_and_allows_precision_reads() {
     assert!(t.call("read", json!({"mode": "outline", "target": "src/main.rs", "bundle_id": bundle})).ok);
     let bundle_mismatch = t.call("read", json!({"mode": "outline", "target": "dir", "bundle_id": bundle}));
     assert_eq!(bundle_mismatch.error_code(), Some("CANDIDATE_REF_REQUIRED"));
-    t.call("read", json!({"mode": "diff_preview", "target": "src/main.rs"}));
+    t.step("read", json!({"mode": "diff_preview", "target": "src/main.rs"}));
     t.snapshot("gate_enforce");
 }
 
@@ -199,8 +204,8 @@ fn budget_soft_and_hard_limits() {
         config.max_total_read_lines = 100;
     });
     let mut t = Transcript::new(&fixture);
-    t.call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 1, "end_line": 70}));
-    t.call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 71, "end_line": 140}));
+    t.step("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 1, "end_line": 70}));
+    t.step("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 71, "end_line": 140}));
     let refused = t.call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 141, "end_line": 150}));
     assert_eq!(refused.error_code(), Some("BUDGET_EXCEEDED"));
     t.snapshot("budget_lines");
@@ -214,8 +219,8 @@ fn relevance_hit_and_miss() {
     std::fs::create_dir_all(fixture.path().join("node_modules/pkg")).unwrap();
     std::fs::write(fixture.path().join("node_modules/pkg/index.js"), "module.exports = 1;\n").unwrap();
     let mut t = Transcript::new(&fixture);
-    t.call("read", json!({"mode": "snippet", "target": "dir/a.rs", "start_line": 1}));
-    t.call("search", json!({"query": "greet"}));
+    t.step("read", json!({"mode": "snippet", "target": "dir/a.rs", "start_line": 1}));
+    t.step("search", json!({"query": "greet"}));
     let hit = t.call("read", json!({"mode": "snippet", "target": "./src//main.rs", "start_line": 6}));
     assert!(hit.meta["stabilization"].get("alternatives").is_none(), "normalised paths match");
     let miss = t.call("read", json!({"mode": "snippet", "target": "dir/b.rs", "start_line": 1}));
@@ -230,7 +235,7 @@ fn relevance_hit_and_miss() {
         config.relevance = RelevanceMode::Block;
     });
     let mut t = Transcript::new(&fixture);
-    t.call("search", json!({"query": "greet"}));
+    t.step("search", json!({"query": "greet"}));
     let blocked = t.call("read", json!({"mode": "snippet", "target": "dir/b.rs", "start_line": 1}));
     assert_eq!(blocked.error_code(), Some("CANDIDATE_REF_REQUIRED"));
     for call in blocked.meta["next_calls"].as_array().unwrap() {
@@ -261,7 +266,7 @@ fn aggregation_is_deduplicated_and_stable() {
             json!({"mode": "snippet", "target": "big.txt", "start_line": 10, "end_line": 20, "fresh": true}),
         );
         assert_eq!(fresh.text, first.text);
-        t.call("read", window(5, 30));
+        t.step("read", window(5, 30));
         std::fs::write(fixture.path().join("big.txt"), (1..=50).map(common::big_line).collect::<String>() + "tail\n")
             .unwrap();
         let changed = t.call("read", window(10, 20));
@@ -366,7 +371,7 @@ fn ids_from_one_session_are_refused_in_another() {
     assert_eq!(other.error_code(), Some("SEARCH_FIRST_REQUIRED"));
     assert!(other.face.contains("was not issued to this session"), "{}", other.face);
     assert_eq!(read(&connection, None).error_code(), Some("SEARCH_FIRST_REQUIRED"), "the connection's own session");
-    engine.call_in(&connection, "search", json!({"query": "main"}));
+    let _ = engine.call_in(&connection, "search", json!({"query": "main"}));
     assert_eq!(read(&connection, None).error_code(), Some("SEARCH_REF_REQUIRED"));
 }
 
@@ -466,7 +471,7 @@ fn strict_session_ids() {
 fn manage_status_metrics_guidance() {
     let fixture = fixture_with(|_| {});
     let engine = &fixture.engine;
-    engine.call("search", json!({"query": "greet"}));
+    let _ = engine.call("search", json!({"query": "greet"}));
     let status = engine.call("manage", json!({"command": "status"}));
     assert!(status.ok, "{}", status.face);
     assert_eq!(status.meta["status"]["session"]["metrics"]["search_count"], json!(1));

@@ -50,6 +50,13 @@ pub(crate) struct SessionLayer {
     analytics: AnalyticsQueue,
 }
 
+/// A refusal decided before a read runs, with the metrics at that moment.
+struct Refusal {
+    error: ToolError,
+    reason: ReasonCode,
+    metrics: Value,
+}
+
 /// A read's gate and relevance decision, made before it runs.
 struct PreRead {
     by_ref: bool,
@@ -123,7 +130,8 @@ impl SessionLayer {
             let session = store.session(&key, now);
             match self.pre_read(config, session, &shape, target_path.as_deref()) {
                 Ok(pre) => pre,
-                Err((error, reason, metrics)) => {
+                Err(refusal) => {
+                    let Refusal { error, reason, metrics } = *refusal;
                     drop(store);
                     // A malformed call hears about its arguments first.
                     if crate::read::arguments_error(&map).is_some() {
@@ -253,12 +261,16 @@ impl SessionLayer {
         session: &Session,
         shape: &ReadShape<'_>,
         target_path: Option<&str>,
-    ) -> Result<PreRead, (ToolError, ReasonCode, Value)> {
+    ) -> Result<PreRead, Box<Refusal>> {
         let gated = !matches!(shape.mode, "diff_preview" | "");
         if gated
             && let Some(error) = budget::hard_limit(config, &session.metrics, &search_query(shape.target, target_path))
         {
-            return Err((error, ReasonCode::BudgetHardLimit, session.metrics.snapshot()));
+            return Err(Box::new(Refusal {
+                error,
+                reason: ReasonCode::BudgetHardLimit,
+                metrics: session.metrics.snapshot(),
+            }));
         }
         let mut pre = PreRead { by_ref: false, warn: None };
         if config.gate_mode != GateMode::Off {
@@ -266,7 +278,7 @@ impl SessionLayer {
                 Verdict::Pass { by_ref } => pre.by_ref = by_ref,
                 Verdict::Refuse { reason, error } => {
                     if config.gate_mode == GateMode::Enforce {
-                        return Err((error, reason, session.metrics.snapshot()));
+                        return Err(Box::new(Refusal { error, reason, metrics: session.metrics.snapshot() }));
                     }
                     pre.warn = Some((reason, format!("{} (gate_mode=warn let it through)", error.message)));
                 }
@@ -289,7 +301,11 @@ impl SessionLayer {
                 "gate_context",
                 json!({"expected_target": alternatives.first().map(|c| c.path.clone()), "provided_target": path}),
             );
-            return Err((error, ReasonCode::LowRelevanceOutsideTopk, session.metrics.snapshot()));
+            return Err(Box::new(Refusal {
+                error,
+                reason: ReasonCode::LowRelevanceOutsideTopk,
+                metrics: session.metrics.snapshot(),
+            }));
         }
         Ok(pre)
     }
