@@ -77,7 +77,10 @@ pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict
     }
     let session_searches = session.map(|session| session.searches.iter()).into_iter().flatten();
     if let Some(id) = candidate_id {
-        let found = session_searches.clone().flat_map(|search| search.candidates.iter()).find(|c| c.id == id);
+        let found = session_searches
+            .clone()
+            .flat_map(|search| search.candidates.iter())
+            .find(|c| !c.id.is_empty() && c.id == id);
         let Some(candidate) = found else {
             return refuse_without_ref(shape, session, searches, windowed, Some(("candidate_id", id)));
         };

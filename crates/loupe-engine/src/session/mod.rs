@@ -106,7 +106,7 @@ impl SessionLayer {
                 return self.finish_unattributed(crate::read::run(engine, Value::Object(map)));
             }
             let error = self.strict_refusal(config, context, &map);
-            return self.refuse("read", &map, error, ReasonCode::SessionIdRequired, None);
+            return self.refuse("read", "", &map, error, ReasonCode::SessionIdRequired, None);
         }
         let key = self.key(context, &map);
         let mode = map.get("mode").and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -135,9 +135,10 @@ impl SessionLayer {
                     drop(store);
                     // A malformed call hears about its arguments first.
                     if crate::read::arguments_error(&map).is_some() {
-                        return self.finish_unattributed(crate::read::run(engine, Value::Object(map)));
+                        let response = crate::read::run(engine, Value::Object(map));
+                        return self.finish_with(response, metrics);
                     }
-                    return self.refuse("read", &map, error, reason, Some(metrics));
+                    return self.refuse("read", &key, &map, error, reason, Some(metrics));
                 }
             }
         };
@@ -325,6 +326,7 @@ impl SessionLayer {
     fn refuse(
         &self,
         tool: &'static str,
+        session_key: &str,
         arguments: &Map<String, Value>,
         error: ToolError,
         reason: ReasonCode,
@@ -355,14 +357,19 @@ impl SessionLayer {
             ..Stabilization::default()
         };
         stabilization.attach(&mut response);
-        self.record_event("", &response, 0, 0);
+        self.record_event(session_key, &response, 0, 0);
         response
     }
 
-    /// A response that never reached a session (arguments that are not an object).
-    fn finish_unattributed(&self, mut response: Response) -> Response {
-        let stabilization =
-            Stabilization { metrics_snapshot: metrics::Metrics::default().snapshot(), ..Stabilization::default() };
+    /// A response that never reached a session (arguments that are not an object, or a
+    /// strict server's call without `session_id`).
+    fn finish_unattributed(&self, response: Response) -> Response {
+        self.finish_with(response, metrics::Metrics::default().snapshot())
+    }
+
+    /// A tool's own answer (an argument error) with the session's metrics as they stand.
+    fn finish_with(&self, mut response: Response, metrics_snapshot: Value) -> Response {
+        let stabilization = Stabilization { metrics_snapshot, ..Stabilization::default() };
         stabilization.attach(&mut response);
         response
     }
@@ -376,6 +383,7 @@ impl SessionLayer {
         if config.strict_session_id && identity::session_id(&map).is_none() {
             return self.refuse(
                 "search",
+                "",
                 &map,
                 identity::session_id_required("search", &map),
                 ReasonCode::SessionIdRequired,
