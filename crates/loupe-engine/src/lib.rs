@@ -143,6 +143,13 @@ impl Engine {
         }
     }
 
+    /// Test hook: analytics go to a queue of `capacity` that nothing drains, so its overflow
+    /// (and `drop_count_by_type`) is deterministic. Never for serving.
+    #[doc(hidden)]
+    pub fn park_analytics_for_tests(&mut self, capacity: usize) {
+        self.session.replace_analytics(session::analytics::AnalyticsQueue::parked(capacity));
+    }
+
     /// A tool call that bypasses the session layer: no gate, budget, aggregation or
     /// stabilization. For benchmarks measuring the layer's overhead; never for serving.
     #[doc(hidden)]

@@ -491,3 +491,32 @@ fn manage_status_metrics_guidance() {
     settings.set_snapshot_path("snapshots/session");
     settings.bind(|| insta::assert_snapshot!("manage_guidance", guidance.face));
 }
+
+/// §9.2: a full analytics queue drops the newest events and counts them by type, the same
+/// way on every run; the calls themselves are never slowed or refused.
+#[test]
+fn analytics_overflow_drop_counts_are_deterministic() {
+    let run = || {
+        let mut fixture = fixture_with(|config| config.analytics = true);
+        fixture.engine.park_analytics_for_tests(3);
+        let engine = &fixture.engine;
+        let calls = [
+            ("search", json!({"query": "greet"})),
+            ("read", json!({"mode": "snippet", "target": "src/main.rs", "start_line": 1})),
+            ("read", json!({"mode": "file", "target": "src/main.rs"})),
+            ("read", json!({"mode": "snippet", "target": "src/main.rs", "start_line": 2})),
+            ("search", json!({"query": "main"})),
+            ("read", json!({"mode": "snippet", "target": "src/main.rs", "start_line": 3})),
+            ("read", json!({"mode": "file", "target": "dir/a.rs"})),
+        ];
+        for (tool, arguments) in calls {
+            let _ = engine.call(tool, arguments);
+        }
+        let metrics = engine.call("manage", json!({"command": "metrics"}));
+        metrics.meta["metrics"]["analytics"].clone()
+    };
+    let counters = run();
+    assert_eq!(counters["enqueued"], json!(3));
+    assert_eq!(counters["drop_count_by_type"], json!({"read": 2, "refusal": 1, "search": 1}));
+    assert_eq!(counters, run());
+}

@@ -147,6 +147,18 @@ fn gate_refs_and_replayed_next_calls() {
     let outline = server
         .call("read", json!({"mode": "outline", "target": "src/lib.rs", "bundle_id": bundle, "session_id": "task"}));
     assert!(!outline.is_error, "{}", outline.face);
+    let again = server.call("search", json!({"query": "fn f7()", "type": "text", "session_id": "task"}));
+    assert_eq!(again.envelope["meta"]["results"][0]["candidate_id"], candidate, "candidate ids are deterministic");
+    assert_eq!(again.envelope["meta"]["bundle_id"], bundle, "bundle ids are deterministic");
+    let mut second = Server::start(dir.path(), &[], &[]);
+    let same = second.call("search", json!({"query": "fn f7()", "type": "text"}));
+    assert_eq!(same.envelope["meta"]["bundle_id"], bundle, "and the same in another server");
+    let other_connection =
+        second.call("read", json!({"mode": "file", "target": "src/lib.rs", "candidate_id": candidate}));
+    assert!(!other_connection.is_error, "this connection was issued the same id by its own search");
+    let mut third = Server::start(dir.path(), &[], &[]);
+    let unissued = third.call("read", json!({"mode": "file", "target": "src/lib.rs", "candidate_id": candidate}));
+    assert_eq!(unissued.code(), "SEARCH_FIRST_REQUIRED", "ids from another connection are refused: {}", unissued.face);
     let elsewhere = server.call(
         "read",
         json!({"mode": "file", "target": "src/lib.rs", "candidate_id": candidate, "session_id": "other"}),

@@ -80,7 +80,6 @@ impl AnalyticsQueue {
     }
 
     /// A queue of `capacity` that nothing drains, so overflow is deterministic (tests).
-    #[cfg(test)]
     pub(crate) fn parked(capacity: usize) -> AnalyticsQueue {
         let (sender, receiver) = sync_channel(capacity);
         AnalyticsQueue {

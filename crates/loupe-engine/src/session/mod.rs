@@ -438,6 +438,10 @@ impl SessionLayer {
         &self.analytics
     }
 
+    pub(crate) fn replace_analytics(&mut self, analytics: AnalyticsQueue) {
+        self.analytics = analytics;
+    }
+
     fn record_event(&self, session_key: &str, response: &Response, lines_sent: u64, tokens_saved: u64) {
         let event_type = match (response.ok, response.error_code()) {
             (false, Some(code)) if is_session_refusal(code) => "refusal",
