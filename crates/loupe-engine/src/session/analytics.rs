@@ -18,7 +18,11 @@ use serde_json::{Map, Value, json};
 pub(crate) const QUEUE_CAPACITY: usize = 2000;
 
 /// Events written per batch at most.
-const BATCH: usize = 256;
+const BATCH: usize = 512;
+
+/// After the first event of a batch, the writer waits this long for more, so a busy session
+/// costs one append per interval rather than one per call.
+const BATCH_WINDOW: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// One analytics event: its type (`read`, `search`, `refusal`, `manage`) and its fields.
 #[derive(Debug, Clone)]
@@ -131,6 +135,7 @@ impl AnalyticsQueue {
 fn write_batches(receiver: &Receiver<Event>, path: &std::path::Path, written: &AtomicU64) {
     let mut file = None;
     while let Ok(first) = receiver.recv() {
+        std::thread::sleep(BATCH_WINDOW);
         let mut batch = vec![first];
         while batch.len() < BATCH
             && let Ok(event) = receiver.try_recv()
