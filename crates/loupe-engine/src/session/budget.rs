@@ -45,12 +45,12 @@ pub(crate) fn state(config: &Config, metrics: &Metrics) -> (BudgetState, Option<
     if fraction >= 1.0 {
         (
             BudgetState::HardLimit,
-            Some(format!("session read budget used up ({usage}): further reads are refused; search still works")),
+            Some(format!("read budget used up ({usage}): further reads are refused; search still works")),
         )
     } else if fraction >= 0.8 {
         (
             BudgetState::SoftLimit,
-            Some(format!("session read budget at {}% ({usage}): narrow with search", (fraction * 100.0) as u64)),
+            Some(format!("read budget at {}% ({usage}): narrow with search", (fraction * 100.0) as u64)),
         )
     } else {
         (BudgetState::Normal, None)
