@@ -373,6 +373,16 @@ fn ids_from_one_session_are_refused_in_another() {
     assert_eq!(read(&connection, None).error_code(), Some("SEARCH_FIRST_REQUIRED"), "the connection's own session");
     let _ = engine.call_in(&connection, "search", json!({"query": "main"}));
     assert_eq!(read(&connection, None).error_code(), Some("SEARCH_REF_REQUIRED"));
+
+    // Refs are valid for the session's last 20 searches.
+    for index in 0..19 {
+        let _ = engine.call_in(&connection, "search", json!({"query": format!("nothing_{index}"), "session_id": "a"}));
+    }
+    assert!(read(&connection, Some("a")).ok, "the search that issued it is the 20th most recent");
+    let _ = engine.call_in(&connection, "search", json!({"query": "nothing_more", "session_id": "a"}));
+    let expired = read(&connection, Some("a"));
+    assert_eq!(expired.error_code(), Some("SEARCH_REF_REQUIRED"), "{}", expired.face);
+    assert!(expired.face.contains("older than its last 20 searches"), "{}", expired.face);
 }
 
 /// §9.9: reason codes come in the enum's fixed order and the same run gives the same codes.
