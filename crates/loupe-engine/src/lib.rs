@@ -1,7 +1,8 @@
 //! The API boundary: typed tool calls in, budgeted two-faced responses out.
 //!
-//! `Engine::call(tool, arguments)` is the one entry point every adapter uses (MCP, CLI).
-//! The engine is synchronous; async stops at the MCP layer, which calls it through
+//! `Engine::call_in(connection, tool, arguments)` is the one entry point every adapter uses
+//! (MCP with its connection id, the CLI through `Engine::call`); `read` and `search` pass
+//! through the session layer (`session/`, §9) there. The engine is synchronous; async stops at the MCP layer, which calls it through
 //! `spawn_blocking`. It owns argument validation, budgets and rendering; it reads the
 //! repository only through `loupe-vfs`.
 
