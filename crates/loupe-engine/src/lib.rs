@@ -2,9 +2,9 @@
 //!
 //! `Engine::call_in(connection, tool, arguments)` is the one entry point every adapter uses
 //! (MCP with its connection id, the CLI through `Engine::call`); `read` and `search` pass
-//! through the session layer (`session/`, §9) there. The engine is synchronous; async stops at the MCP layer, which calls it through
-//! `spawn_blocking`. It owns argument validation, budgets and rendering; it reads the
-//! repository only through `loupe-vfs`.
+//! through the session layer (`session/`, §9) there. The engine is synchronous; async stops
+//! at the MCP layer, which calls it through `spawn_blocking`. It owns argument validation,
+//! budgets and rendering; it reads the repository only through `loupe-vfs`.
 
 mod args;
 pub mod config;
