@@ -145,7 +145,13 @@ impl LoupeServer {
         }
         let panic_requested = self.test_hooks && arguments.get("target").and_then(Value::as_str) == Some(PANIC_TARGET);
         let tool = name.to_owned();
-        let connection = Arc::clone(&self.connection);
+        // A connection id the client sends in `_meta` is kept as telemetry only; the session
+        // key is always the server-issued one (§9.1).
+        let client_connection_id = ["connection_id", "connectionId"]
+            .iter()
+            .find_map(|key| context.meta.get(*key).and_then(Value::as_str))
+            .map(str::to_owned);
+        let connection = CallContext { connection_id: self.connection.connection_id.clone(), client_connection_id };
         let joined = tokio::task::spawn_blocking(move || {
             if panic_requested {
                 panic!("test hook: panic inside a tool call");

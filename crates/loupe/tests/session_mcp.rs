@@ -78,7 +78,11 @@ impl Server {
 
     /// A tool call: (isError, text face, structuredContent).
     fn call(&mut self, tool: &str, arguments: Value) -> Call {
-        let result = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        self.call_with_meta(tool, arguments, json!({}))
+    }
+
+    fn call_with_meta(&mut self, tool: &str, arguments: Value, meta: Value) -> Call {
+        let result = self.request("tools/call", json!({"name": tool, "arguments": arguments, "_meta": meta}));
         Call {
             is_error: result["isError"].as_bool().unwrap_or(false),
             face: result["content"][0]["text"].as_str().unwrap_or_default().to_owned(),
@@ -256,4 +260,50 @@ fn strict_session_ids() {
     let status = server.call("manage", json!({"command": "status", "session_id": "main"}));
     assert_eq!(status.envelope["meta"]["status"]["session"]["metrics"]["search_count"], json!(1), "{}", status.face);
     assert_eq!(status.envelope["meta"]["status"]["policy"]["strict_session_id"], json!(true));
+}
+
+/// A connection id the client sends is telemetry only: it lands in the analytics log and never
+/// joins two connections into one session.
+#[test]
+fn a_client_connection_id_is_telemetry_only() {
+    let dir = workspace();
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("XDG_CACHE_HOME", cache.path().to_str().unwrap())];
+    let claimed = json!({"connection_id": "same-client"});
+    let mut first = Server::start(dir.path(), &[], &env);
+    let search = first.call_with_meta("search", json!({"query": "fn f7()", "type": "text"}), claimed.clone());
+    let candidate = search.envelope["meta"]["results"][0]["candidate_id"].clone();
+    let mut second = Server::start(dir.path(), &[], &env);
+    let read = second.call_with_meta(
+        "read",
+        json!({"mode": "file", "target": "src/lib.rs", "candidate_id": candidate}),
+        claimed,
+    );
+    assert_eq!(read.code(), "SEARCH_FIRST_REQUIRED", "{}", read.face);
+    // The writer appends in batches every 25 ms, off the hot path; give it time before the kill.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    drop(first);
+    drop(second);
+    let log = walk_for(cache.path(), "analytics.jsonl").expect("an analytics log under the index dir");
+    let text = std::fs::read_to_string(log).unwrap();
+    let events: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert!(events.iter().any(|event| event["type"] == "search" && event["client_connection_id"] == "same-client"));
+    assert!(events.iter().any(|event| event["type"] == "refusal" && event["code"] == "SEARCH_FIRST_REQUIRED"));
+    let sessions: std::collections::BTreeSet<&str> =
+        events.iter().filter_map(|event| event["session"].as_str()).filter(|key| !key.is_empty()).collect();
+    assert_eq!(sessions.len(), 2, "two connections, two sessions: {sessions:?}");
+}
+
+fn walk_for(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = walk_for(&path, name) {
+                return Some(found);
+            }
+        } else if path.file_name().is_some_and(|file| file == name) {
+            return Some(path);
+        }
+    }
+    None
 }

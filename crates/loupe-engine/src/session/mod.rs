@@ -106,7 +106,7 @@ impl SessionLayer {
                 return self.finish_unattributed(crate::read::run(engine, Value::Object(map)));
             }
             let error = self.strict_refusal(config, context, &map);
-            return self.refuse("read", "", &map, error, ReasonCode::SessionIdRequired, None);
+            return self.refuse("read", context, "", &map, error, ReasonCode::SessionIdRequired, None);
         }
         let key = self.key(context, &map);
         let mode = map.get("mode").and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -138,7 +138,7 @@ impl SessionLayer {
                         let response = crate::read::run(engine, Value::Object(map));
                         return self.finish_with(response, metrics);
                     }
-                    return self.refuse("read", &key, &map, error, reason, Some(metrics));
+                    return self.refuse("read", context, &key, &map, error, reason, Some(metrics));
                 }
             }
         };
@@ -217,7 +217,7 @@ impl SessionLayer {
         let session_key = session.key.clone();
         drop(store);
         stabilization.attach(&mut response);
-        self.record_event(&session_key, &response, lines_sent, saved);
+        self.record_event(context, &session_key, &response, lines_sent, saved);
         response
     }
 
@@ -326,6 +326,7 @@ impl SessionLayer {
     fn refuse(
         &self,
         tool: &'static str,
+        context: &CallContext,
         session_key: &str,
         arguments: &Map<String, Value>,
         error: ToolError,
@@ -357,7 +358,7 @@ impl SessionLayer {
             ..Stabilization::default()
         };
         stabilization.attach(&mut response);
-        self.record_event(session_key, &response, 0, 0);
+        self.record_event(context, session_key, &response, 0, 0);
         response
     }
 
@@ -383,6 +384,7 @@ impl SessionLayer {
         if config.strict_session_id && identity::session_id(&map).is_none() {
             return self.refuse(
                 "search",
+                context,
                 "",
                 &map,
                 identity::session_id_required("search", &map),
@@ -406,7 +408,7 @@ impl SessionLayer {
         drop(store);
         stabilization.add_footer(&mut response, None);
         stabilization.attach(&mut response);
-        self.record_event(&session_key, &response, 0, 0);
+        self.record_event(context, &session_key, &response, 0, 0);
         response
     }
 
@@ -442,7 +444,14 @@ impl SessionLayer {
         self.analytics = analytics;
     }
 
-    fn record_event(&self, session_key: &str, response: &Response, lines_sent: u64, tokens_saved: u64) {
+    fn record_event(
+        &self,
+        context: &CallContext,
+        session_key: &str,
+        response: &Response,
+        lines_sent: u64,
+        tokens_saved: u64,
+    ) {
         let event_type = match (response.ok, response.error_code()) {
             (false, Some(code)) if is_session_refusal(code) => "refusal",
             _ => response.tool,
@@ -453,6 +462,10 @@ impl SessionLayer {
             .map_or(0, |elapsed| elapsed.as_millis() as u64);
         fields.insert("ts_ms".into(), Value::from(millis));
         fields.insert("session".into(), Value::from(session_key));
+        // What the client says about its connection: telemetry, never a key (§9.1).
+        if let Some(client) = &context.client_connection_id {
+            fields.insert("client_connection_id".into(), Value::from(client.as_str()));
+        }
         fields.insert("tool".into(), Value::from(response.tool));
         fields.insert("mode".into(), response.mode.clone().map(Value::from).unwrap_or(Value::Null));
         fields.insert("ok".into(), Value::Bool(response.ok));
