@@ -57,6 +57,13 @@ struct Refusal {
     metrics: Value,
 }
 
+impl Refusal {
+    /// A refusal before any session was chosen (strict session ids): empty metrics.
+    fn unattributed(error: ToolError, reason: ReasonCode) -> Refusal {
+        Refusal { error, reason, metrics: metrics::Metrics::default().snapshot() }
+    }
+}
+
 /// A read's gate and relevance decision, made before it runs.
 struct PreRead {
     by_ref: bool,
@@ -106,7 +113,8 @@ impl SessionLayer {
                 return self.finish_unattributed(crate::read::run(engine, Value::Object(map)));
             }
             let error = self.strict_refusal(config, context, &map);
-            return self.refuse("read", context, "", &map, error, ReasonCode::SessionIdRequired, None);
+            let refusal = Refusal::unattributed(error, ReasonCode::SessionIdRequired);
+            return self.refuse("read", context, "", &map, refusal);
         }
         let key = self.key(context, &map);
         let mode = map.get("mode").and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -138,7 +146,7 @@ impl SessionLayer {
                         let response = crate::read::run(engine, Value::Object(map));
                         return self.finish_with(response, metrics);
                     }
-                    return self.refuse("read", context, &key, &map, error, reason, Some(metrics));
+                    return self.refuse("read", context, &key, &map, Refusal { error, reason, metrics });
                 }
             }
         };
@@ -329,10 +337,9 @@ impl SessionLayer {
         context: &CallContext,
         session_key: &str,
         arguments: &Map<String, Value>,
-        error: ToolError,
-        reason: ReasonCode,
-        metrics: Option<Value>,
+        refusal: Refusal,
     ) -> Response {
+        let Refusal { error, reason, metrics } = refusal;
         let mode = arguments.get("mode").and_then(Value::as_str).map(str::to_owned);
         let target = match tool {
             "search" => arguments.get("query").and_then(Value::as_str).map(str::to_owned),
@@ -354,7 +361,7 @@ impl SessionLayer {
             budget_state: Some(if budget_hit { BudgetState::HardLimit } else { BudgetState::Normal }),
             budget_pressed: budget_hit,
             reason_codes: vec![reason],
-            metrics_snapshot: metrics.unwrap_or_else(|| metrics::Metrics::default().snapshot()),
+            metrics_snapshot: metrics,
             ..Stabilization::default()
         };
         stabilization.attach(&mut response);
@@ -382,15 +389,9 @@ impl SessionLayer {
             return self.finish_unattributed(crate::search::run(engine, arguments));
         };
         if config.strict_session_id && identity::session_id(&map).is_none() {
-            return self.refuse(
-                "search",
-                context,
-                "",
-                &map,
-                identity::session_id_required("search", &map),
-                ReasonCode::SessionIdRequired,
-                None,
-            );
+            let refusal =
+                Refusal::unattributed(identity::session_id_required("search", &map), ReasonCode::SessionIdRequired);
+            return self.refuse("search", context, "", &map, refusal);
         }
         let key = self.key(context, &map);
         let mut response = crate::search::run(engine, Value::Object(map));
