@@ -335,6 +335,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Manage { command, session_id, json, config } => {
             let engine = open_engine(&config)?;
+            // `status` reports the index: bring it up to date first, as `search` does.
+            if command == "status" {
+                engine.refresh_index(&|_, _| {});
+            }
             let mut arguments = Map::new();
             arguments.insert("command".into(), Value::from(command));
             if let Some(session_id) = session_id {
