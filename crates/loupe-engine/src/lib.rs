@@ -144,6 +144,12 @@ impl Engine {
         }
     }
 
+    /// Writes the analytics events still queued (waiting at most `timeout`): for a process
+    /// about to exit, since the writer otherwise batches over 25 ms.
+    pub fn flush_analytics(&self, timeout: std::time::Duration) {
+        self.session.analytics().flush(timeout);
+    }
+
     /// Test hook: analytics go to a queue of `capacity` that nothing drains, so its overflow
     /// (and `drop_count_by_type`) is deterministic. Never for serving.
     #[doc(hidden)]

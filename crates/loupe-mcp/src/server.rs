@@ -38,6 +38,9 @@ const SERVED_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/cal
 /// How long a call that carries a progress token waits for the first index build.
 const INDEX_WAIT: Duration = Duration::from_secs(10);
 
+/// How long a closing connection waits for the analytics writer.
+const ANALYTICS_FLUSH: Duration = Duration::from_millis(500);
+
 /// How long the first tool call waits for the client to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -311,7 +314,14 @@ impl ServerHandler for LoupeServer {
 /// Serves MCP over stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(server: LoupeServer) -> Result<(), String> {
     let transport = GuardedTransport::new(tokio::io::stdin(), tokio::io::stdout(), SERVED_METHODS);
+    let engine = Arc::clone(&server.engine);
     let running = server.serve(transport).await.map_err(|error| format!("MCP session failed to start: {error}"))?;
-    running.waiting().await.map_err(|error| format!("MCP session ended with an error: {error}"))?;
+    let ended = running.waiting().await.map_err(|error| format!("MCP session ended with an error: {error}"));
+    // The connection is over: write the analytics events still queued before the process exits.
+    if let Some(engine) = engine.lock().await.as_ref() {
+        let engine = Arc::clone(engine);
+        let _ = tokio::task::spawn_blocking(move || engine.flush_analytics(ANALYTICS_FLUSH)).await;
+    }
+    ended?;
     Ok(())
 }

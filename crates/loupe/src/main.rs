@@ -380,8 +380,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// A one-shot command is about to exit: freeing a large index piece by piece takes seconds
-/// on a kernel-sized tree, and the OS reclaims it at once. Everything was written already.
+/// on a kernel-sized tree, and the OS reclaims it at once. The analytics events of the
+/// command are written first; everything else was written already.
 fn exit_without_teardown(engine: Engine) {
+    engine.flush_analytics(std::time::Duration::from_millis(200));
     std::mem::forget(engine);
 }
 

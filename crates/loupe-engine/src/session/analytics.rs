@@ -31,6 +31,17 @@ pub(crate) struct Event {
     pub(crate) fields: Map<String, Value>,
 }
 
+/// What the writer thread shares with the producers.
+#[derive(Debug, Default)]
+struct WriterState {
+    /// Events appended to the file.
+    written: AtomicU64,
+    /// Events taken off the queue, appended or not (an unwritable file loses them).
+    handled: AtomicU64,
+    /// Set by `flush`: the writer stops waiting for more events and writes now.
+    flush: std::sync::atomic::AtomicBool,
+}
+
 /// The producer side: a bounded queue and the counters `manage metrics` reports.
 #[derive(Debug)]
 pub(crate) struct AnalyticsQueue {
@@ -38,7 +49,7 @@ pub(crate) struct AnalyticsQueue {
     /// Held only by a queue without a writer (tests), so that nothing drains it.
     _parked: Option<Mutex<Receiver<Event>>>,
     enqueued: AtomicU64,
-    written: std::sync::Arc<AtomicU64>,
+    writer: std::sync::Arc<WriterState>,
     drops: Mutex<BTreeMap<&'static str, u64>>,
     path: Option<PathBuf>,
 }
@@ -47,12 +58,12 @@ impl AnalyticsQueue {
     /// A queue drained by a writer thread appending to `path`.
     pub(crate) fn with_writer(path: PathBuf) -> AnalyticsQueue {
         let (sender, receiver) = sync_channel(QUEUE_CAPACITY);
-        let written = std::sync::Arc::new(AtomicU64::new(0));
-        let counter = std::sync::Arc::clone(&written);
+        let writer = std::sync::Arc::new(WriterState::default());
+        let state = std::sync::Arc::clone(&writer);
         let file_path = path.clone();
         let spawned = std::thread::Builder::new()
             .name("loupe-analytics".into())
-            .spawn(move || write_batches(&receiver, &file_path, &counter));
+            .spawn(move || write_batches(&receiver, &file_path, &state));
         let sender = match spawned {
             Ok(_) => Some(sender),
             Err(error) => {
@@ -64,7 +75,7 @@ impl AnalyticsQueue {
             sender,
             _parked: None,
             enqueued: AtomicU64::new(0),
-            written,
+            writer,
             drops: Mutex::new(BTreeMap::new()),
             path: Some(path),
         }
@@ -77,7 +88,7 @@ impl AnalyticsQueue {
             sender: None,
             _parked: None,
             enqueued: AtomicU64::new(0),
-            written: std::sync::Arc::new(AtomicU64::new(0)),
+            writer: std::sync::Arc::default(),
             drops: Mutex::new(BTreeMap::new()),
             path: None,
         }
@@ -90,7 +101,7 @@ impl AnalyticsQueue {
             sender: Some(sender),
             _parked: Some(Mutex::new(receiver)),
             enqueued: AtomicU64::new(0),
-            written: std::sync::Arc::new(AtomicU64::new(0)),
+            writer: std::sync::Arc::default(),
             drops: Mutex::new(BTreeMap::new()),
             path: None,
         }
@@ -112,6 +123,22 @@ impl AnalyticsQueue {
         }
     }
 
+    /// Asks the writer to write what it holds now and waits (at most `timeout`) until every
+    /// queued event was handled. For a process about to exit; never on the hot path.
+    pub(crate) fn flush(&self, timeout: std::time::Duration) {
+        if self.sender.is_none() || self._parked.is_some() {
+            return;
+        }
+        let started = std::time::Instant::now();
+        self.writer.flush.store(true, Ordering::Release);
+        while self.writer.handled.load(Ordering::Acquire) < self.enqueued.load(Ordering::Acquire)
+            && started.elapsed() < timeout
+        {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        self.writer.flush.store(false, Ordering::Release);
+    }
+
     /// `drop_count_by_type`, always present (empty when nothing was dropped).
     pub(crate) fn drop_count_by_type(&self) -> BTreeMap<&'static str, u64> {
         self.drops.lock().map(|drops| drops.clone()).unwrap_or_default()
@@ -123,7 +150,7 @@ impl AnalyticsQueue {
             "enabled": self.sender.is_some(),
             "queue_capacity": QUEUE_CAPACITY,
             "enqueued": self.enqueued.load(Ordering::Relaxed),
-            "written": self.written.load(Ordering::Relaxed),
+            "written": self.writer.written.load(Ordering::Relaxed),
             "drop_count_by_type": self.drop_count_by_type(),
             "file": self.path.as_ref().map(|path| path.display().to_string()),
         })
@@ -132,10 +159,13 @@ impl AnalyticsQueue {
 
 /// The writer: waits for an event, takes whatever else is queued (up to a batch), appends
 /// them as JSON lines, repeats until every sender is gone.
-fn write_batches(receiver: &Receiver<Event>, path: &std::path::Path, written: &AtomicU64) {
+fn write_batches(receiver: &Receiver<Event>, path: &std::path::Path, state: &WriterState) {
     let mut file = None;
     while let Ok(first) = receiver.recv() {
-        std::thread::sleep(BATCH_WINDOW);
+        let window_end = std::time::Instant::now() + BATCH_WINDOW;
+        while std::time::Instant::now() < window_end && !state.flush.load(Ordering::Acquire) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         let mut batch = vec![first];
         while batch.len() < BATCH
             && let Ok(event) = receiver.try_recv()
@@ -148,17 +178,19 @@ fn write_batches(receiver: &Receiver<Event>, path: &std::path::Path, written: &A
             }
             file = std::fs::OpenOptions::new().create(true).append(true).open(path).ok();
         }
-        let Some(out) = file.as_mut() else { continue };
-        let mut text = String::new();
-        for event in &batch {
-            let mut object = event.fields.clone();
-            object.insert("type".into(), Value::from(event.event_type));
-            text.push_str(&Value::Object(object).to_string());
-            text.push('\n');
+        if let Some(out) = file.as_mut() {
+            let mut text = String::new();
+            for event in &batch {
+                let mut object = event.fields.clone();
+                object.insert("type".into(), Value::from(event.event_type));
+                text.push_str(&Value::Object(object).to_string());
+                text.push('\n');
+            }
+            if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_ok() {
+                state.written.fetch_add(batch.len() as u64, Ordering::Relaxed);
+            }
         }
-        if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_ok() {
-            written.fetch_add(batch.len() as u64, Ordering::Relaxed);
-        }
+        state.handled.fetch_add(batch.len() as u64, Ordering::Release);
     }
 }
 
@@ -204,10 +236,8 @@ mod tests {
         fields.insert("tool".into(), Value::from("read"));
         queue.put(Event { event_type: "read", fields });
         queue.put(event("search"));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while queue.counters()["written"] != json!(2) && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        queue.flush(std::time::Duration::from_secs(10));
+        assert_eq!(queue.counters()["written"], json!(2));
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
         assert_eq!(lines, [json!({"tool": "read", "type": "read"}), json!({"type": "search"})]);
