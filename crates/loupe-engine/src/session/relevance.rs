@@ -1,7 +1,9 @@
 //! The relevance guard (§9.5): after a search, a read of a path outside the top 10 results of
 //! the session's last 3 searches gets `LOW_RELEVANCE_OUTSIDE_TOPK` and up to 3 alternatives.
 //!
-//! Soft by default (`relevance = "warn"`); `block` refuses such a read, `off` says nothing.
+//! Soft by default (`relevance = "warn"`); `block` refuses such a read when its path is known
+//! from the arguments (a symbol read without `path` is warned after resolution); `off` says
+//! nothing. A read that came with a ref is not judged.
 //! Paths under `vendor/`, `node_modules/`, `.git/` and `dist/` are not judged. Paths are
 //! compared normalised (root-relative, `/`-separated), never as raw strings.
 
