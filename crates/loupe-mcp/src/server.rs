@@ -60,6 +60,9 @@ pub struct LoupeServer {
     /// Test hook (`LOUPE_TEST_INDEX_DELAY_MS` with `LOUPE_TEST_HOOKS=1`): hold the first build
     /// back this long so tests can observe a server whose index is still building.
     index_delay: Option<Duration>,
+    /// Test hook (`LOUPE_TEST_ANALYTICS_CAPACITY` with `LOUPE_TEST_HOOKS=1`): analytics go to
+    /// an undrained queue of this size, so tests can overflow it deterministically.
+    analytics_capacity: Option<usize>,
     /// This connection's identity for the session layer (§9.1): a UUID issued by the server.
     /// One stdio process is one connection.
     connection: Arc<CallContext>,
@@ -77,12 +80,19 @@ impl LoupeServer {
             .and_then(|(_, value)| value.parse().ok())
             .filter(|_| test_hooks)
             .map(Duration::from_millis);
+        let analytics_capacity = sources
+            .env
+            .iter()
+            .find(|(key, _)| key == "LOUPE_TEST_ANALYTICS_CAPACITY")
+            .and_then(|(_, value)| value.parse().ok())
+            .filter(|_| test_hooks);
         let connection = Arc::new(CallContext::new(uuid::Uuid::new_v4().to_string()));
         LoupeServer {
             sources: Arc::new(sources),
             engine: Arc::new(Mutex::new(None)),
             test_hooks,
             index_delay,
+            analytics_capacity,
             connection,
         }
     }
@@ -90,10 +100,17 @@ impl LoupeServer {
     /// A server on an engine that is already open.
     pub fn with_engine(sources: Sources, engine: Engine) -> LoupeServer {
         let server = LoupeServer::new(sources);
-        let engine = Arc::new(engine);
+        let engine = Arc::new(server.with_test_hooks(engine));
         server.start_indexing(&engine);
         *server.engine.try_lock().expect("a new server's engine lock is free") = Some(engine);
         server
+    }
+
+    fn with_test_hooks(&self, mut engine: Engine) -> Engine {
+        if let Some(capacity) = self.analytics_capacity {
+            engine.park_analytics_for_tests(capacity);
+        }
+        engine
     }
 
     fn start_indexing(&self, engine: &Arc<Engine>) {
@@ -127,7 +144,7 @@ impl LoupeServer {
         for warning in warnings {
             tracing::warn!("{warning}");
         }
-        let engine = Arc::new(Engine::new(config).map_err(config_error)?);
+        let engine = Arc::new(self.with_test_hooks(Engine::new(config).map_err(config_error)?));
         tracing::info!(root = %engine.root_path().display(), "engine open");
         self.start_indexing(&engine);
         *slot = Some(engine.clone());

@@ -294,6 +294,30 @@ fn a_client_connection_id_is_telemetry_only() {
     assert_eq!(sessions.len(), 2, "two connections, two sessions: {sessions:?}");
 }
 
+/// A full analytics queue drops the newest events and counts them by type, the same way in
+/// every run, and the calls are served regardless.
+#[test]
+fn analytics_overflow_is_counted_by_type() {
+    let run = || {
+        let dir = workspace();
+        let env = [("LOUPE_TEST_HOOKS", "1"), ("LOUPE_TEST_ANALYTICS_CAPACITY", "2")];
+        let mut server = Server::start(dir.path(), &[], &env);
+        assert!(!server.call("search", json!({"query": "fn f7()", "type": "text"})).is_error);
+        for line in 1..=3 {
+            assert!(
+                !server.call("read", json!({"mode": "snippet", "target": "src/lib.rs", "start_line": line})).is_error
+            );
+        }
+        assert!(server.call("read", json!({"mode": "file", "target": "src/other.rs"})).is_error);
+        let metrics = server.call("manage", json!({"command": "metrics"}));
+        metrics.envelope["meta"]["metrics"]["analytics"].clone()
+    };
+    let counters = run();
+    assert_eq!(counters["enqueued"], json!(2));
+    assert_eq!(counters["drop_count_by_type"], json!({"read": 2, "refusal": 1}));
+    assert_eq!(counters, run());
+}
+
 fn walk_for(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();
