@@ -152,7 +152,11 @@ impl SessionLayer {
         };
         let fresh = map.get("fresh").and_then(Value::as_bool).unwrap_or(false)
             || map.get("fresh").and_then(Value::as_str) == Some("true");
-        let max_tokens = map.get("max_tokens").and_then(Value::as_u64);
+        // `read` accepts numbers as numeric strings too.
+        let max_tokens = map.get("max_tokens").and_then(|value| match value {
+            Value::String(text) => text.trim().parse().ok(),
+            other => other.as_u64(),
+        });
         let preview_none = map.get("preview_mode").and_then(Value::as_str) == Some("none");
         let mut response = crate::read::run(engine, Value::Object(map));
 
