@@ -120,6 +120,25 @@ fn gate_blocks_without_a_ref_and_allows_precision_reads() {
     t.snapshot("gate_enforce");
 }
 
+/// §9.7: `warn` lets the read through with the same reason code and one footer line; `off`
+/// says nothing.
+#[test]
+fn gate_warn_and_off() {
+    let fixture = fixture_with(|config| config.gate_mode = GateMode::Warn);
+    let mut t = Transcript::new(&fixture);
+    let warned = t.call("read", json!({"mode": "file", "target": "dir/a.rs"}));
+    assert!(warned.ok);
+    assert_eq!(warned.meta["reason_codes"], json!(["SEARCH_FIRST_REQUIRED"]));
+    assert!(warned.face.contains("── session [SEARCH_FIRST_REQUIRED]: search first"), "{}", warned.face);
+    t.snapshot("gate_warn");
+
+    let fixture = fixture_with(|config| config.gate_mode = GateMode::Off);
+    let silent = fixture.engine.call("read", json!({"mode": "file", "target": "dir/a.rs"}));
+    assert!(silent.ok);
+    assert_eq!(silent.meta["reason_codes"], json!([]));
+    assert!(!silent.face.contains("── session"), "{}", silent.face);
+}
+
 /// §9.7: every refusal's next_calls pass when replayed as they are, in the same session.
 #[test]
 fn replaying_the_next_calls_of_every_refusal_succeeds() {

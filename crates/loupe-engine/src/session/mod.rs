@@ -183,6 +183,7 @@ impl SessionLayer {
             if let Some((code, message)) = pre.warn {
                 stabilization.reason_codes.push(code);
                 stabilization.footer_codes.push(code);
+                stabilization.warnings.push(message.clone());
                 stabilization.footer_messages.push(message);
             }
             if config.relevance != RelevanceMode::Off
