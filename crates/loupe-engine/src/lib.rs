@@ -67,6 +67,14 @@ impl Engine {
         self.index.as_ref()
     }
 
+    /// The index for a query: when a persisted snapshot is loading, this waits for it, which
+    /// answers sooner than serving "building" results from a scan of the disk.
+    pub(crate) fn index_for_query(&self) -> Option<&Arc<Index>> {
+        let index = self.index.as_ref()?;
+        index.load_snapshot();
+        Some(index)
+    }
+
     /// Brings the index up to date with the disk (a cold build the first time).
     pub fn refresh_index(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Option<loupe_index::RefreshStats> {
         self.index.as_ref().map(|index| index.refresh(progress))
@@ -78,8 +86,12 @@ impl Engine {
     pub fn start_background_indexing(self: &Arc<Self>) {
         let engine = Arc::clone(self);
         let spawned = std::thread::Builder::new().name("loupe-index".into()).spawn(move || {
+            // A persisted index serves at once (queries wait for it rather than scan).
+            if let Some(index) = engine.index() {
+                index.load_snapshot();
+            }
             // The first answers need the tokenizer and a free core: let the vocabulary build,
-            // and the client's opening calls through, before the index competes for the cores.
+            // and the client's opening calls through, before reconciling competes for the cores.
             loupe_core::tokens::warm_up();
             std::thread::sleep(INDEX_START_DELAY);
             let Some(stats) = engine.refresh_index(&|_, _| {}) else { return };

@@ -262,7 +262,7 @@ fn is_identifier_path(query: &str) -> bool {
 }
 
 fn execute(engine: &Engine, request: &SearchRequest) -> Result<Response, ToolError> {
-    let index = engine.index();
+    let index = engine.index_for_query();
     let index_state = index.map_or(IndexState::Building, |index| index.state());
     let (effective, inferred) = match request.kind.as_str() {
         "auto" => (infer(&request.query), true),
@@ -334,7 +334,7 @@ fn smart_case(request: &SearchRequest) -> bool {
 }
 
 fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
-    let Some(index) = engine.index() else { return (Vec::new(), false) };
+    let Some(index) = engine.index_for_query() else { return (Vec::new(), false) };
     let query = request.query.trim();
     let (container, name) = split_qualified(query);
     let name_lower = name.to_lowercase();
@@ -343,10 +343,7 @@ fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
     // capped so a two-letter query on a kernel-sized index stays fast (the total then says
     // it is a lower bound).
     let mut candidates = index.symbols_named(name);
-    let (partial, cut) = index.symbols_matching(
-        &|candidate: &str| candidate != name_lower && candidate.contains(&name_lower),
-        PARTIAL_SYMBOLS,
-    );
+    let (partial, cut) = index.symbols_containing(&name_lower, PARTIAL_SYMBOLS);
     candidates.extend(partial);
     let mut hits = Vec::new();
     for hit in candidates {
@@ -419,7 +416,7 @@ fn split_qualified(query: &str) -> (Option<&str>, &str) {
 }
 
 fn file_hits(engine: &Engine, request: &SearchRequest, directories: bool) -> (Vec<Hit>, bool) {
-    let files: Vec<RepoPath> = match engine.index().filter(|index| index.state() == IndexState::Ready) {
+    let files: Vec<RepoPath> = match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
         Some(index) => index.files().into_iter().map(|record| record.path).collect(),
         None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
     };
@@ -484,6 +481,15 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
     let matcher = RegexBuilder::new(&pattern).case_insensitive(!case_sensitive).build().map_err(|error| {
         ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern, or use type='text'")
     })?;
+    // Matches are per line. One pass of the same pattern over the whole file (anchors at
+    // line terminators) finds where they can start, far faster than a call per line; only
+    // lines where such a match starts are checked with the per-line matcher.
+    let scanner = RegexBuilder::new(&pattern)
+        .case_insensitive(!case_sensitive)
+        .multi_line(true)
+        .crlf(true)
+        .build()
+        .map_err(|error| ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern"))?;
     // The plan must be evaluated with the same options the matcher uses; a literal searched
     // case-insensitively goes through the regex planner, which knows Unicode case folding.
     let plan_pattern = if is_regex { request.query.clone() } else { regex::escape(&request.query) };
@@ -493,7 +499,7 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
     } else {
         trigram::plan_literal(&request.query)
     };
-    let ready = engine.index().filter(|index| index.state() == IndexState::Ready);
+    let ready = engine.index_for_query().filter(|index| index.state() == IndexState::Ready);
     let mut candidates: Vec<RepoPath> = match ready {
         Some(index) => index.text_candidates(&plan),
         None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
@@ -506,24 +512,74 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
             definition_lines.entry(hit.path).or_default().push(hit.symbol.name_line);
         }
     }
-    candidates.sort_by_key(|path| (!definition_lines.contains_key(path), path.clone()));
+    // Candidates come in path order; a stable sort on one flag keeps it within each group.
+    candidates.sort_by_key(|path| !definition_lines.contains_key(path));
+    candidates.retain(|path| request.filters.admits(path));
     let query_lower = request.query.to_lowercase();
+    let verifier = Verifier { engine, request, matcher: &matcher, scanner: &scanner, query_lower: &query_lower };
+    let verify = |path: &RepoPath| verifier.file(path, definition_lines.get(path).map(Vec::as_slice).unwrap_or(&[]));
+    // Files are verified on every core but taken in candidate order, so the cut at
+    // MAX_MATCHES falls where a single thread would put it.
     let mut hits = Vec::new();
     let mut lower_bound = false;
-    for path in candidates {
-        if !request.filters.admits(&path) {
-            continue;
+    for_each_in_order(&candidates, verify, |file_hits| {
+        for hit in file_hits {
+            if hits.len() >= MAX_MATCHES {
+                lower_bound = true;
+                return false;
+            }
+            hits.push(hit);
         }
-        let Ok(bytes) = engine.root().read_indexed(&path, engine.config().max_index_file_bytes) else { continue };
+        true
+    });
+    Ok((hits, lower_bound))
+}
+
+/// What verifying one candidate file needs.
+struct Verifier<'a> {
+    engine: &'a Engine,
+    request: &'a SearchRequest,
+    matcher: &'a regex::Regex,
+    scanner: &'a regex::Regex,
+    query_lower: &'a str,
+}
+
+impl Verifier<'_> {
+    /// The matches in `path` as it is on disk now, scored.
+    fn file(&self, path: &RepoPath, definition_lines: &[usize]) -> Vec<Hit> {
+        let Ok(bytes) = self.engine.root().read_indexed(path, self.engine.config().max_index_file_bytes) else {
+            return Vec::new();
+        };
+        // A file that is plain UTF-8 with `\n` line ends (no BOM, no NUL near the start, no
+        // `\r`) is its own decoded text: it is scanned in place, and only the lines where a
+        // match starts are located. Anything else is decoded first.
+        let plain = (!bytes.starts_with(b"\xEF\xBB\xBF")
+            && !bytes[..bytes.len().min(text::BINARY_SNIFF_BYTES)].contains(&0)
+            && memchr::memchr(b'\r', &bytes).is_none())
+        .then(|| std::str::from_utf8(&bytes).ok())
+        .flatten();
+        let decoded;
+        let lines: Vec<(usize, &str)> = match plain {
+            Some(raw) => plain_lines_to_check(self.scanner, raw),
+            None => {
+                let Ok(text) = text::decode(&bytes) else { return Vec::new() };
+                decoded = text;
+                lines_to_check(self.scanner, &decoded)
+                    .into_iter()
+                    .map(|number| (number, decoded.line(number)))
+                    .collect()
+            }
+        };
+        if lines.is_empty() {
+            return Vec::new();
+        }
         let file_hash = loupe_core::ContentHash::of(&bytes).to_string();
-        let Ok(decoded) = text::decode_owned(bytes) else { continue };
-        let definition_lines = definition_lines.get(&path).map(Vec::as_slice).unwrap_or(&[]);
-        let path_bonus = if path.as_str().to_lowercase().contains(&query_lower) { 0.1 } else { 0.0 };
-        for number in 1..=decoded.total_lines() {
-            let line = decoded.line(number);
-            let Some(found) = matcher.find(line) else { continue };
+        let path_bonus = if path.as_str().to_lowercase().contains(self.query_lower) { 0.1 } else { 0.0 };
+        let mut hits = Vec::new();
+        for (number, line) in lines {
+            let Some(found) = self.matcher.find(line) else { continue };
             let whole_word = is_word_boundary(line, found.start(), found.end());
-            let exact_case = line[found.range()].contains(&request.query);
+            let exact_case = line[found.range()].contains(&self.request.query);
             let mut score: f64 = 0.5 + path_bonus;
             if whole_word {
                 score += 0.15;
@@ -545,15 +601,109 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
                 file_hash: file_hash.clone(),
             });
             if hits.len() >= MAX_MATCHES {
-                lower_bound = true;
                 break;
             }
         }
-        if lower_bound {
+        hits
+    }
+}
+
+/// Runs `work` on every item on all cores and hands the results to `consume` in item order,
+/// until it returns false. Workers stop soon after; their extra results are dropped.
+fn for_each_in_order<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync, mut consume: impl FnMut(R) -> bool) {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(items.len());
+    if threads <= 1 {
+        for item in items {
+            if !consume(work(item)) {
+                return;
+            }
+        }
+        return;
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::channel::<(usize, R)>();
+        for _ in 0..threads {
+            let (sender, next, stop, work) = (sender.clone(), &next, &stop, &work);
+            scope.spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(index) else { break };
+                    if sender.send((index, work(item))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut pending: BTreeMap<usize, R> = BTreeMap::new();
+        let mut expected = 0;
+        for (index, result) in receiver {
+            pending.insert(index, result);
+            while let Some(result) = pending.remove(&expected) {
+                expected += 1;
+                if !consume(result) {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+    });
+}
+
+/// `lines_to_check` for text whose only line terminator is `\n`, without splitting it: the
+/// 1-based number and content of each line where a match starts.
+fn plain_lines_to_check<'t>(scanner: &regex::Regex, text: &'t str) -> Vec<(usize, &'t str)> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    if text.is_empty() {
+        return lines;
+    }
+    let (mut at, mut counted_to, mut number) = (0, 0, 1);
+    while at <= text.len() {
+        let Some(found) = scanner.find_at(text, at) else { break };
+        let start = found.start();
+        if start >= text.len() && text.ends_with('\n') {
             break;
         }
+        number += memchr::memchr_iter(b'\n', &bytes[counted_to..start]).count();
+        counted_to = start;
+        let line_start = memchr::memrchr(b'\n', &bytes[..start]).map_or(0, |newline| newline + 1);
+        let line_end = memchr::memchr(b'\n', &bytes[start..]).map_or(text.len(), |newline| start + newline);
+        lines.push((number, &text[line_start..line_end]));
+        if line_end >= text.len() {
+            break;
+        }
+        at = line_end + 1;
     }
-    Ok((hits, lower_bound))
+    lines
+}
+
+/// 1-based lines of `decoded` where a match of `scanner` starts, in order; every line with a
+/// per-line match is among them. After a match, the scan resumes at the next line, so a match
+/// spanning lines never hides one that starts inside it.
+fn lines_to_check(scanner: &regex::Regex, decoded: &text::Decoded) -> Vec<usize> {
+    let mut lines = Vec::new();
+    let mut at = 0;
+    while at <= decoded.text.len() {
+        let Some(found) = scanner.find_at(&decoded.text, at) else { break };
+        let mut index = decoded.lines.partition_point(|span| span.next <= found.start());
+        // An empty match at the very end belongs to a last line that has no terminator.
+        if index == decoded.lines.len() && decoded.lines.last().is_some_and(|span| span.end == found.start()) {
+            index -= 1;
+        }
+        let Some(span) = decoded.lines.get(index) else { break };
+        if lines.last() == Some(&(index + 1)) {
+            break;
+        }
+        lines.push(index + 1);
+        if span.next <= at {
+            break;
+        }
+        at = span.next;
+    }
+    lines
 }
 
 fn is_word_boundary(line: &str, start: usize, end: usize) -> bool {

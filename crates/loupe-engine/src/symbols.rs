@@ -95,8 +95,8 @@ pub(crate) fn resolve(
             vec![resolved.path]
         }
         None => {
-            let Some(index) = engine.index().filter(|index| index.state() == IndexState::Ready) else {
-                let status = engine.index().map(|index| index.status());
+            let Some(index) = engine.index_for_query().filter(|index| index.state() == IndexState::Ready) else {
+                let status = engine.index_for_query().map(|index| index.status());
                 let progress = status
                     .map(|status| format!(" ({} of {} files)", status.files_done, status.files_total))
                     .unwrap_or_default();
@@ -151,10 +151,11 @@ pub(crate) fn resolve(
 }
 
 fn not_found(engine: &Engine, target: &str, name: &str, path: Option<&str>) -> ToolError {
-    let names = engine.index().map(|index| index.symbol_names()).unwrap_or_default();
     let lower = name.to_lowercase();
-    let plausible: Vec<String> =
-        names.into_iter().filter(|candidate| candidate.len().abs_diff(lower.len()) <= 3).collect();
+    let plausible: Vec<String> = engine
+        .index()
+        .map(|index| index.symbol_names_where(&|candidate| candidate.len().abs_diff(lower.len()) <= 3))
+        .unwrap_or_default();
     let suggestions: Vec<String> = closest(&lower, &plausible, 5).into_iter().map(str::to_owned).collect();
     let place = path.map(|path| format!(" in `{path}`")).unwrap_or_default();
     let hint = if suggestions.is_empty() {
@@ -314,6 +315,64 @@ fn is_member(kind: SymbolKind) -> bool {
 /// Members shown inline before the rest is summarised as `+N`.
 const INLINE_MEMBERS: usize = 12;
 
+/// Value-like definitions (macros, constants, variables) whose signature is mostly a value.
+fn is_value(kind: SymbolKind) -> bool {
+    matches!(kind, SymbolKind::Macro | SymbolKind::Constant | SymbolKind::Variable)
+}
+
+/// A run of at least this many value-like siblings is listed by name on one line.
+const VALUE_RUN: usize = 4;
+
+/// Characters of a value-like definition's signature shown on its own line.
+const VALUE_CHARS: usize = 72;
+
+/// The signature, clipped on a character boundary with `…` when a value makes it long.
+fn outline_signature(definition: &Definition) -> std::borrow::Cow<'_, str> {
+    let signature = definition.signature.as_str();
+    if !is_value(definition.kind) || signature.chars().count() <= VALUE_CHARS {
+        return signature.into();
+    }
+    let cut: String = signature.chars().take(VALUE_CHARS - 1).collect();
+    format!("{}…", cut.trim_end()).into()
+}
+
+/// Characters of a member shown inline (`types = { "AutoField": int, …`).
+const MEMBER_CHARS: usize = 40;
+
+fn clip_member(signature: &str) -> std::borrow::Cow<'_, str> {
+    if signature.chars().count() <= MEMBER_CHARS {
+        return signature.into();
+    }
+    let cut: String = signature.chars().take(MEMBER_CHARS - 1).collect();
+    format!("{}…", cut.trim_end()).into()
+}
+
+/// How many definitions from `index` on are value-like siblings with nothing inside them.
+fn value_run(definitions: &[Definition], index: usize) -> usize {
+    let first = &definitions[index];
+    if !is_value(first.kind) {
+        return 0;
+    }
+    // A function-like macro is an API: it keeps its own line, parameters and all.
+    let function_like = |definition: &Definition| {
+        definition.kind == SymbolKind::Macro && definition.signature.contains(&format!("{}(", definition.name))
+    };
+    definitions[index..]
+        .iter()
+        .take_while(|definition| {
+            definition.depth == first.depth && definition.kind == first.kind && !function_like(definition)
+        })
+        .count()
+}
+
+fn plural(kind: SymbolKind) -> &'static str {
+    match kind {
+        SymbolKind::Macro => "macros",
+        SymbolKind::Constant => "constants",
+        _ => "variables",
+    }
+}
+
 /// One line per definition, `start-end│indent signature`, until `budget` tokens are used.
 /// Fields, enum members and properties ride on their type's line (`{ a: u32, b }`), which is
 /// what keeps an outline near a tenth of the file.
@@ -321,18 +380,46 @@ fn render_definitions(definitions: &[Definition], width: usize, include_docs: bo
     let mut out = String::new();
     let mut used = 0;
     let mut inlined = vec![false; definitions.len()];
-    for (index, definition) in definitions.iter().enumerate() {
+    let mut index = 0;
+    while index < definitions.len() {
+        let definition = &definitions[index];
         if inlined[index] {
+            index += 1;
             continue;
         }
-        let mut members = Vec::new();
+        // `#define A 1`, `#define B 2`, … : a map needs the names, not every value.
+        let run = value_run(definitions, index);
+        if run >= VALUE_RUN {
+            let last = &definitions[index + run - 1];
+            let names: Vec<&str> = definitions[index..index + run].iter().map(|d| d.name.as_str()).collect();
+            let shown = names.iter().take(INLINE_MEMBERS * 2).copied().collect::<Vec<_>>().join(", ");
+            let more = names.len().saturating_sub(INLINE_MEMBERS * 2);
+            let more = if more > 0 { format!(", +{more}") } else { String::new() };
+            let indent = "  ".repeat(definition.depth);
+            let line = format!(
+                "{:>width$}-{}│{indent}{} {}: {shown}{more}\n",
+                definition.span.start_line,
+                last.span.end_line,
+                run,
+                plural(definition.kind)
+            );
+            let cost = tokens::count(&line);
+            if used + cost > budget {
+                return (out, index);
+            }
+            used += cost;
+            out.push_str(&line);
+            index += run;
+            continue;
+        }
+        let mut members: Vec<std::borrow::Cow<'_, str>> = Vec::new();
         for (offset, child) in definitions[index + 1..].iter().enumerate() {
             if child.span.start_line > definition.span.end_line {
                 break;
             }
             if child.depth == definition.depth + 1 && is_member(child.kind) && !is_member(definition.kind) {
                 inlined[index + 1 + offset] = true;
-                members.push(child.signature.as_str());
+                members.push(clip_member(&child.signature));
             }
         }
         let indent = "  ".repeat(definition.depth);
@@ -342,9 +429,9 @@ fn render_definitions(definitions: &[Definition], width: usize, include_docs: bo
         } else {
             format!("{:>width$}", definition.span.start_line)
         };
-        let mut line = format!("{lines}│{indent}{}", definition.signature);
+        let mut line = format!("{lines}│{indent}{}", outline_signature(definition));
         if !members.is_empty() {
-            let shown: Vec<&str> = members.iter().take(INLINE_MEMBERS).copied().collect();
+            let shown: Vec<&str> = members.iter().take(INLINE_MEMBERS).map(|member| member.as_ref()).collect();
             let more = members.len().saturating_sub(shown.len());
             let more = if more > 0 { format!(", +{more}") } else { String::new() };
             line.push_str(&format!(" {{ {}{more} }}", shown.join(", ")));
@@ -359,12 +446,13 @@ fn render_definitions(definitions: &[Definition], width: usize, include_docs: bo
         }
         used += cost;
         out.push_str(&line);
+        index += 1;
     }
     (out, definitions.len())
 }
 
 fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs: bool, budget: usize) -> Response {
-    let files: Vec<RepoPath> = match engine.index().filter(|index| index.state() == IndexState::Ready) {
+    let files: Vec<RepoPath> = match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
         Some(index) => index.files().into_iter().map(|record| record.path).collect(),
         None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
     };

@@ -233,3 +233,97 @@ fn updated_file_is_searchable() {
     let gone = project.engine.call("search", json!({"query": "freshlyAddedName", "type": "symbol"}));
     assert_eq!(gone.meta["total"], json!(0), "{}", gone.face);
 }
+
+/// Text search scans each file once and checks only the lines where a match can start: the
+/// lines it reports must be exactly those a line-by-line match finds, whatever the line
+/// endings, anchors, or matches of the whole-file scan that span lines.
+#[test]
+fn matches_are_per_line_whatever_the_line_endings() {
+    let project = project();
+    let root = project.engine.root_path().to_path_buf();
+    let files = [
+        ("ends/crlf.txt", "alpha end\r\nbeta\r\nend alpha\r\n"),
+        ("ends/cr.txt", "alpha end\rbeta\rend alpha"),
+        ("ends/span.txt", "xa\n b a  b\nnothing\na\n\nb\n"),
+        ("ends/noeol.txt", "first\nlast"),
+    ];
+    let mut paths = Vec::new();
+    for (path, body) in files {
+        std::fs::create_dir_all(root.join("ends")).unwrap();
+        std::fs::write(root.join(path), body).unwrap();
+        paths.push(loupe_core::RepoPath::normalize(path).unwrap());
+    }
+    project.engine.index().unwrap().update_paths(&paths);
+    let lines = |query: &str| -> Vec<(String, u64)> {
+        let found = project.engine.call(
+            "search",
+            json!({"query": query, "type": "regex", "path": "ends", "output": "matches", "max_results": 50}),
+        );
+        let mut lines: Vec<(String, u64)> = found.meta["results"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{}", found.face))
+            .iter()
+            .map(|hit| (hit["path"].as_str().unwrap().to_owned(), hit["line"].as_u64().unwrap()))
+            .collect();
+        lines.sort();
+        lines
+    };
+    let at = |entries: &[(&str, u64)]| -> Vec<(String, u64)> {
+        entries.iter().map(|(path, line)| ((*path).to_owned(), *line)).collect()
+    };
+    assert_eq!(lines("end$"), at(&[("ends/cr.txt", 1), ("ends/crlf.txt", 1)]));
+    assert_eq!(lines("^end"), at(&[("ends/cr.txt", 3), ("ends/crlf.txt", 3)]));
+    assert_eq!(lines("^beta$"), at(&[("ends/cr.txt", 2), ("ends/crlf.txt", 2)]));
+    // `a\s+b` matches across lines 1-2 (`a\n b`) in the whole file; line 2 alone has `a  b`.
+    assert_eq!(lines(r"a\s+b"), at(&[("ends/span.txt", 2)]));
+    assert_eq!(lines(r"^$"), at(&[("ends/span.txt", 5)]));
+    // Matches at the very end of a file without a final line terminator.
+    assert_eq!(lines("t$"), at(&[("ends/noeol.txt", 1), ("ends/noeol.txt", 2)]));
+    assert_eq!(lines("alpha$"), at(&[("ends/cr.txt", 3), ("ends/crlf.txt", 3)]));
+    assert_eq!(lines("x*$").len(), 14, "an empty match on every line, once");
+}
+
+/// An outline is a map: runs of value-like definitions are listed by name on one line, long
+/// values are clipped, and function-like macros keep their own lines.
+#[test]
+fn outline_lists_runs_of_values_by_name() {
+    let project = project();
+    let root = project.engine.root_path().to_path_buf();
+    let header = "#define REG_A 0x1 /* first */\n#define REG_B 0x2\n#define REG_C 0x4\n#define REG_D 0x8\n\
+                  #define SQUARE(x) ((x) * (x))\n#define ONLY 1\n\
+                  static const char *long_value = \"a very long string literal that nobody needs to see in an outline\";\n\
+                  int f(void);\n";
+    std::fs::write(root.join("regs.h"), header).unwrap();
+    let outline = project.engine.call("read", json!({"mode": "outline", "target": "regs.h"}));
+    let lines: Vec<&str> = outline.face.lines().skip(1).collect();
+    assert_eq!(lines[0], "1-4│4 macros: REG_A, REG_B, REG_C, REG_D", "{}", outline.face);
+    assert_eq!(lines[1], "5│#define SQUARE(x) ((x) * (x))");
+    assert_eq!(lines[2], "6│#define ONLY 1");
+    assert!(lines[3].starts_with("7│static const char *long_value = ") && lines[3].ends_with('…'), "{}", lines[3]);
+    assert!(lines[3].chars().count() < 80, "{}", lines[3]);
+    assert_eq!(lines[4], "8│int f(void)");
+    assert_eq!(outline.meta["definitions"], json!(8));
+
+    let class = "class Mapper:\n    kind = \"short\"\n    types = {\"AutoField\": int, \"BigAutoField\": int, \"SmallAutoField\": int}\n";
+    std::fs::write(root.join("mapper.py"), class).unwrap();
+    let outline = project.engine.call("read", json!({"mode": "outline", "target": "mapper.py"}));
+    let line = outline.face.lines().nth(1).unwrap();
+    assert_eq!(line, "1-3│class Mapper: { kind = \"short\", types = {\"AutoField\": int, \"BigAutoFiel… }");
+}
+
+/// A server restarted on a persisted index answers its first query from it: the query waits
+/// for the snapshot rather than scanning the disk as if the index were being built.
+#[test]
+fn a_restarted_engine_answers_from_the_persisted_index() {
+    let project = project();
+    let config = loupe_core::Config {
+        root: Some(project.engine.root_path().to_path_buf()),
+        index_dir: Some(project._index.path().to_path_buf()),
+        ..loupe_core::Config::default()
+    };
+    drop(project.engine);
+    let restarted = loupe_engine::Engine::new(config).unwrap();
+    let found = restarted.call("search", json!({"query": "parse_config", "type": "symbol"}));
+    assert_eq!(found.meta["index_state"], json!("ready"), "{}", found.face);
+    assert_eq!(found.meta["total"], json!(2), "{}", found.face);
+}

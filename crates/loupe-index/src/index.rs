@@ -20,6 +20,7 @@ use rustc_hash::FxHashMap;
 
 use crate::records::{FileRecord, SymbolRecord};
 use crate::store::{self, WriterLock};
+use crate::symbols::SymbolTable;
 use crate::trigram::{self, Candidates, IndexBuilder, LayeredIndex, Plan, TrigramIndex};
 
 /// How an index is built and where it lives.
@@ -76,10 +77,12 @@ pub struct SymbolHit {
 #[derive(Default)]
 struct State {
     files: Vec<FileRecord>,
-    symbols: Vec<Vec<SymbolRecord>>,
+    symbols: SymbolTable,
     by_path: FxHashMap<RepoPath, u32>,
-    /// Lower-cased symbol name → (doc id, position in that file's symbols).
-    by_name: FxHashMap<String, Vec<(u32, u32)>>,
+    /// Doc ids in path order (dead ones included), and each doc's position in it: queries
+    /// sort their candidates by an integer rather than by comparing paths.
+    path_order: Vec<u32>,
+    path_rank: Vec<u32>,
     text: LayeredIndex,
 }
 
@@ -91,6 +94,9 @@ pub struct Index {
     ready: AtomicBool,
     /// `load_snapshot` has run (whether or not it found a snapshot).
     loaded: AtomicBool,
+    /// Held while the snapshot loads, so a query that arrives meanwhile waits for it rather
+    /// than scanning the disk.
+    load_lock: Mutex<()>,
     files_done: AtomicUsize,
     files_total: AtomicUsize,
     /// Serialises refreshes: one build or update at a time.
@@ -114,7 +120,7 @@ enum Processed {
     },
     Indexed {
         record: FileRecord,
-        symbols: Vec<SymbolRecord>,
+        definitions: Vec<loupe_syntax::Definition>,
         trigrams: Vec<u32>,
     },
 }
@@ -131,6 +137,7 @@ impl Index {
             writer,
             ready: AtomicBool::new(false),
             loaded: AtomicBool::new(false),
+            load_lock: Mutex::new(()),
             files_done: AtomicUsize::new(0),
             files_total: AtomicUsize::new(0),
             refresh_lock: Mutex::new(()),
@@ -139,23 +146,33 @@ impl Index {
 
     /// Loads the persisted tables once, when they are valid for this root and format, and
     /// serves from them from then on (`refresh` reconciles them with the disk). Opening is
-    /// cheap and this is not, so a server calls it off its start-up path. True when a
-    /// snapshot was loaded.
+    /// cheap and this is not, so a server calls it off its start-up path. A call made while
+    /// another thread loads waits for it. True when a snapshot was loaded.
     pub fn load_snapshot(&self) -> bool {
-        if self.loaded.swap(true, Ordering::AcqRel) {
+        if self.loaded.load(Ordering::Acquire) {
             return self.ready.load(Ordering::Acquire);
         }
+        let _loading = self.load_lock.lock().unwrap_or_else(|poison| poison.into_inner());
+        if !self.loaded.load(Ordering::Acquire) {
+            // `loaded` is set only once the load is over, so that a caller arriving meanwhile
+            // waits on the lock instead of taking the fast path with nothing loaded.
+            self.load_snapshot_now();
+            self.loaded.store(true, Ordering::Release);
+        }
+        self.ready.load(Ordering::Acquire)
+    }
+
+    fn load_snapshot_now(&self) {
         let root_key = self.root.canonical().display().to_string();
         let started = Instant::now();
-        let Some(snapshot) = store::load(&self.options.index_dir, &root_key) else { return false };
+        let Some(snapshot) = store::load(&self.options.index_dir, &root_key) else { return };
         let loaded = started.elapsed();
         let base = TrigramIndex::open(&self.options.index_dir.join(store::TEXT_FILE)).ok();
-        let Some(base) = base.filter(|base| base.doc_count() as usize == snapshot.files.len()) else { return false };
+        let Some(base) = base.filter(|base| base.doc_count() as usize == snapshot.files.len()) else { return };
         let state = State::from_parts(snapshot.files, snapshot.symbols, LayeredIndex::new(Some(base)));
         *self.write_state() = state;
         self.ready.store(true, Ordering::Release);
         tracing::info!(?loaded, total = ?started.elapsed(), "index snapshot loaded");
-        true
     }
 
     pub fn root(&self) -> &Root {
@@ -290,13 +307,13 @@ impl Index {
         self.files_done.store(0, Ordering::Release);
         let mut builder = IndexBuilder::new();
         let mut files = Vec::with_capacity(total);
-        let mut symbols = Vec::with_capacity(total);
+        let mut symbols = SymbolTable::default();
         self.process_in_order(
             walked,
             |index, processed| {
                 let entry = &walked[index];
-                let (record, file_symbols, trigrams) = match processed {
-                    Processed::Indexed { record, symbols, trigrams } => (record, symbols, trigrams),
+                let (record, definitions, trigrams) = match processed {
+                    Processed::Indexed { record, definitions, trigrams } => (record, definitions, trigrams),
                     Processed::SameContent { .. } | Processed::Missing => {
                         // Unreadable now: keep a dead slot so doc ids stay aligned.
                         let dead = FileRecord {
@@ -313,13 +330,14 @@ impl Index {
                 };
                 builder.add(index as u32, &trigrams);
                 files.push(record);
-                symbols.push(file_symbols);
+                symbols.push_file(&definitions);
                 let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
                 progress(done, total);
             },
             &previous,
         );
         let reindexed = files.len();
+        symbols.finish_build();
         // The writer streams the new text index to its file and reads it back, which never
         // holds the build buffers and the encoded index at once; others keep it in memory.
         let text_path = self.options.index_dir.join(store::TEXT_FILE);
@@ -383,13 +401,13 @@ impl Index {
                         record.mtime_ns = mtime_ns;
                     }
                 }
-                Processed::Indexed { record, symbols, trigrams } => {
+                Processed::Indexed { record, definitions, trigrams } => {
                     reindexed += 1;
                     let doc = match doc {
                         Some(doc) => *doc,
                         None => state.files.len() as u32,
                     };
-                    state.put_doc(doc, record, symbols, &trigrams);
+                    state.put_doc(doc, record, &definitions, &trigrams);
                     let _ = entry;
                 }
             }
@@ -461,19 +479,24 @@ impl Index {
         let Ok(decoded) = text::decode_owned(bytes) else {
             record.text = false;
             record.lang = None;
-            return Processed::Indexed { record, symbols: Vec::new(), trigrams: Vec::new() };
+            return Processed::Indexed { record, definitions: Vec::new(), trigrams: Vec::new() };
         };
         // Trigrams of the decoded text: verification runs on it, so a Latin-1 or UTF-16
         // file must be indexed as the UTF-8 it is searched as.
         trigram::trigrams_of(decoded.text.as_bytes(), trigram_buffer);
-        let symbols = match record.lang {
-            Some(lang) => loupe_syntax::parse(lang, &decoded.text).definitions.iter().map(SymbolRecord::from).collect(),
+        let definitions = match record.lang {
+            Some(lang) => {
+                loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Declarations).definitions
+            }
             None => Vec::new(),
         };
-        Processed::Indexed { record, symbols, trigrams: trigram_buffer.clone() }
+        Processed::Indexed { record, definitions, trigrams: trigram_buffer.clone() }
     }
 
     fn persist(&self) -> std::io::Result<()> {
+        if self.read_state().symbols.needs_compaction() {
+            self.write_state().symbols.compact();
+        }
         let state = self.read_state();
         let root = self.root.canonical().display().to_string();
         let text_path = self.options.index_dir.join(store::TEXT_FILE);
@@ -504,7 +527,7 @@ impl Index {
         IndexStatus {
             state: if self.ready.load(Ordering::Acquire) { IndexState::Ready } else { IndexState::Building },
             files,
-            symbols: state.symbols.iter().map(Vec::len).sum(),
+            symbols: state.symbols.len(),
             files_done: self.files_done.load(Ordering::Acquire),
             files_total: self.files_total.load(Ordering::Acquire),
             by_language,
@@ -519,42 +542,42 @@ impl Index {
     /// Symbols whose name equals `name` (case-insensitively), in path then line order.
     pub fn symbols_named(&self, name: &str) -> Vec<SymbolHit> {
         let state = self.read_state();
-        let Some(positions) = state.by_name.get(&name.to_lowercase()) else { return Vec::new() };
-        let mut hits: Vec<SymbolHit> =
-            positions.iter().filter_map(|&(doc, position)| state.hit(doc, position)).collect();
+        let mut hits: Vec<SymbolHit> = state
+            .symbols
+            .named(&name.to_lowercase())
+            .into_iter()
+            .filter_map(|(doc, symbol)| state.hit(doc, symbol))
+            .collect();
         hits.sort_by(|left, right| {
             (&left.path, left.symbol.span.start_line).cmp(&(&right.path, right.symbol.span.start_line))
         });
         hits
     }
 
-    /// Symbols whose lower-cased name passes `keep`, names in sorted order so the cut is
-    /// deterministic; the flag says whether `limit` cut the list.
-    pub fn symbols_matching(&self, keep: &dyn Fn(&str) -> bool, limit: usize) -> (Vec<SymbolHit>, bool) {
+    /// Symbols whose lower-cased name contains `needle` (lower-cased) without being equal to
+    /// it, whole names in byte order until at least `limit` symbols, so the cut is
+    /// deterministic; the flag says whether the limit cut the list.
+    pub fn symbols_containing(&self, needle: &str, limit: usize) -> (Vec<SymbolHit>, bool) {
         let state = self.read_state();
-        let mut names: Vec<&String> = state.by_name.keys().filter(|name| keep(name)).collect();
-        names.sort();
-        let mut hits = Vec::new();
-        for name in names {
-            if hits.len() >= limit {
-                return (hits, true);
-            }
-            hits.extend(state.by_name[name].iter().filter_map(|&(doc, position)| state.hit(doc, position)));
-        }
-        (hits, false)
+        let (found, cut) = state.symbols.containing(&needle.to_lowercase(), limit);
+        (found.into_iter().filter_map(|(doc, symbol)| state.hit(doc, symbol)).collect(), cut)
     }
 
-    /// All distinct symbol names (lower-cased), for "closest names" suggestions.
-    pub fn symbol_names(&self) -> Vec<String> {
-        self.read_state().by_name.keys().cloned().collect()
+    /// Distinct symbol names (lower-cased) that pass `keep`, for "closest names" suggestions.
+    pub fn symbol_names_where(&self, keep: &dyn Fn(&str) -> bool) -> Vec<String> {
+        self.read_state().symbols.names_where(keep)
     }
 
     /// Live files, in path order.
     pub fn files(&self) -> Vec<FileRecord> {
         let state = self.read_state();
-        let mut files: Vec<FileRecord> = state.files.iter().filter(|record| record.live).cloned().collect();
-        files.sort_by(|left, right| left.path.cmp(&right.path));
-        files
+        state
+            .path_order
+            .iter()
+            .filter_map(|&doc| state.files.get(doc as usize))
+            .filter(|record| record.live)
+            .cloned()
+            .collect()
     }
 
     /// Files whose content may contain a match of `plan`: a superset, to be verified.
@@ -565,19 +588,16 @@ impl Index {
             Candidates::All => Box::new(0..state.files.len() as u32),
             Candidates::Docs(docs) => Box::new(docs.into_iter()),
         };
-        let mut paths: Vec<RepoPath> = docs
-            .filter_map(|doc| state.files.get(doc as usize))
-            .filter(|record| record.live && record.text)
-            .map(|record| record.path.clone())
+        let mut docs: Vec<u32> = docs
+            .filter(|&doc| state.files.get(doc as usize).is_some_and(|record| record.live && record.text))
             .collect();
-        paths.sort();
-        paths
+        docs.sort_unstable_by_key(|&doc| state.path_rank.get(doc as usize).copied().unwrap_or(u32::MAX));
+        docs.into_iter().map(|doc| state.files[doc as usize].path.clone()).collect()
     }
 }
 
 impl State {
-    fn from_parts(files: Vec<FileRecord>, symbols: Vec<Vec<SymbolRecord>>, text: LayeredIndex) -> State {
-        let symbol_count: usize = symbols.iter().map(Vec::len).sum();
+    fn from_parts(files: Vec<FileRecord>, symbols: SymbolTable, text: LayeredIndex) -> State {
         let mut state = State { files, symbols, text, ..State::default() };
         state.by_path.reserve(state.files.len());
         for (doc, record) in state.files.iter().enumerate() {
@@ -585,35 +605,27 @@ impl State {
                 state.by_path.insert(record.path.clone(), doc as u32);
             }
         }
-        // Roughly one distinct name per two definitions in real code.
-        state.by_name.reserve(symbol_count / 2);
-        for (doc, file_symbols) in state.symbols.iter().enumerate() {
-            if !state.files[doc].live {
-                continue;
-            }
-            for (position, symbol) in file_symbols.iter().enumerate() {
-                link_name(&mut state.by_name, &symbol.name, (doc as u32, position as u32));
-            }
+        // A build numbers docs in path order; only a snapshot grown by new files needs sorting.
+        state.path_order = (0..state.files.len() as u32).collect();
+        let sorted = state.files.windows(2).all(|pair| pair[0].path <= pair[1].path);
+        if !sorted {
+            let files = &state.files;
+            state.path_order.sort_by(|&left, &right| files[left as usize].path.cmp(&files[right as usize].path));
         }
+        state.rank_paths();
         state
     }
 
-    fn hit(&self, doc: u32, position: u32) -> Option<SymbolHit> {
-        let record = self.files.get(doc as usize).filter(|record| record.live)?;
-        let symbol = self.symbols.get(doc as usize)?.get(position as usize)?.clone();
-        Some(SymbolHit { path: record.path.clone(), file_hash: record.hash.clone(), symbol })
+    fn rank_paths(&mut self) {
+        self.path_rank = vec![0; self.files.len()];
+        for (rank, &doc) in self.path_order.iter().enumerate() {
+            self.path_rank[doc as usize] = rank as u32;
+        }
     }
 
-    fn unlink_names(&mut self, doc: u32) {
-        let names: Vec<String> = self.symbols[doc as usize].iter().map(|symbol| symbol.name.to_lowercase()).collect();
-        for name in names {
-            if let Some(positions) = self.by_name.get_mut(&name) {
-                positions.retain(|(other, _)| *other != doc);
-                if positions.is_empty() {
-                    self.by_name.remove(&name);
-                }
-            }
-        }
+    fn hit(&self, doc: u32, symbol: SymbolRecord) -> Option<SymbolHit> {
+        let record = self.files.get(doc as usize).filter(|record| record.live)?;
+        Some(SymbolHit { path: record.path.clone(), file_hash: record.hash.clone(), symbol })
     }
 
     fn remove_doc(&mut self, doc: u32) {
@@ -624,36 +636,21 @@ impl State {
         record.live = false;
         let path = record.path.clone();
         self.by_path.remove(&path);
-        self.unlink_names(doc);
-        self.symbols[doc as usize].clear();
+        self.symbols.remove_file(doc);
         self.text.remove(doc);
     }
 
-    fn put_doc(&mut self, doc: u32, record: FileRecord, symbols: Vec<SymbolRecord>, trigrams: &[u32]) {
-        if (doc as usize) < self.files.len() {
-            self.unlink_names(doc);
-        } else {
+    fn put_doc(&mut self, doc: u32, record: FileRecord, definitions: &[loupe_syntax::Definition], trigrams: &[u32]) {
+        if doc as usize >= self.files.len() {
+            let files = &self.files;
+            let position = self.path_order.partition_point(|&other| files[other as usize].path < record.path);
+            self.path_order.insert(position, doc);
             self.files.push(record.clone());
-            self.symbols.push(Vec::new());
+            self.rank_paths();
         }
         self.by_path.insert(record.path.clone(), doc);
-        for (position, symbol) in symbols.iter().enumerate() {
-            link_name(&mut self.by_name, &symbol.name, (doc, position as u32));
-        }
         self.files[doc as usize] = record;
-        self.symbols[doc as usize] = symbols;
+        self.symbols.set_file(doc, definitions);
         self.text.upsert(doc, trigrams);
-    }
-}
-
-/// Adds a symbol position under its lower-cased name, allocating only for a new name or one
-/// that has capitals (most names in C and Python have none).
-fn link_name(by_name: &mut FxHashMap<String, Vec<(u32, u32)>>, name: &str, position: (u32, u32)) {
-    if name.bytes().any(|byte| byte.is_ascii_uppercase()) || !name.is_ascii() {
-        by_name.entry(name.to_lowercase()).or_default().push(position);
-    } else if let Some(positions) = by_name.get_mut(name) {
-        positions.push(position);
-    } else {
-        by_name.insert(name.to_owned(), vec![position]);
     }
 }

@@ -8,6 +8,7 @@
 mod index;
 mod records;
 mod store;
+mod symbols;
 pub mod trigram;
 mod watch;
 

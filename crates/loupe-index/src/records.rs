@@ -1,7 +1,7 @@
 //! What the index remembers about each file and each definition: plain, serialisable data.
 
 use loupe_core::{ContentHash, RepoPath};
-use loupe_syntax::{Definition, Lang, Span, SymbolKind};
+use loupe_syntax::{Lang, Span, SymbolKind};
 use serde::{Deserialize, Serialize};
 
 /// One file of the workspace as last indexed. Its position in the file table is its doc id.
@@ -28,18 +28,4 @@ pub struct SymbolRecord {
     pub span: Span,
     pub name_line: usize,
     pub depth: usize,
-}
-
-impl From<&Definition> for SymbolRecord {
-    fn from(definition: &Definition) -> SymbolRecord {
-        SymbolRecord {
-            name: definition.name.clone(),
-            kind: definition.kind,
-            container: definition.container.clone(),
-            signature: definition.signature.clone(),
-            span: definition.span,
-            name_line: definition.name_line,
-            depth: definition.depth,
-        }
-    }
 }

@@ -114,3 +114,54 @@ fn the_watcher_makes_a_new_file_searchable() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A query that asks for the snapshot while another thread is loading it waits for that load
+/// and sees the index ready, rather than finding it "loaded" with nothing in it.
+#[test]
+fn concurrent_snapshot_loads_both_see_the_loaded_index() {
+    let (dir, index_dir) = workspace();
+    for index in 0..40 {
+        write(dir.path(), &format!("more/file_{index}.rs"), &format!("pub fn generated_{index}() {{}}\n"));
+    }
+    open(dir.path(), index_dir.path()).refresh(&|_, _| {});
+    for _ in 0..5 {
+        let index = Arc::new(open(dir.path(), index_dir.path()));
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        let loaders: Vec<_> = (0..2)
+            .map(|_| {
+                let (index, barrier) = (Arc::clone(&index), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    index.load_snapshot()
+                })
+            })
+            .collect();
+        for loader in loaders {
+            assert!(loader.join().unwrap(), "a loader returned before the snapshot was in memory");
+        }
+        assert_eq!(index.symbols_named("generated_7").len(), 1);
+    }
+}
+
+/// Candidates and files come in path order, also for files added after the build (whose doc
+/// ids come last).
+#[test]
+fn files_added_later_still_come_in_path_order() {
+    let (dir, index_dir) = workspace();
+    let index = open(dir.path(), index_dir.path());
+    index.refresh(&|_, _| {});
+    write(dir.path(), "aaa/first.rs", "pub fn shared_marker() {}\n");
+    write(dir.path(), "src/middle.rs", "pub fn shared_marker() {}\n");
+    write(dir.path(), "zzz/last.rs", "pub fn shared_marker() {}\n");
+    let added: Vec<_> = ["zzz/last.rs", "aaa/first.rs", "src/middle.rs"]
+        .iter()
+        .map(|path| loupe_core::RepoPath::normalize(path).unwrap())
+        .collect();
+    index.update_paths(&added);
+    assert_eq!(candidates(&index, "shared_marker"), ["aaa/first.rs", "src/middle.rs", "zzz/last.rs"]);
+    let files: Vec<String> = index.files().iter().map(|record| record.path.as_str().to_owned()).collect();
+    let mut sorted = files.clone();
+    sorted.sort();
+    assert_eq!(files, sorted);
+    assert_eq!(files.len(), 6);
+}

@@ -4,25 +4,26 @@
 //! plus extraction, not IO. Must not be used as a test.
 //!
 //! ```text
-//! cargo run --release -p loupe-syntax --example throughput -- DIR [--threads N] [--max-bytes N] [--lang NAME]
+//! cargo run --release -p loupe-syntax --example throughput -- DIR [--threads N] [--max-bytes N] [--lang NAME] [--declarations]
 //! ```
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use loupe_syntax::{Lang, parse};
+use loupe_syntax::{Extract, Lang, parse_with};
 
 struct Options {
     root: PathBuf,
     threads: usize,
     max_bytes: u64,
     lang: Option<String>,
+    extract: Extract,
 }
 
 fn main() {
     let Some(options) = options() else {
-        eprintln!("usage: throughput DIR [--threads N] [--max-bytes N] [--lang NAME]");
+        eprintln!("usage: throughput DIR [--threads N] [--max-bytes N] [--lang NAME] [--declarations]");
         std::process::exit(2);
     };
     let mut paths = Vec::new();
@@ -53,7 +54,7 @@ fn main() {
                 scope.spawn(|| {
                     let mut totals = [0usize; 6];
                     while let Some((lang, text)) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        let facts = parse(*lang, text);
+                        let facts = parse_with(*lang, text, options.extract);
                         totals[0] += facts.definitions.len();
                         totals[1] += facts.calls.len();
                         totals[2] += facts.references.len();
@@ -91,13 +92,15 @@ fn main() {
 
 fn options() -> Option<Options> {
     let mut args = std::env::args().skip(1);
-    let mut options = Options { root: PathBuf::new(), threads: 1, max_bytes: u64::MAX, lang: None };
+    let mut options =
+        Options { root: PathBuf::new(), threads: 1, max_bytes: u64::MAX, lang: None, extract: Extract::All };
     let mut root = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--threads" => options.threads = args.next()?.parse().ok()?,
             "--max-bytes" => options.max_bytes = args.next()?.parse().ok()?,
             "--lang" => options.lang = Some(args.next()?),
+            "--declarations" => options.extract = Extract::Declarations,
             _ => root = Some(PathBuf::from(arg)),
         }
     }

@@ -123,6 +123,29 @@ pub enum SymbolKind {
 }
 
 impl SymbolKind {
+    /// Every kind, in declaration order (a kind's position is its compact code).
+    pub const ALL: [SymbolKind; 19] = [
+        SymbolKind::Module,
+        SymbolKind::Namespace,
+        SymbolKind::Class,
+        SymbolKind::Struct,
+        SymbolKind::Union,
+        SymbolKind::Enum,
+        SymbolKind::EnumMember,
+        SymbolKind::Interface,
+        SymbolKind::Trait,
+        SymbolKind::Impl,
+        SymbolKind::Function,
+        SymbolKind::Method,
+        SymbolKind::Constructor,
+        SymbolKind::Field,
+        SymbolKind::Property,
+        SymbolKind::Constant,
+        SymbolKind::Variable,
+        SymbolKind::TypeAlias,
+        SymbolKind::Macro,
+    ];
+
     /// The kind's name as serialised (`type_alias`), without going through serde.
     pub fn as_str(self) -> &'static str {
         match self {

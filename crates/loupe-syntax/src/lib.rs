@@ -26,11 +26,27 @@ thread_local! {
 /// Parses `text` as `lang` and extracts its facts. Never fails: a file that does not parse
 /// yields what could be recognised, with `error_nodes` counting the damage.
 pub fn parse(lang: Lang, text: &str) -> FileFacts {
+    parse_with(lang, text, Extract::All)
+}
+
+/// Which facts a parse collects. Uses (calls and references) are most of what a walk
+/// allocates; the index keeps only definitions, imports and type relations, and the
+/// relationship queries parse the few files they need with `All`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extract {
+    /// Every fact `FileFacts` has.
+    All,
+    /// Definitions, imports and type relations; `calls` and `references` stay empty.
+    Declarations,
+}
+
+/// `parse`, collecting only the facts `extract` asks for.
+pub fn parse_with(lang: Lang, text: &str, extract: Extract) -> FileFacts {
     let compiled = languages::compiled(lang);
     let Some(tree) = parse_tree(lang, &compiled.language, text) else {
         return FileFacts::empty(lang);
     };
-    let extract = || walk::Walker::new(text, compiled).run(&tree);
+    let extract = || walk::Walker::new(text, compiled, extract == Extract::All).run(&tree);
     if cfg!(debug_assertions) {
         // Debug builds (tests) let a bug surface; release builds degrade to empty facts.
         return extract();

@@ -199,10 +199,12 @@ pub(crate) struct Walker<'a> {
     /// Calls written `a.b.c()` whose `a.b` may be a module or type path rather than a value:
     /// decided after the walk, once the file's imports are known.
     ambiguous_calls: Vec<usize>,
+    /// Whether calls and references are collected (`Extract::All`).
+    uses: bool,
 }
 
 impl<'a> Walker<'a> {
-    pub(crate) fn new(src: &'a str, compiled: &'a Compiled) -> Walker<'a> {
+    pub(crate) fn new(src: &'a str, compiled: &'a Compiled, uses: bool) -> Walker<'a> {
         let lang = compiled.rules.lang;
         Walker {
             src,
@@ -215,6 +217,7 @@ impl<'a> Walker<'a> {
             scopes: Vec::new(),
             suppressed: BTreeSet::new(),
             ambiguous_calls: Vec::new(),
+            uses,
         }
     }
 
@@ -496,8 +499,16 @@ impl<'a> Walker<'a> {
         self.suppressed.insert(node.start_byte());
     }
 
+    /// Whether calls and references are wanted: rules skip the work of finding them if not.
+    pub(crate) fn collects_uses(&self) -> bool {
+        self.uses
+    }
+
     /// Records a use of an identifier, unless it was suppressed.
     pub(crate) fn reference(&mut self, node: Node<'a>) {
+        if !self.uses {
+            return;
+        }
         let start = node.start_byte();
         while let Some(&first) = self.suppressed.first() {
             if first > start {
@@ -543,7 +554,7 @@ impl<'a> Walker<'a> {
         qualifier: Option<String>,
         receiver: Option<String>,
     ) {
-        if callee.is_empty() {
+        if callee.is_empty() || !self.uses {
             return;
         }
         let container = self.container().map(str::to_owned);
@@ -559,6 +570,9 @@ impl<'a> Walker<'a> {
 
     /// Records a use of `name` found in text the grammar does not parse (a macro body).
     pub(crate) fn reference_at(&mut self, row: usize, column: usize, name: &str) {
+        if !self.uses {
+            return;
+        }
         let container = self.container().map(str::to_owned);
         self.facts.references.push(Reference { name: name.to_owned(), line: row + 1, column: column + 1, container });
     }
@@ -573,7 +587,7 @@ impl<'a> Walker<'a> {
             && object_text.len() <= 200
             && object_text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'$' | b':'));
         self.call(name_node, callee, None, receiver);
-        if is_plain_path {
+        if is_plain_path && self.uses {
             self.ambiguous_calls.push(self.facts.calls.len() - 1);
         }
     }

@@ -6,6 +6,7 @@
 //! snapshots wholesale.
 
 use loupe_syntax::{Definition, FileFacts, ImportKind, Lang, RelationKind, SymbolKind, parse};
+use loupe_syntax::{Extract, parse_with};
 
 fn definition<'f>(facts: &'f FileFacts, name: &str, kind: SymbolKind) -> &'f Definition {
     facts
@@ -259,4 +260,67 @@ fn languages_come_from_extensions() {
     }
     assert_eq!(Lang::ALL.len(), 13);
     assert_eq!(Lang::Cpp.name(), "cpp");
+}
+
+#[test]
+fn declarations_skip_clean_c_bodies_but_keep_their_macros_and_what_recovery_swallowed() {
+    let source = "int local_types(void)\n{\n\tstruct inner { int a; } x;\n\treturn helper(x.a);\n}\n\n\
+                  int tables(void)\n{\n#define ROW(n) { n, #n }\n\treturn 0;\n}\n\nint after(void) { return 1; }\n";
+    let full = parse(Lang::C, source);
+    let declarations = parse_with(Lang::C, source, Extract::Declarations);
+    let names = |facts: &FileFacts| facts.definitions.iter().map(|d| d.name.clone()).collect::<Vec<_>>();
+    assert!(names(&full).contains(&"inner".to_owned()));
+    assert_eq!(names(&declarations), ["local_types", "tables", "ROW", "after"]);
+    assert!(declarations.calls.is_empty() && declarations.references.is_empty());
+    assert!(full.calls.iter().any(|call| call.callee == "helper"));
+}
+
+#[test]
+fn javascript_es5_classes_prototype_methods_exports_and_object_members() {
+    let source = r#"var Subject = (function (_super) {
+    __extends(Subject, _super);
+    function Subject() {
+        return _super.call(this) || this;
+    }
+    Subject.create = function (destination) {
+        return new Subject();
+    };
+    Subject.prototype.next = function (value) {
+        this.value = value;
+    };
+    return Subject;
+}(Observable));
+Other.prototype.close = function () {};
+exports.timeoutProvider = {
+    setTimeout: function (handler) { return handler; },
+    clearTimeout: (handle) => handle,
+    delegate: undefined,
+};
+exports.noop = function () {};
+"#;
+    let facts = parse(Lang::JavaScript, source);
+    let found = |name: &str| {
+        facts
+            .definitions
+            .iter()
+            .filter(|d| d.name == name)
+            .map(|d| (d.kind, d.container.clone(), d.span.start_line))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(found("Subject"), [(SymbolKind::Class, None, 1), (SymbolKind::Constructor, Some("Subject".into()), 3)]);
+    assert_eq!(found("create"), [(SymbolKind::Method, Some("Subject".into()), 6)]);
+    assert_eq!(found("next"), [(SymbolKind::Method, Some("Subject".into()), 9)]);
+    assert_eq!(found("close"), [(SymbolKind::Method, Some("Other".into()), 14)]);
+    assert_eq!(found("setTimeout"), [(SymbolKind::Method, None, 16)]);
+    assert_eq!(found("clearTimeout"), [(SymbolKind::Method, None, 17)]);
+    assert!(found("delegate").is_empty(), "a value member is not a definition");
+    assert_eq!(found("noop"), [(SymbolKind::Function, None, 20)]);
+}
+
+#[test]
+fn javascript_variables_inside_anonymous_functions_are_locals() {
+    let source = "var __read = (this && this.__read) || function (o, n) {\n    var m = o, i, r;\n    return m;\n};\nvar top = 1;\n(function () { var hidden = 2; })();\n";
+    let facts = parse(Lang::JavaScript, source);
+    let names: Vec<&str> = facts.definitions.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["__read", "top"]);
 }

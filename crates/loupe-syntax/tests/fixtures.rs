@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use loupe_syntax::{Lang, parse};
+use loupe_syntax::{Extract, Lang, parse, parse_with};
 
 fn fixtures() -> Vec<(String, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
@@ -47,6 +47,35 @@ fn fixtures_snapshot() {
         let broken = name.contains("broken");
         assert_eq!(facts.error_nodes == 0, !broken, "{name}: error_nodes = {}", facts.error_nodes);
         insta::assert_compact_json_snapshot!(name, facts);
+    }
+}
+
+/// The index parses with `Extract::Declarations`: the same definitions, imports and type
+/// relations as a full parse, no uses, except for types declared inside a clean C/C++
+/// function body, which that mode does not walk.
+#[test]
+fn declarations_are_the_full_parse_without_uses() {
+    for (name, path) in fixtures() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lang = lang_of(&path);
+        let full = parse(lang, &text);
+        let declarations = parse_with(lang, &text, Extract::Declarations);
+        assert!(declarations.calls.is_empty() && declarations.references.is_empty(), "{name}: uses collected");
+        assert_eq!(declarations.imports, full.imports, "{name}");
+        assert_eq!(declarations.type_relations, full.type_relations, "{name}");
+        assert_eq!(declarations.error_nodes, full.error_nodes, "{name}");
+        let in_clean_c_body = |definition: &loupe_syntax::Definition| {
+            matches!(lang, Lang::C | Lang::Cpp)
+                && full.definitions.iter().any(|outer| {
+                    outer.kind == loupe_syntax::SymbolKind::Function
+                        && outer.span.start_line < definition.span.start_line
+                        && definition.span.end_line <= outer.span.end_line
+                })
+        };
+        let expected: Vec<_> = full.definitions.iter().filter(|definition| !in_clean_c_body(definition)).collect();
+        let kept: Vec<_> = declarations.definitions.iter().filter(|definition| !in_clean_c_body(definition)).collect();
+        assert_eq!(kept, expected, "{name}");
+        assert!(!declarations.definitions.is_empty() || full.definitions.is_empty(), "{name}");
     }
 }
 

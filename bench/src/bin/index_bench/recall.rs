@@ -114,6 +114,10 @@ pub(crate) struct Recall {
     pub(crate) outside: u64,
     /// JavaScript object literals ctags calls classes (not compared).
     pub(crate) object_literals: u64,
+    /// JavaScript calls ctags reads as method definitions (`_super.prototype.next.call(this)`;
+    /// not compared).
+    #[serde(default)]
+    pub(crate) misread_calls: u64,
     /// A few definitions loupe missed, as "path:line kind name".
     pub(crate) missed_examples: Vec<String>,
     pub(crate) error: Option<String>,
@@ -193,6 +197,16 @@ fn run(root: &Path, index: &Index) -> Result<Recall, String> {
             && !tag.get("pattern").and_then(Value::as_str).is_some_and(|pattern| pattern.contains("class "))
         {
             recall.object_literals += 1;
+            continue;
+        }
+        // ctags 5.9 also files `X.prototype.name.call(…)` and `.apply(…)`, which call a method,
+        // as definitions of `name`.
+        if language == "JavaScript"
+            && let Some(pattern) = tag.get("pattern").and_then(Value::as_str)
+            && [".call(", ".apply("].iter().any(|call| pattern.contains(&format!(".{name}{call}")))
+            && !pattern.contains(&format!(".{name} ="))
+        {
+            recall.misread_calls += 1;
             continue;
         }
         let Some(&family) = families.get(&(language, letter)) else { continue };

@@ -247,7 +247,7 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
     let stats = engine.refresh_index(&|_, _| {}).ok_or("the engine has no index")?;
     report.reopen_reconcile_millis = millis(started.elapsed());
     report.reopen_stats = serde_json::to_value(&stats).unwrap_or_default();
-    report.distinct_symbol_names = index.symbol_names().len() as u64;
+    report.distinct_symbol_names = index.symbol_names_where(&|_| true).len() as u64;
 
     log(options, "search latency (loupe and rg)");
     for query in set.queries {

@@ -36,6 +36,7 @@ const HANDLED: &[&str] = &[
     "optional_parameter_declaration",
     "type_parameter_declaration",
     "optional_type_parameter_declaration",
+    "compound_statement",
 ];
 
 pub(crate) static C: Rules = Rules {
@@ -62,6 +63,7 @@ pub(crate) static CPP: Rules = Rules {
 fn visit<'a>(w: &mut Walker<'a>, node: Node<'a>) -> Flow {
     match w.kind(node) {
         "function_definition" => function_definition(w, node),
+        "compound_statement" if skippable_body(w, node) => return Flow::Skip,
         "declaration" | "field_declaration" => declaration(w, node),
         "struct_specifier" | "union_specifier" | "enum_specifier" | "class_specifier"
             if w.ancestor_kind(1) != "type_definition" =>
@@ -138,6 +140,16 @@ fn visit<'a>(w: &mut Walker<'a>, node: Node<'a>) -> Flow {
         _ => {}
     }
     Flow::Descend
+}
+
+/// Without uses, a function body holds nothing worth its walk (a third of the parse time),
+/// unless it defines macros, or error recovery swallowed the functions that follow it.
+/// Types declared inside a body are the price: the index does not list them.
+fn skippable_body(w: &Walker<'_>, body: Node<'_>) -> bool {
+    !w.collects_uses()
+        && w.ancestor_kind(1) == "function_definition"
+        && !body.has_error()
+        && memchr::memmem::find(w.text(body).as_bytes(), b"define").is_none()
 }
 
 /// What a declarator declares: the name node and whether it is a function (as opposed to a
@@ -413,6 +425,9 @@ fn macro_definition<'a>(w: &mut Walker<'a>, node: Node<'a>) {
     def.signature = Some(text::one_line(&raw));
     w.define(def);
     let Some(value) = node.child_by_field_name("value") else { return };
+    if !w.collects_uses() {
+        return;
+    }
     let parameter_nodes = node.child_by_field_name("parameters").map(named_children).unwrap_or_default();
     for parameter in &parameter_nodes {
         w.suppress(*parameter);

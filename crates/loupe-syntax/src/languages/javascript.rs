@@ -1,7 +1,8 @@
 //! JavaScript, JSX, TypeScript and TSX: functions (also arrow and function expressions bound
 //! to a `const`), classes, methods, constructors, accessors, fields, interfaces, type
 //! aliases, enums and members, namespaces and ambient modules, top-level consts and
-//! variables; `import`, `export … from`, `require`, `import x = require()`, dynamic
+//! variables; the ES5 and CommonJS forms (`var X = (function () { function X() … }())`
+//! classes, `X.prototype.m = function`, `exports.f = function`, `{ m: function … }`); `import`, `export … from`, `require`, `import x = require()`, dynamic
 //! `import()`; calls and `new X()`; `extends` / `implements`.
 //!
 //! Must not invent names for anonymous values other than `default` for `export default`.
@@ -56,6 +57,8 @@ const HANDLED: &[&str] = &[
     "jsx_closing_element",
     "jsx_self_closing_element",
     "jsx_attribute",
+    "assignment_expression",
+    "pair",
 ];
 
 pub(crate) static TYPESCRIPT: Rules = Rules {
@@ -81,7 +84,11 @@ pub(crate) static JAVASCRIPT: Rules =
 fn visit<'a>(w: &mut Walker<'a>, node: Node<'a>) -> Flow {
     match w.kind(node) {
         "function_declaration" | "generator_function_declaration" | "function_signature" => {
-            define_named(w, node, SymbolKind::Function);
+            // `function X` inside the ES5 class `var X = (function () { … }())` constructs it.
+            let constructs = node
+                .child_by_field_name("name")
+                .is_some_and(|name| w.scope_kind() == Some(SymbolKind::Class) && w.scope_name() == Some(w.text(name)));
+            define_named(w, node, if constructs { SymbolKind::Constructor } else { SymbolKind::Function });
         }
         "function_expression" | "function"
             // Named function expressions bound to a variable are defined by the declarator.
@@ -169,6 +176,8 @@ fn visit<'a>(w: &mut Walker<'a>, node: Node<'a>) -> Flow {
             w.define(def);
         }
         "variable_declarator" => declarator(w, node),
+        "assignment_expression" => assignment(w, node),
+        "pair" => object_member(w, node),
         "import_statement" => import_statement(w, node),
         "export_statement" => export_from(w, node),
         "call_expression" => call(w, node),
@@ -309,14 +318,16 @@ fn declarator<'a>(w: &mut Walker<'a>, node: Node<'a>) {
     }
     let declaration = w.ancestor(1);
     let is_const = declaration.is_some_and(|d| d.child(0).is_some_and(|keyword| keyword.kind() == "const"));
+    let es5_class = value.and_then(|value| es5_class_body(w, value, w.text(name)));
     let (kind, body) = match value_kind {
         "arrow_function" | "function_expression" | "function" | "generator_function" => {
             (SymbolKind::Function, value.and_then(|value| field_start(value, "body")))
         }
         "class" => (SymbolKind::Class, value.and_then(|value| field_start(value, "body"))),
+        _ if es5_class.is_some() => (SymbolKind::Class, es5_class),
         _ => {
             let module_level = matches!(w.scope_kind(), None | Some(SymbolKind::Namespace | SymbolKind::Module));
-            if !module_level || w.in_function() {
+            if !module_level || w.in_function() || in_anonymous_function(w) {
                 w.suppress(name);
                 return;
             }
@@ -339,6 +350,100 @@ fn declarator<'a>(w: &mut Walker<'a>, node: Node<'a>) {
     def.body = body;
     def.opens_scope = matches!(kind, SymbolKind::Function | SymbolKind::Class) || value_kind == "object";
     w.define(def);
+}
+
+/// The body start of the ES5 class pattern compilers emit, `var X = (function (_super) {
+/// function X() {…} X.prototype.m = …; return X; }(Base))`: an immediately called function
+/// that declares a function of the variable's name.
+fn es5_class_body<'a>(w: &Walker<'a>, value: Node<'a>, name: &str) -> Option<usize> {
+    fn unwrap(mut node: Node<'_>) -> Node<'_> {
+        while node.kind() == "parenthesized_expression" {
+            match node.named_child(0) {
+                Some(inner) => node = inner,
+                None => break,
+            }
+        }
+        node
+    }
+    let call = unwrap(value);
+    if call.kind() != "call_expression" {
+        return None;
+    }
+    let function = unwrap(call.child_by_field_name("function")?);
+    if !matches!(function.kind(), "function_expression" | "function") {
+        return None;
+    }
+    let body = function.child_by_field_name("body")?;
+    let declares_it = named_children(body).into_iter().any(|statement| {
+        statement.kind() == "function_declaration"
+            && statement.child_by_field_name("name").is_some_and(|declared| w.text(declared) == name)
+    });
+    declares_it.then(|| body.start_byte())
+}
+
+const FUNCTION_VALUES: &[&str] = &["function_expression", "function", "arrow_function", "generator_function"];
+
+/// `X.prototype.m = function …` is a method of `X`; `X.f = function …` a function with
+/// container `X` (a static method when `X` is the class being defined), `exports.f = …` and
+/// `module.exports.f = …` plain functions: the ES5 and CommonJS ways of defining them.
+fn assignment<'a>(w: &mut Walker<'a>, node: Node<'a>) {
+    let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+        return;
+    };
+    if left.kind() != "member_expression" || !FUNCTION_VALUES.contains(&right.kind()) {
+        return;
+    }
+    let (Some(object), Some(property)) = (left.child_by_field_name("object"), left.child_by_field_name("property"))
+    else {
+        return;
+    };
+    if property.kind() != "property_identifier" {
+        return;
+    }
+    let object_text = w.text(object);
+    let plain_path = |text: &str| {
+        !text.is_empty()
+            && text.split('.').all(|part| {
+                !part.is_empty() && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+            })
+    };
+    let enclosing_class = (w.scope_kind() == Some(SymbolKind::Class)).then(|| w.scope_name()).flatten();
+    let (kind, owner) = match object_text.strip_suffix(".prototype") {
+        Some(owner) if plain_path(owner) => (SymbolKind::Method, owner),
+        _ if matches!(object_text, "exports" | "module.exports") => (SymbolKind::Function, ""),
+        _ if plain_path(object_text) && enclosing_class == Some(object_text) => (SymbolKind::Method, object_text),
+        _ if plain_path(object_text) => (SymbolKind::Function, object_text),
+        _ => return,
+    };
+    let mut def = w.def(kind, property);
+    if !owner.is_empty() && enclosing_class != Some(owner) {
+        def.container = Some(owner.to_owned());
+    }
+    def.body = field_start(right, "body");
+    w.define(def);
+}
+
+/// `{ name: function () {…} }` and `{ name: () => … }`: a method of an object literal, like
+/// `{ name() {…} }` is.
+fn object_member<'a>(w: &mut Walker<'a>, node: Node<'a>) {
+    let (Some(key), Some(value)) = (node.child_by_field_name("key"), node.child_by_field_name("value")) else {
+        return;
+    };
+    if !FUNCTION_VALUES.contains(&value.kind()) || !matches!(key.kind(), "property_identifier" | "string") {
+        return;
+    }
+    let mut def = w.def(SymbolKind::Method, key);
+    def.name = unquote(w.text(key));
+    def.body = field_start(value, "body");
+    w.define(def);
+}
+
+/// Inside the body of a function no definition names (`var f = cond || function () { var
+/// m; }`, an IIFE): its variables are locals, not module-level definitions.
+fn in_anonymous_function(w: &Walker<'_>) -> bool {
+    (1..=w.depth).any(|up| {
+        matches!(w.ancestor_kind(up), "function_expression" | "function" | "arrow_function" | "generator_function")
+    })
 }
 
 fn heritage_of_expression<'a>(w: &mut Walker<'a>, name: &'a str, class: Node<'a>) {

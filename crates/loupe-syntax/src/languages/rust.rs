@@ -270,7 +270,7 @@ fn call_target<'a>(w: &mut Walker<'a>, function: Node<'a>) {
 /// Calls written inside macro arguments, which the grammar leaves as token trees:
 /// `name(...)`, `recv.name(...)`, `path::name(...)` and nested `name!(...)`.
 fn token_tree_calls<'a>(w: &mut Walker<'a>, node: Node<'a>) {
-    if w.ancestor_kind(1) == "macro_rule" || node.child_count() < 3 {
+    if !w.collects_uses() || w.ancestor_kind(1) == "macro_rule" || node.child_count() < 3 {
         return;
     }
     let tokens = children(node);
