@@ -100,6 +100,23 @@ pub fn load(sources: &Sources) -> Result<(Config, Vec<String>), String> {
     Ok((config, warnings))
 }
 
+/// True when `key` was set explicitly: by a flag, a `LOUPE_<KEY>` variable or the
+/// configuration file at the root `config` was loaded for. The CLI uses it to pick
+/// defaults of its own where the server's would not fit a one-shot command.
+pub fn is_set(sources: &Sources, config: &Config, key: &str) -> bool {
+    if sources.flags.iter().any(|(name, _)| name == key) {
+        return true;
+    }
+    if sources.env_value(&format!("LOUPE_{}", key.to_ascii_uppercase())).is_some() {
+        return true;
+    }
+    let Some(file) = config.root.as_deref().and_then(config_file) else { return false };
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
+        .is_some_and(|table| table.contains_key(key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,16 +1,19 @@
 //! The API boundary: typed tool calls in, budgeted two-faced responses out.
 //!
-//! `Engine::call(tool, arguments)` is the one entry point every adapter uses (MCP, CLI).
-//! The engine is synchronous; async stops at the MCP layer, which calls it through
-//! `spawn_blocking`. It owns argument validation, budgets and rendering; it reads the
-//! repository only through `loupe-vfs`.
+//! `Engine::call_in(connection, tool, arguments)` is the one entry point every adapter uses
+//! (MCP with its connection id, the CLI through `Engine::call`); `read` and `search` pass
+//! through the session layer (`session/`, §9) there. The engine is synchronous; async stops
+//! at the MCP layer, which calls it through `spawn_blocking`. It owns argument validation,
+//! budgets and rendering; it reads the repository only through `loupe-vfs`.
 
 mod args;
 pub mod config;
 mod cursor;
+mod manage;
 mod read;
 mod response;
 mod search;
+mod session;
 mod suggest;
 mod symbols;
 
@@ -23,9 +26,10 @@ use loupe_vfs::{Exclusions, Root, WalkOptions};
 use serde_json::Value;
 
 pub use response::{Location, MetadataLevel, Response};
+pub use session::CallContext;
 
 /// The tools this build serves, in the order `tools/list` shows them.
-pub const TOOLS: &[&str] = &["read", "search"];
+pub const TOOLS: &[&str] = &["read", "search", "manage"];
 
 /// loupe's engine for one workspace root.
 #[derive(Debug)]
@@ -34,6 +38,8 @@ pub struct Engine {
     root: Root,
     index: Option<Arc<Index>>,
     watcher: std::sync::Mutex<Option<loupe_index::IndexWatcher>>,
+    /// The session layer (§9): every read and search passes through it.
+    session: session::SessionLayer,
 }
 
 impl Engine {
@@ -50,9 +56,10 @@ impl Engine {
         let root = Root::open(&root_path, exclusions)
             .map_err(|error| format!("cannot open workspace root `{}`: {error}", root_path.display()))?;
         let index_dir = config.index_dir.clone().unwrap_or_else(|| default_index_dir(root.canonical()));
+        let session = session::SessionLayer::new(&config, root.canonical(), &index_dir);
         let options = IndexOptions { index_dir, max_file_bytes: config.max_index_file_bytes, threads: index_threads() };
         let index = Some(Arc::new(Index::open(root.clone(), options)));
-        Ok(Engine { config, root, index, watcher: std::sync::Mutex::new(None) })
+        Ok(Engine { config, root, index, watcher: std::sync::Mutex::new(None), session })
     }
 
     /// The index, when this engine has one. Lookups from it are proposals to verify.
@@ -122,9 +129,50 @@ impl Engine {
         self.root.canonical()
     }
 
-    /// Runs one tool call. Never panics on bad input: every failure is a `Response` with
-    /// `ok = false` and a typed error.
+    pub(crate) fn session_layer(&self) -> &session::SessionLayer {
+        &self.session
+    }
+
+    /// True while a file watcher keeps the index current.
+    pub fn is_watching(&self) -> bool {
+        self.watcher.lock().is_ok_and(|slot| slot.is_some())
+    }
+
+    /// Runs one tool call for the in-process connection (`CallContext::local`): the CLI and
+    /// tests. Never panics on bad input: every failure is a `Response` with `ok = false`
+    /// and a typed error.
     pub fn call(&self, tool: &str, arguments: Value) -> Response {
+        self.call_in(&CallContext::local(), tool, arguments)
+    }
+
+    /// Runs one tool call for a connection. `read` and `search` pass through the session
+    /// layer (§9), which keys its state on the connection (or the call's `session_id`).
+    pub fn call_in(&self, context: &CallContext, tool: &str, arguments: Value) -> Response {
+        match tool {
+            "read" => self.session.read(self, context, arguments),
+            "search" => self.session.search(self, context, arguments),
+            "manage" => manage::run(self, context, arguments),
+            _ => self.call_raw(tool, arguments),
+        }
+    }
+
+    /// Writes the analytics events still queued (waiting at most `timeout`): for a process
+    /// about to exit, since the writer otherwise batches over 25 ms.
+    pub fn flush_analytics(&self, timeout: std::time::Duration) {
+        self.session.analytics().flush(timeout);
+    }
+
+    /// Test hook: analytics go to a queue of `capacity` that nothing drains, so its overflow
+    /// (and `drop_count_by_type`) is deterministic. Never for serving.
+    #[doc(hidden)]
+    pub fn park_analytics_for_tests(&mut self, capacity: usize) {
+        self.session.replace_analytics(session::analytics::AnalyticsQueue::parked(capacity));
+    }
+
+    /// A tool call that bypasses the session layer: no gate, budget, aggregation or
+    /// stabilization. For benchmarks measuring the layer's overhead; never for serving.
+    #[doc(hidden)]
+    pub fn call_raw(&self, tool: &str, arguments: Value) -> Response {
         match tool {
             "read" => read::run(self, arguments),
             "search" => search::run(self, arguments),

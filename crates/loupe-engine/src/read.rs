@@ -152,6 +152,12 @@ pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
     response
 }
 
+/// The argument error `read` would answer, without touching the disk: the session layer
+/// reports it before any refusal of its own.
+pub(crate) fn arguments_error(arguments: &Map<String, Value>) -> Option<ToolError> {
+    parse(Value::Object(arguments.clone()), arguments.clone()).err()
+}
+
 fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, ToolError> {
     let mut args = Args::new("read", arguments)?;
     args.alias("file_path", "target")?;

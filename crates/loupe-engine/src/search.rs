@@ -750,10 +750,10 @@ fn render(
     let mut next_calls: Vec<NextCall> = Vec::new();
     if total == 0 {
         reason_codes.push("NO_MATCH");
-        next_calls.push(broaden(request, used));
+        next_calls.push(in_session(broaden(request, used), request));
     } else {
         for hit in &hits[start..end] {
-            let call = read_call(hit, request);
+            let call = in_session(read_call(hit, request), request);
             if !next_calls.contains(&call) {
                 next_calls.push(call);
             }
@@ -912,6 +912,15 @@ fn hit_json(hit: &Hit, id: &str, request: &SearchRequest) -> Value {
         });
     }
     object
+}
+
+/// A follow-up call in the caller's session: it carries the search's `session_id`, so the
+/// refs it relies on are found (§9.1).
+fn in_session(mut call: NextCall, request: &SearchRequest) -> NextCall {
+    if let Some(session_id) = request.original.get("session_id").filter(|value| value.is_string()) {
+        call.arguments.insert("session_id".into(), session_id.clone());
+    }
+    call
 }
 
 /// The read that opens a hit: symbols by name and path, text hits as a window around them.

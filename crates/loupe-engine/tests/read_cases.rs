@@ -113,8 +113,11 @@ fn paging_by_cursor_returns_the_whole_file_exactly_once() {
         }
         let mut collected = String::new();
         let mut pages = 0;
+        // Each budget pages in a session of its own: a second pass in one session would get
+        // the lines it already has as references (§9.6).
+        let session = loupe_engine::CallContext::new(format!("paging {budget}"));
         loop {
-            let response = fixture.engine.call("read", arguments.clone());
+            let response = fixture.engine.call_in(&session, "read", arguments.clone());
             assert!(response.ok, "{}", response.face);
             collected.push_str(response.text.as_deref().unwrap());
             pages += 1;

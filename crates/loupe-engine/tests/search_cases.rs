@@ -91,6 +91,11 @@ fn project() -> Project {
     let config = loupe_core::Config {
         root: Some(root.path().to_path_buf()),
         index_dir: Some(index.path().to_path_buf()),
+        // Symbol and outline resolution is tested here; the gate that asks for a search
+        // first is tested in session_cases.rs.
+        gate_mode: loupe_core::config::GateMode::Off,
+        max_reads_per_session: 1_000_000,
+        analytics: false,
         ..loupe_core::Config::default()
     };
     let engine = loupe_engine::Engine::new(config).unwrap();
@@ -98,8 +103,9 @@ fn project() -> Project {
     Project { _root: root, _index: index, engine }
 }
 
-fn render(project: &Project, tool: &str, arguments: Value) -> String {
-    let response = project.engine.call(tool, arguments);
+/// One case in a session of its own (`name` is its connection).
+fn render(project: &Project, name: &str, tool: &str, arguments: Value) -> String {
+    let response = project.engine.call_in(&loupe_engine::CallContext::new(name), tool, arguments);
     let structured = serde_json::to_string_pretty(&response.structured()).unwrap();
     format!("{}----- structuredContent -----\n{structured}\n", response.face)
 }
@@ -159,7 +165,7 @@ fn search_and_symbol_cases() {
     settings.set_snapshot_path("snapshots/search");
     settings.bind(|| {
         for (name, tool, arguments) in cases() {
-            insta::assert_snapshot!(name, render(&project, tool, arguments));
+            insta::assert_snapshot!(name, render(&project, name, tool, arguments));
         }
     });
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use loupe_core::{ErrorCode, ToolError};
 use loupe_engine::config::{Sources, load};
-use loupe_engine::{Engine, Response, TOOLS};
+use loupe_engine::{CallContext, Engine, Response, TOOLS};
 use loupe_index::IndexState;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
@@ -38,11 +38,15 @@ const SERVED_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/cal
 /// How long a call that carries a progress token waits for the first index build.
 const INDEX_WAIT: Duration = Duration::from_secs(10);
 
+/// How long a closing connection waits for the analytics writer.
+const ANALYTICS_FLUSH: Duration = Duration::from_millis(500);
+
 /// How long the first tool call waits for the client to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 
-const INSTRUCTIONS: &str = "loupe serves code under a token budget. Prefer read(mode=snippet) with exact lines over whole files; \
-follow the `→ next:` call at the end of a cut result to continue. Lines are 1-based and inclusive.";
+const INSTRUCTIONS: &str = "loupe serves code under a token budget. Search first: whole-file, symbol and outline reads need a ref \
+from a search (its candidate_id or bundle_id, or a copied next_calls entry); exact windows (snippet start_line..end_line) pass without one. \
+Follow the `→ next:` call at the end of a result to continue. Lines are 1-based and inclusive. manage(command=guidance) explains the rest.";
 
 /// Test hook: with `LOUPE_TEST_HOOKS=1`, reading this target panics inside the engine call,
 /// so tests can prove a panic costs one call and not the server.
@@ -56,6 +60,12 @@ pub struct LoupeServer {
     /// Test hook (`LOUPE_TEST_INDEX_DELAY_MS` with `LOUPE_TEST_HOOKS=1`): hold the first build
     /// back this long so tests can observe a server whose index is still building.
     index_delay: Option<Duration>,
+    /// Test hook (`LOUPE_TEST_ANALYTICS_CAPACITY` with `LOUPE_TEST_HOOKS=1`): analytics go to
+    /// an undrained queue of this size, so tests can overflow it deterministically.
+    analytics_capacity: Option<usize>,
+    /// This connection's identity for the session layer (§9.1): a UUID issued by the server.
+    /// One stdio process is one connection.
+    connection: Arc<CallContext>,
 }
 
 impl LoupeServer {
@@ -70,16 +80,37 @@ impl LoupeServer {
             .and_then(|(_, value)| value.parse().ok())
             .filter(|_| test_hooks)
             .map(Duration::from_millis);
-        LoupeServer { sources: Arc::new(sources), engine: Arc::new(Mutex::new(None)), test_hooks, index_delay }
+        let analytics_capacity = sources
+            .env
+            .iter()
+            .find(|(key, _)| key == "LOUPE_TEST_ANALYTICS_CAPACITY")
+            .and_then(|(_, value)| value.parse().ok())
+            .filter(|_| test_hooks);
+        let connection = Arc::new(CallContext::new(uuid::Uuid::new_v4().to_string()));
+        LoupeServer {
+            sources: Arc::new(sources),
+            engine: Arc::new(Mutex::new(None)),
+            test_hooks,
+            index_delay,
+            analytics_capacity,
+            connection,
+        }
     }
 
     /// A server on an engine that is already open.
     pub fn with_engine(sources: Sources, engine: Engine) -> LoupeServer {
         let server = LoupeServer::new(sources);
-        let engine = Arc::new(engine);
+        let engine = Arc::new(server.with_test_hooks(engine));
         server.start_indexing(&engine);
         *server.engine.try_lock().expect("a new server's engine lock is free") = Some(engine);
         server
+    }
+
+    fn with_test_hooks(&self, mut engine: Engine) -> Engine {
+        if let Some(capacity) = self.analytics_capacity {
+            engine.park_analytics_for_tests(capacity);
+        }
+        engine
     }
 
     fn start_indexing(&self, engine: &Arc<Engine>) {
@@ -113,7 +144,7 @@ impl LoupeServer {
         for warning in warnings {
             tracing::warn!("{warning}");
         }
-        let engine = Arc::new(Engine::new(config).map_err(config_error)?);
+        let engine = Arc::new(self.with_test_hooks(Engine::new(config).map_err(config_error)?));
         tracing::info!(root = %engine.root_path().display(), "engine open");
         self.start_indexing(&engine);
         *slot = Some(engine.clone());
@@ -134,11 +165,18 @@ impl LoupeServer {
         }
         let panic_requested = self.test_hooks && arguments.get("target").and_then(Value::as_str) == Some(PANIC_TARGET);
         let tool = name.to_owned();
+        // A connection id the client sends in `_meta` is kept as telemetry only; the session
+        // key is always the server-issued one (§9.1).
+        let client_connection_id = ["connection_id", "connectionId"]
+            .iter()
+            .find_map(|key| context.meta.get(*key).and_then(Value::as_str))
+            .map(str::to_owned);
+        let connection = CallContext { connection_id: self.connection.connection_id.clone(), client_connection_id };
         let joined = tokio::task::spawn_blocking(move || {
             if panic_requested {
                 panic!("test hook: panic inside a tool call");
             }
-            engine.call(&tool, arguments)
+            engine.call_in(&connection, &tool, arguments)
         })
         .await;
         match joined {
@@ -293,7 +331,14 @@ impl ServerHandler for LoupeServer {
 /// Serves MCP over stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(server: LoupeServer) -> Result<(), String> {
     let transport = GuardedTransport::new(tokio::io::stdin(), tokio::io::stdout(), SERVED_METHODS);
+    let engine = Arc::clone(&server.engine);
     let running = server.serve(transport).await.map_err(|error| format!("MCP session failed to start: {error}"))?;
-    running.waiting().await.map_err(|error| format!("MCP session ended with an error: {error}"))?;
+    let ended = running.waiting().await.map_err(|error| format!("MCP session ended with an error: {error}"));
+    // The connection is over: write the analytics events still queued before the process exits.
+    if let Some(engine) = engine.lock().await.as_ref() {
+        let engine = Arc::clone(engine);
+        let _ = tokio::task::spawn_blocking(move || engine.flush_analytics(ANALYTICS_FLUSH)).await;
+    }
+    ended?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 /// The tools `tools/list` returns, in order.
 pub fn tools() -> Vec<Tool> {
-    vec![read_tool(), search_tool()]
+    vec![read_tool(), search_tool(), manage_tool()]
 }
 
 fn object(value: Value) -> Arc<JsonObject> {
@@ -23,11 +23,37 @@ const READ_DESCRIPTION: &str = "Read code with a budget. Lines are 1-based, incl
 Modes: file (paged: offset/limit), snippet (start_line..end_line or line_range \"10-20\", plus context_lines), \
 symbol (target: name, Type.method or Type::method; path disambiguates), outline (signatures only, file or directory). \
 A cut result ends with the exact next call (cursor). meta.file_hash is the edit precondition. \
+file/symbol/outline need a ref from search (candidate_id, bundle_id or a copied next_calls entry); windows up to 200 lines do not. \
+Lines already sent unchanged come back as one reference line (fresh: true resends). \
 Errors carry a code, a hint and ready-to-run next_calls.";
 
 const SEARCH_DESCRIPTION: &str = "Find code before reading it. type auto infers: glob/path -> file, trailing / -> directory, \
 identifier -> symbol (then text), else text. text is literal; regex is explicit. Ranked (definitions first), paged \
 (showing X-Y of Z, cursor); each hit has a candidate_id and the top hits come with ready-to-run reads.";
+
+const MANAGE_DESCRIPTION: &str = "Session and server state. status: root, index, session budget; metrics: session \
+metrics and analytics counters; guidance: how to work cheaply and the reason-code registry.";
+
+fn manage_tool() -> Tool {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "enum": ["status", "metrics", "guidance"]},
+            "session_id": {"type": "string"}
+        },
+        "required": ["command"]
+    });
+    Tool::new("manage", MANAGE_DESCRIPTION, object(input))
+        .with_title("Manage loupe")
+        .with_raw_output_schema(object(envelope_schema()))
+        .with_annotations(
+            ToolAnnotations::with_title("Manage loupe")
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        )
+}
 
 fn search_tool() -> Tool {
     let input = json!({

@@ -38,6 +38,18 @@ enum Command {
     Read(ReadArgs),
     /// Search the workspace (text, regex, symbol, file, directory; `auto` infers).
     Search(SearchArgs),
+    /// Show the session and server state: status | metrics | guidance.
+    Manage {
+        /// status | metrics | guidance
+        command: String,
+        #[arg(long)]
+        session_id: Option<String>,
+        /// Print the JSON envelope instead of the text face.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        config: ConfigFlags,
+    },
     /// Build or refresh the index, with a progress bar on a terminal.
     Index {
         #[command(flatten)]
@@ -321,6 +333,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             exit_without_teardown(engine);
             code
         }
+        Command::Manage { command, session_id, json, config } => {
+            let engine = open_engine(&config)?;
+            // `status` reports the index: bring it up to date first, as `search` does.
+            if command == "status" {
+                engine.refresh_index(&|_, _| {});
+            }
+            let mut arguments = Map::new();
+            arguments.insert("command".into(), Value::from(command));
+            if let Some(session_id) = session_id {
+                arguments.insert("session_id".into(), Value::from(session_id));
+            }
+            let code = print_response(&engine.call("manage", Value::Object(arguments)), json);
+            exit_without_teardown(engine);
+            code
+        }
         Command::Index { config } => {
             let engine = open_engine(&config)?;
             let progress = Progress::new();
@@ -353,8 +380,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// A one-shot command is about to exit: freeing a large index piece by piece takes seconds
-/// on a kernel-sized tree, and the OS reclaims it at once. Everything was written already.
+/// on a kernel-sized tree, and the OS reclaims it at once. The analytics events of the
+/// command are written first; everything else was written already.
 fn exit_without_teardown(engine: Engine) {
+    engine.flush_analytics(std::time::Duration::from_millis(200));
     std::mem::forget(engine);
 }
 
@@ -403,7 +432,13 @@ impl Progress {
 
 fn open_engine(flags: &ConfigFlags) -> anyhow::Result<Engine> {
     let sources = Sources::from_process(flags.to_pairs());
-    let (config, warnings) = load(&sources).map_err(anyhow::Error::msg)?;
+    let (mut config, warnings) = load(&sources).map_err(anyhow::Error::msg)?;
+    // A one-shot command has no session history: under the gate every whole-file read would
+    // be refused for want of a search in the same process. The CLI's gate is off unless the
+    // user set `gate_mode` (flag, LOUPE_GATE_MODE or loupe.toml).
+    if !loupe_engine::config::is_set(&sources, &config, "gate_mode") {
+        config.gate_mode = loupe_core::config::GateMode::Off;
+    }
     init_logging(&config.log);
     for warning in warnings {
         tracing::warn!("{warning}");

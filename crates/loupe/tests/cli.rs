@@ -24,6 +24,7 @@ fn loupe(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .current_dir(root)
         .env_remove("LOUPE_ROOT")
         .env_remove("LOUPE_MAX_SINGLE_READ_LINES")
+        .env_remove("LOUPE_GATE_MODE")
         .env("XDG_CACHE_HOME", std::env::temp_dir().join("loupe-test-cache"));
     for (key, value) in env {
         command.env(key, value);
@@ -112,4 +113,36 @@ fn bad_configuration_exits_2_naming_its_source() {
     let missing_root = loupe(dir.path(), &["serve", "--root", "/definitely/not/here"], &[]);
     assert_eq!(missing_root.status.code(), Some(2));
     assert!(missing_root.stdout.is_empty());
+}
+
+/// A one-shot command has no session history: the CLI's gate is off unless the user sets
+/// `gate_mode` (flag, environment or loupe.toml), which the CLI then honours.
+#[test]
+fn the_cli_gate_is_off_unless_set() {
+    let dir = workspace();
+    let whole = loupe(dir.path(), &["read", "src/lib.rs"], &[]);
+    assert!(whole.status.success(), "{}", stdout(&whole));
+    assert!(stdout(&whole).contains("  20│let v20 = 20;"), "{}", stdout(&whole));
+    let flagged = loupe(dir.path(), &["read", "src/lib.rs", "--gate-mode", "enforce"], &[]);
+    assert_eq!(flagged.status.code(), Some(1));
+    assert!(stdout(&flagged).starts_with("error SEARCH_FIRST_REQUIRED"), "{}", stdout(&flagged));
+    let env = loupe(dir.path(), &["read", "src/lib.rs"], &[("LOUPE_GATE_MODE", "enforce")]);
+    assert_eq!(env.status.code(), Some(1));
+    std::fs::write(dir.path().join("loupe.toml"), "gate_mode = \"enforce\"\n").unwrap();
+    let filed = loupe(dir.path(), &["read", "src/lib.rs", "--start-line", "1", "--end-line", "5"], &[]);
+    assert!(filed.status.success(), "a precision read passes the gate: {}", stdout(&filed));
+    let refused = loupe(dir.path(), &["read", "src/lib.rs"], &[]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
+}
+
+#[test]
+fn manage_guidance_prints_the_reason_codes() {
+    let dir = workspace();
+    let output = loupe(dir.path(), &["manage", "guidance"], &[]);
+    assert!(output.status.success());
+    let face = stdout(&output);
+    assert!(face.contains("SEARCH_FIRST_REQUIRED (block)") && face.contains("DUPLICATE_READ_ELIDED (info)"), "{face}");
+    let undo = loupe(dir.path(), &["manage", "undo"], &[]);
+    assert_eq!(undo.status.code(), Some(1));
+    assert!(stdout(&undo).contains("not available yet"), "{}", stdout(&undo));
 }

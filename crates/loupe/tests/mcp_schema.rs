@@ -388,40 +388,60 @@ fn run_session(revision: &'static str, schema_text: &str) {
     let contracts = tool_contracts(revision, &tools["tools"], &mut session.failures);
     assert!(contracts.contains_key("read"), "[{revision}] tools/list has no `read`: {tools}");
 
-    // (arguments, expected isError); `None` sends no `arguments` member at all.
+    // (tool, arguments, expected isError); `None` sends no `arguments` member at all. The
+    // sequence walks the session layer too: a read refused by the gate, a search, a read with
+    // the search's ref, and `manage`.
     let calls = [
-        (Some(json!({"mode": "snippet", "target": "a.txt", "start_line": 1, "end_line": 2})), false),
-        (Some(json!({"mode": "file", "target": "a.txt", "limit": 1})), false),
-        (Some(json!({"mode": "file", "target": "missing.txt"})), true),
-        (None, true),
+        ("read", Some(json!({"mode": "snippet", "target": "a.txt", "start_line": 1, "end_line": 2})), false),
+        ("read", Some(json!({"mode": "file", "target": "a.txt", "offset": 1, "limit": 1})), false),
+        ("read", Some(json!({"mode": "snippet", "target": "missing.txt", "start_line": 1})), true),
+        ("read", None, true),
+        ("read", Some(json!({"mode": "file", "target": "a.txt"})), true),
+        ("search", Some(json!({"query": "gamma", "type": "text"})), false),
+        ("read", Some(json!({"mode": "file", "target": "a.txt", "bundle_id": "<from the search>"})), false),
+        ("read", Some(json!({"mode": "snippet", "target": "a.txt", "start_line": 1, "end_line": 2})), false),
+        ("manage", Some(json!({"command": "metrics"})), false),
+        ("manage", Some(json!({"command": "undo"})), true),
     ];
     let mut checked_structured = [0usize; 2];
-    for (id, (arguments, expect_error)) in (2..).zip(calls) {
-        let mut params = json!({"name": "read"});
-        if let Some(arguments) = &arguments {
-            params["arguments"] = arguments.clone();
+    let mut bundle_id = Value::Null;
+    for (id, (tool, arguments, expect_error)) in (2..).zip(calls) {
+        let mut params = json!({"name": tool});
+        if let Some(mut arguments) = arguments {
+            if arguments.get("bundle_id").is_some() {
+                arguments["bundle_id"] = bundle_id.clone();
+            }
+            params["arguments"] = arguments;
         }
+        let arguments = params.get("arguments").cloned();
         let result = session.call(id, "tools/call", params.clone(), |schema| &schema.call_tool);
         let is_error = result["isError"].as_bool().unwrap_or(false);
-        assert_eq!(is_error, expect_error, "[{revision}] isError of read {params}: {result}");
+        assert_eq!(is_error, expect_error, "[{revision}] isError of {params}: {result}");
+        if tool == "search" {
+            bundle_id = result["structuredContent"]["meta"]["bundle_id"].clone();
+        }
         if arguments.as_ref().is_some_and(|arguments| arguments.get("limit").is_some()) {
             // The cut read must really be cut, or its shape goes unchecked.
             let text = result["content"][0]["text"].as_str().unwrap_or_default();
             assert!(text.contains("→ next:"), "[{revision}] read {params} was not cut: {result}");
         }
-        let Some((compiled, index)) = contracts["read"].output.as_ref() else { continue };
+        let Some(contract) = contracts.get(tool) else {
+            session.failures.push(format!("[{revision}] tools/list has no `{tool}`"));
+            continue;
+        };
+        let Some((compiled, index)) = contract.output.as_ref() else { continue };
         match result.get("structuredContent") {
             Some(structured) => {
                 checked_structured[usize::from(is_error)] += 1;
                 if let Some(errors) = errors_of(compiled, *index, structured) {
                     session.failures.push(format!(
-                        "[{revision}] structuredContent of read {params} does not match the tool's outputSchema:\n    {errors}\n  result: {result}"
+                        "[{revision}] structuredContent of {params} does not match the tool's outputSchema:\n    {errors}\n  result: {result}"
                     ));
                 }
             }
             // Strict clients (the TypeScript SDK among them) reject a successful result without it.
             None if !is_error => session.failures.push(format!(
-                "[{revision}] read {params} declares an outputSchema but returned no structuredContent: {result}"
+                "[{revision}] {params} declares an outputSchema but returned no structuredContent: {result}"
             )),
             None => {}
         }

@@ -65,7 +65,7 @@ async fn rmcp_client_reads_and_recovers_from_bad_calls() {
 
     let tools = client.list_tools(None).await.unwrap().tools;
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
-    assert_eq!(names, ["read", "search"]);
+    assert_eq!(names, ["read", "search", "manage"]);
     let read = &tools[0];
     let annotations = read.annotations.as_ref().unwrap();
     assert_eq!(annotations.read_only_hint, Some(true));
@@ -95,7 +95,8 @@ async fn rmcp_client_reads_and_recovers_from_bad_calls() {
     // Secrets are refused by code.
     let result = client
         .call_tool(
-            CallToolRequestParams::new("read").with_arguments(arguments(json!({"mode": "file", "target": ".env"}))),
+            CallToolRequestParams::new("read")
+                .with_arguments(arguments(json!({"mode": "snippet", "target": ".env", "start_line": 1}))),
         )
         .await
         .unwrap();
@@ -117,7 +118,7 @@ async fn rmcp_client_reads_and_recovers_from_bad_calls() {
     let result = client
         .call_tool(
             CallToolRequestParams::new("read")
-                .with_arguments(arguments(json!({"mode": "file", "target": "src/lib.rs", "limit": 1}))),
+                .with_arguments(arguments(json!({"mode": "file", "target": "src/lib.rs", "offset": 1, "limit": 1}))),
         )
         .await
         .unwrap();
@@ -279,7 +280,7 @@ fn bad_input_gets_an_answer_and_the_server_keeps_serving() {
     let answer = server.request(
         json!("call-a"),
         "tools/call",
-        json!({"name": "read", "arguments": {"mode": "file", "target": "src/lib.rs", "limit": 2}, "_meta": {"progressToken": "p-1"}}),
+        json!({"name": "read", "arguments": {"mode": "file", "target": "src/lib.rs", "offset": 1, "limit": 2}, "_meta": {"progressToken": "p-1"}}),
     );
     assert_eq!(answer["result"]["isError"], json!(false));
     assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("   1│fn f1()"));
@@ -296,7 +297,7 @@ fn bad_input_gets_an_answer_and_the_server_keeps_serving() {
         let answer = server.request(
             json!(id),
             "tools/call",
-            json!({"name": "read", "arguments": {"mode": "file", "target": target}}),
+            json!({"name": "read", "arguments": {"mode": "snippet", "target": target, "start_line": 1}}),
         );
         assert_eq!(answer["result"]["structuredContent"]["error"]["code"], json!(code), "{target}");
     }

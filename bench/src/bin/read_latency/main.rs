@@ -115,7 +115,9 @@ fn run(args: &Args) -> Result<(), String> {
         return Err(format!("the corpus has {total_lines} lines, fewer than the {}-line window", args.window));
     }
     let windows = windows(total_lines, args.window, args.iterations);
-    let snippet = |&(first, last): &(usize, usize)| json!({"mode": "snippet", "target": target, "start_line": first, "end_line": last});
+    // `fresh`: every window is sent whole, as if each were the first read of its lines; the
+    // session layer's de-duplication is measured by bench/session instead.
+    let snippet = |&(first, last): &(usize, usize)| json!({"mode": "snippet", "target": target, "start_line": first, "end_line": last, "fresh": true});
 
     // Loading the tokenizer happens once per process, so each sample is a fresh process: this
     // binary again, in `--tokenizer-probe` mode.
@@ -387,10 +389,15 @@ fn windows(total_lines: usize, window: usize, count: usize) -> Vec<(usize, usize
         .collect()
 }
 
-/// The engine as `loupe serve --root <root> --max-preview-chars N` opens it, with no
-/// `LOUPE_*` variable.
+/// The engine as `loupe serve --root <root> --max-preview-chars N` plus `mcp::SESSION_FLAGS`
+/// opens it, with no `LOUPE_*` variable.
 fn open_engine(root: &Path, max_preview_chars: usize) -> Result<Engine, String> {
     let mut flags = vec![("root".to_owned(), Value::from(root.display().to_string()))];
+    for pair in mcp::SESSION_FLAGS.chunks(2) {
+        let key = pair[0].trim_start_matches("--").replace('-', "_");
+        let value = pair[1].parse::<u64>().map_or_else(|_| Value::from(pair[1]), Value::from);
+        flags.push((key, value));
+    }
     if max_preview_chars > 0 {
         flags.push(("max_preview_chars".to_owned(), Value::from(max_preview_chars)));
     }

@@ -19,11 +19,17 @@ pub(crate) struct Server {
     line: String,
 }
 
+/// The session layer's policy for this benchmark: it measures 300-line reads, thousands of
+/// them in one session, so the gate (which refuses windows over 200 lines without a search
+/// ref) is off and the session budgets are out of reach. The layer itself still runs.
+pub(crate) const SESSION_FLAGS: &[&str] =
+    &["--gate-mode", "off", "--max-reads-per-session", "1000000000", "--max-total-read-lines", "1000000000000"];
+
 /// The `loupe serve` command line, with no `LOUPE_*` variable inherited from the caller so
 /// runs are comparable. `max_preview_chars` 0 keeps the shipped ceiling.
 pub(crate) fn serve_command(loupe: &Path, root: &Path, max_preview_chars: usize) -> Command {
     let mut command = Command::new(loupe);
-    command.arg("serve").arg("--root").arg(root);
+    command.arg("serve").arg("--root").arg(root).args(SESSION_FLAGS);
     if max_preview_chars > 0 {
         command.arg("--max-preview-chars").arg(max_preview_chars.to_string());
     }

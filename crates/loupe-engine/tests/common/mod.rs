@@ -7,7 +7,8 @@ use std::fs;
 use std::path::Path;
 
 use loupe_core::Config;
-use loupe_engine::Engine;
+use loupe_core::config::GateMode;
+use loupe_engine::{CallContext, Engine};
 use serde_json::Value;
 
 pub struct Fixture {
@@ -15,6 +16,8 @@ pub struct Fixture {
     pub outside: tempfile::TempDir,
     pub index_dir: tempfile::TempDir,
     pub engine: Engine,
+    /// Calls made through `render`, each on a connection of its own.
+    pub renders: std::sync::atomic::AtomicUsize,
 }
 
 pub const MAIN_RS: &str = "//! A tiny program used by loupe's tests.\n\nuse std::env;\n\n/// Greets whoever is named on the command line.\nfn greet(name: &str) -> String {\n    format!(\"hello, {name}\")\n}\n\nfn main() {\n    let name = env::args().nth(1).unwrap_or_else(|| \"world\".to_string());\n    println!(\"{}\", greet(&name));\n}\n";
@@ -54,11 +57,20 @@ pub fn fixture_with(configure: impl FnOnce(&mut Config)) -> Fixture {
     fs::write(outside.path().join("secret.txt"), "outside\n").unwrap();
     std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.join("link-out.txt")).unwrap();
     let index_dir = tempfile::tempdir().unwrap();
-    let mut config =
-        Config { root: Some(dir.to_path_buf()), index_dir: Some(index_dir.path().to_path_buf()), ..Config::default() };
+    let mut config = Config {
+        root: Some(dir.to_path_buf()),
+        index_dir: Some(index_dir.path().to_path_buf()),
+        // These tests are about `read` itself: the session layer (§9) is tested in
+        // session_cases.rs, with its defaults.
+        gate_mode: GateMode::Off,
+        max_reads_per_session: 1_000_000,
+        max_total_read_lines: 1_000_000_000,
+        analytics: false,
+        ..Config::default()
+    };
     configure(&mut config);
     let engine = Engine::new(config).unwrap();
-    Fixture { root, outside, index_dir, engine }
+    Fixture { root, outside, index_dir, engine, renders: Default::default() }
 }
 
 pub fn fixture() -> Fixture {
@@ -70,9 +82,12 @@ impl Fixture {
         self.root.path()
     }
 
-    /// Both faces of one call, with machine-specific paths replaced, for a snapshot.
+    /// Both faces of one call, with machine-specific paths replaced, for a snapshot. Each
+    /// call runs in a session of its own, so a case's answer does not depend on the others.
     pub fn render(&self, tool: &str, arguments: Value) -> String {
-        let response = self.engine.call(tool, arguments);
+        let number = self.renders.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let context = CallContext::new(format!("render-{number}"));
+        let response = self.engine.call_in(&context, tool, arguments);
         let mut structured = response.structured();
         // A face that names the temporary root costs a machine-dependent number of tokens.
         if self.redact(&response.face) != response.face {

@@ -1,0 +1,199 @@
+//! The `manage` tool (§8.3): one function per command, so commands land independently.
+//!
+//! `status`, `metrics` and `guidance` report; they are never budget-blocked or gated.
+//! Commands of later issues answer `INVALID_ARGS` "not available yet": never fake output.
+
+use loupe_core::{ToolError, tokens};
+use serde_json::{Map, Value, json};
+
+use crate::Engine;
+use crate::args::Args;
+use crate::response::{MetadataLevel, Response};
+use crate::session::CallContext;
+use crate::session::reasons;
+
+const COMMANDS: &[&str] = &["status", "metrics", "guidance", "undo", "redo", "history", "reindex"];
+const ACCEPTED: &[&str] = &["command", "session_id", "transaction_id", "path", "force", "metadata"];
+
+pub(crate) fn run(engine: &Engine, context: &CallContext, arguments: Value) -> Response {
+    let original = match &arguments {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    let parsed = (|| {
+        let mut args = Args::new("manage", arguments)?;
+        let command = args.choice("command", COMMANDS)?.ok_or_else(|| {
+            ToolError::invalid_args(
+                "`command` is required for `manage`",
+                format!("add `command`: one of {}", COMMANDS.join(", ")),
+            )
+        })?;
+        args.string("session_id")?;
+        args.string("transaction_id")?;
+        args.string("path")?;
+        args.boolean("force")?;
+        let metadata = match args.choice("metadata", &["minimal", "standard"])?.as_deref() {
+            Some("minimal") => MetadataLevel::Minimal,
+            _ => MetadataLevel::Standard,
+        };
+        args.finish(ACCEPTED)?;
+        Ok::<_, ToolError>((command, metadata))
+    })();
+    let (command, metadata) = match parsed {
+        Ok(parsed) => parsed,
+        Err(error) => return Response::failure("manage", None, None, error),
+    };
+    let result = match command.as_str() {
+        "status" => Ok(status(engine, context, &original)),
+        "metrics" => Ok(metrics(engine, context, &original)),
+        "guidance" => Ok(guidance()),
+        other => Err(not_available(other)),
+    };
+    let mut response = match result {
+        Ok((face, data)) => success(&command, face, data),
+        Err(error) => Response::failure("manage", Some(command.clone()), None, error),
+    };
+    response.metadata = metadata;
+    response
+}
+
+fn success(command: &str, face: String, data: Value) -> Response {
+    let mut meta = Map::new();
+    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
+    meta.insert("reason_codes".into(), json!([]));
+    meta.insert("next_calls".into(), json!([]));
+    meta.insert(command.to_owned(), data);
+    Response {
+        ok: true,
+        tool: "manage",
+        mode: Some(command.to_owned()),
+        target: None,
+        meta,
+        text: None,
+        location: None,
+        error: None,
+        face,
+        metadata: MetadataLevel::Standard,
+    }
+}
+
+fn not_available(command: &str) -> ToolError {
+    ToolError::invalid_args(
+        format!("manage command `{command}` is not available yet in this build of loupe"),
+        "available now: status, metrics, guidance",
+    )
+}
+
+/// Root, version, index and watcher, the configuration that steers, and this session.
+fn status(engine: &Engine, context: &CallContext, arguments: &Map<String, Value>) -> (String, Value) {
+    let config = engine.config();
+    let session = engine.session_layer().describe(config, context, arguments);
+    let index = engine.index().map(|index| index.status());
+    let watching = engine.is_watching();
+    let mut face = format!("loupe {} · root {}\n", env!("CARGO_PKG_VERSION"), engine.root_path().display());
+    let index_json = match &index {
+        Some(status) => {
+            let state = serde_json::to_value(status.state).unwrap_or_default();
+            let languages: Vec<String> =
+                status.by_language.iter().map(|(lang, count)| format!("{lang} {count}")).collect();
+            face.push_str(&format!(
+                "index {} · {} files · {} symbols{} · watcher {}\n",
+                state.as_str().unwrap_or("unknown"),
+                status.files,
+                status.symbols,
+                if languages.is_empty() { String::new() } else { format!(" ({})", languages.join(", ")) },
+                if watching { "on" } else { "off" }
+            ));
+            json!({"state": state, "files": status.files, "symbols": status.symbols, "by_language": status.by_language,
+                   "persisted": status.persisted, "watcher": watching})
+        }
+        None => {
+            face.push_str("index none\n");
+            Value::Null
+        }
+    };
+    face.push_str(&session_line(config, &session));
+    let policy = json!({
+        "gate_mode": format!("{:?}", config.gate_mode).to_lowercase(),
+        "relevance": format!("{:?}", config.relevance).to_lowercase(),
+        "max_range_lines": config.max_range_lines,
+        "strict_session_id": config.strict_session_id,
+        "session_ttl_secs": config.session_ttl_secs,
+    });
+    face.push_str(&format!(
+        "policy: gate {} · relevance {} · precision reads up to {} lines\n",
+        policy["gate_mode"].as_str().unwrap_or_default(),
+        policy["relevance"].as_str().unwrap_or_default(),
+        config.max_range_lines
+    ));
+    let data = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "root": engine.root_path().display().to_string(),
+        "index": index_json,
+        "policy": policy,
+        "session": session,
+    });
+    (face, data)
+}
+
+fn session_line(config: &loupe_core::Config, session: &Value) -> String {
+    let metrics = &session["metrics"];
+    format!(
+        "session {} · budget {} · reads {}/{} · lines {}/{} · searches {} · tokens saved {}\n",
+        session["key"].as_str().unwrap_or_default(),
+        session["budget"]["state"].as_str().unwrap_or_default(),
+        metrics["reads_count"],
+        config.max_reads_per_session,
+        metrics["reads_lines_total"],
+        config.max_total_read_lines,
+        metrics["search_count"],
+        metrics["tokens_saved_estimate"],
+    )
+}
+
+/// The session's §9.3 metrics and the analytics counters.
+fn metrics(engine: &Engine, context: &CallContext, arguments: &Map<String, Value>) -> (String, Value) {
+    let config = engine.config();
+    let session = engine.session_layer().describe(config, context, arguments);
+    let analytics = engine.session_layer().analytics().counters();
+    let mut face = session_line(config, &session);
+    if let Some(metrics) = session["metrics"].as_object() {
+        let pairs: Vec<String> = metrics.iter().map(|(name, value)| format!("{name}={value}")).collect();
+        face.push_str(&pairs.join(" "));
+        face.push('\n');
+    }
+    face.push_str(&format!(
+        "analytics: {} · enqueued {} · written {} · drop_count_by_type {}\n",
+        if analytics["enabled"] == json!(true) { "on" } else { "off" },
+        analytics["enqueued"],
+        analytics["written"],
+        analytics["drop_count_by_type"]
+    ));
+    (face, json!({"session": session, "analytics": analytics}))
+}
+
+const GUIDANCE: &str = "How to work with loupe cheaply:
+1. search first (type auto infers symbol/text/file). Each hit has a candidate_id; the top hits come with ready-to-run reads in next_calls.
+2. read with a ref: copy a next_calls entry, or pass candidate_id / bundle_id from a search of this session (valid for its last 20 searches).
+3. Without a ref, read exact windows: snippet start_line..end_line, or file offset+limit, up to max_range_lines.
+4. Follow `→ next:` lines: they are the exact call that continues or fixes a result.
+5. Lines you already received unchanged come back as one reference line; pass fresh: true to get them again.
+6. Watch meta.stabilization: budget_state, warnings, reason_codes, suggested_next_action.
+Reason codes (the code is authoritative; this list only describes it):
+";
+
+fn guidance() -> (String, Value) {
+    let registry = reasons::registry();
+    let mut face = GUIDANCE.to_owned();
+    for part in ["core", "extensions"] {
+        for entry in registry[part].as_array().into_iter().flatten() {
+            face.push_str(&format!(
+                "  {} ({}): {}\n",
+                entry["code"].as_str().unwrap_or_default(),
+                entry["severity"].as_str().unwrap_or_default(),
+                entry["description"].as_str().unwrap_or_default()
+            ));
+        }
+    }
+    (face, json!({"reason_registry": registry}))
+}

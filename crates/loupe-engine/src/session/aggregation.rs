@@ -1,0 +1,236 @@
+//! Aggregation (§9.6): within a session, lines already received unchanged are not sent
+//! again. A read keeps its header and footer; each run of lines the session already has
+//! becomes one reference line (`── lines 10–80 unchanged since read #3`), and only the rest
+//! is sent. `fresh: true` sends everything; a file whose hash changed is sent anew.
+//!
+//! The rewrite is structural and deterministic: it works on the numbered payload lines of
+//! the face (`  42│code`) and the raw `text`, never on their meaning.
+
+use loupe_core::tokens;
+use serde_json::{Value, json};
+
+use super::store::SentFile;
+use crate::Response;
+
+/// One run of lines not re-sent, and the read that sent them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Elided {
+    pub(crate) first: usize,
+    pub(crate) last: usize,
+    pub(crate) read: u64,
+}
+
+/// What aggregation did to one read.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Outcome {
+    pub(crate) lines_sent: u64,
+    pub(crate) span: u64,
+    pub(crate) elided: Vec<Elided>,
+    pub(crate) tokens_saved: u64,
+}
+
+/// Applies aggregation to a successful read of numbered lines, and records what it sent.
+pub(crate) fn apply(response: &mut Response, sent: &mut SentFile, read_number: u64, fresh: bool) -> Outcome {
+    let Some(location) = &response.location else { return Outcome::default() };
+    let (Some(first), Some(last)) = (location.line, location.end_line) else { return Outcome::default() };
+    let Some(file_hash) = response.meta.get("file_hash").and_then(Value::as_str) else { return Outcome::default() };
+    if sent.file_hash != file_hash {
+        sent.file_hash = file_hash.to_owned();
+        sent.ranges.clear();
+    }
+    let span = (last + 1 - first) as u64;
+    // A line cut mid-line was not sent whole: it is not recorded as sent.
+    let recorded_last = if response.face.contains("…[line cut: ") { last.saturating_sub(1) } else { last };
+    let elided: Vec<Elided> = if fresh { Vec::new() } else { covered(&sent.ranges, first, recorded_last) };
+    let elided_lines: usize = elided.iter().map(|run| run.last + 1 - run.first).sum();
+    let mut tokens_saved = 0;
+    if !elided.is_empty() {
+        let before = response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
+        response.face = rewrite_face(&response.face, first, last, &elided);
+        if let Some(text) = &response.text {
+            response.text = Some(rewrite_text(text, first, &elided));
+        }
+        let after = tokens::count(&response.face) as u64;
+        tokens_saved = before.saturating_sub(after);
+        response.meta.insert("token_estimate".into(), Value::from(after));
+        let runs: Vec<Value> =
+            elided.iter().map(|run| json!({"start_line": run.first, "end_line": run.last, "read": run.read})).collect();
+        response.meta.insert("elided".into(), Value::from(runs));
+    }
+    if recorded_last >= first {
+        record(&mut sent.ranges, first, recorded_last, read_number, fresh);
+    }
+    Outcome { lines_sent: span - elided_lines as u64, span, elided, tokens_saved }
+}
+
+/// The parts of `first..=last` already covered by `ranges`, in order.
+fn covered(ranges: &[(usize, usize, u64)], first: usize, last: usize) -> Vec<Elided> {
+    ranges
+        .iter()
+        .filter(|(a, b, _)| *a <= last && *b >= first)
+        .map(|(a, b, read)| Elided { first: (*a).max(first), last: (*b).min(last), read: *read })
+        .collect()
+}
+
+/// Records `first..=last` as sent by `read`: only the gaps, or (fresh) all of it.
+fn record(ranges: &mut Vec<(usize, usize, u64)>, first: usize, last: usize, read: u64, overwrite: bool) {
+    let mut kept: Vec<(usize, usize, u64)> = Vec::new();
+    let mut added: Vec<(usize, usize, u64)> = Vec::new();
+    let mut cursor = first;
+    for &(a, b, number) in ranges.iter() {
+        if b < first || a > last {
+            kept.push((a, b, number));
+            continue;
+        }
+        if overwrite {
+            if a < first {
+                kept.push((a, first - 1, number));
+            }
+            if b > last {
+                kept.push((last + 1, b, number));
+            }
+        } else {
+            kept.push((a, b, number));
+            if a > cursor {
+                added.push((cursor, a - 1, read));
+            }
+            cursor = cursor.max(b + 1);
+        }
+    }
+    if overwrite {
+        added.push((first, last, read));
+    } else if cursor <= last {
+        added.push((cursor, last, read));
+    }
+    kept.extend(added);
+    kept.sort_unstable();
+    *ranges = kept;
+}
+
+/// The numbered line a face line shows, when it is one.
+fn payload_number(line: &str) -> Option<usize> {
+    let trimmed = line.trim_start_matches(' ');
+    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || !trimmed[digits..].starts_with('│') {
+        return None;
+    }
+    trimmed[..digits].parse().ok()
+}
+
+/// Contiguous runs, whichever reads sent them, as one reference each: `(first, last, reads)`.
+fn groups(elided: &[Elided]) -> Vec<(usize, usize, Vec<u64>)> {
+    let mut groups: Vec<(usize, usize, Vec<u64>)> = Vec::new();
+    for run in elided {
+        match groups.last_mut() {
+            Some(group) if group.1 + 1 == run.first => {
+                group.1 = run.last;
+                group.2.push(run.read);
+            }
+            _ => groups.push((run.first, run.last, vec![run.read])),
+        }
+    }
+    for group in &mut groups {
+        group.2.sort_unstable();
+        group.2.dedup();
+    }
+    groups
+}
+
+fn reference_line(first: usize, last: usize, reads: &[u64]) -> String {
+    let lines = if first == last { format!("line {first}") } else { format!("lines {first}–{last}") };
+    let numbers: Vec<String> = reads.iter().map(|read| format!("#{read}")).collect();
+    let reads =
+        if numbers.len() == 1 { format!("read {}", numbers[0]) } else { format!("reads {}", numbers.join(", ")) };
+    format!("── {lines} unchanged since {reads} (fresh: true resends)\n")
+}
+
+fn rewrite_face(face: &str, first: usize, last: usize, elided: &[Elided]) -> String {
+    let groups = groups(elided);
+    let mut out = String::with_capacity(face.len() / 2);
+    for (index, line) in face.split_inclusive('\n').enumerate() {
+        let number = if index == 0 { None } else { payload_number(line).filter(|n| (first..=last).contains(n)) };
+        let Some(number) = number else {
+            out.push_str(line);
+            continue;
+        };
+        match groups.iter().find(|(a, b, _)| (*a..=*b).contains(&number)) {
+            Some((a, b, reads)) if *a == number => out.push_str(&reference_line(*a, *b, reads)),
+            Some(_) => {}
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// The raw text without the elided lines (line endings kept, CR-only files included).
+fn rewrite_text(text: &str, first: usize, elided: &[Elided]) -> String {
+    let mut out = String::new();
+    let mut start = 0;
+    let mut number = first;
+    let bytes = text.as_bytes();
+    let mut index = 0;
+    while index < bytes.len() {
+        let end = match bytes[index] {
+            b'\n' => Some(index + 1),
+            b'\r' if bytes.get(index + 1) == Some(&b'\n') => Some(index + 2),
+            b'\r' => Some(index + 1),
+            _ => None,
+        };
+        if let Some(end) = end {
+            push_unless_elided(&mut out, &text[start..end], number, elided);
+            number += 1;
+            start = end;
+            index = end;
+        } else {
+            index += 1;
+        }
+    }
+    if start < text.len() {
+        push_unless_elided(&mut out, &text[start..], number, elided);
+    }
+    out
+}
+
+fn push_unless_elided(out: &mut String, line: &str, number: usize, elided: &[Elided]) {
+    if !elided.iter().any(|run| (run.first..=run.last).contains(&number)) {
+        out.push_str(line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recording_fills_gaps_and_fresh_overwrites() {
+        let mut ranges = Vec::new();
+        record(&mut ranges, 10, 20, 1, false);
+        record(&mut ranges, 15, 30, 2, false);
+        assert_eq!(ranges, [(10, 20, 1), (21, 30, 2)]);
+        record(&mut ranges, 5, 40, 3, false);
+        assert_eq!(ranges, [(5, 9, 3), (10, 20, 1), (21, 30, 2), (31, 40, 3)]);
+        record(&mut ranges, 12, 25, 4, true);
+        assert_eq!(ranges, [(5, 9, 3), (10, 11, 1), (12, 25, 4), (26, 30, 2), (31, 40, 3)]);
+        assert_eq!(
+            covered(&ranges, 1, 11),
+            [Elided { first: 5, last: 9, read: 3 }, Elided { first: 10, last: 11, read: 1 }]
+        );
+    }
+
+    #[test]
+    fn rewriting_replaces_each_run_with_one_line() {
+        let face = "a.rs · lines 1–4 of 4 · hash h\n   1│one\n   2│two\n   3│three\n   4│four\n→ next: x\n";
+        let elided = [Elided { first: 2, last: 3, read: 1 }];
+        assert_eq!(
+            rewrite_face(face, 1, 4, &elided),
+            "a.rs · lines 1–4 of 4 · hash h\n   1│one\n── lines 2–3 unchanged since read #1 (fresh: true resends)\n   4│four\n→ next: x\n"
+        );
+        assert_eq!(rewrite_text("one\r\ntwo\r\nthree\r\nfour", 1, &elided), "one\r\nfour");
+        let adjacent = [Elided { first: 1, last: 2, read: 2 }, Elided { first: 3, last: 4, read: 1 }];
+        assert_eq!(
+            rewrite_face(face, 1, 4, &adjacent),
+            "a.rs · lines 1–4 of 4 · hash h\n── lines 1–4 unchanged since reads #1, #2 (fresh: true resends)\n→ next: x\n"
+        );
+        assert_eq!(rewrite_text("one\rtwo\rthree\rfour\r", 1, &elided), "one\rfour\r");
+    }
+}

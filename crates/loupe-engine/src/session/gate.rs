@@ -1,0 +1,340 @@
+//! The search → ref → read gate (§9.7).
+//!
+//! A `read` in mode `file`, `symbol` or `outline` passes when it carries a ref this session
+//! was issued (a `candidate_id` or `bundle_id` from one of its last 20 searches) that names
+//! its target, or copies the arguments of a `read` next_calls entry the session was given.
+//! Without a ref pass: precision reads (a `snippet` window or a `file` `offset`+`limit`) of
+//! at most `max_range_lines`, cursor continuations, and `diff_preview`. Every refusal carries
+//! next_calls that pass when replayed as they are.
+
+use loupe_core::{ErrorCode, NextCall, ToolError};
+use serde_json::{Map, Value, json};
+
+use super::reasons::ReasonCode;
+use super::store::{Candidate, Session};
+
+/// Arguments that do not change what a read is about: ignored when matching a read against
+/// an issued call.
+const PRESENTATION_KEYS: &[&str] =
+    &["session_id", "metadata", "max_tokens", "max_bytes", "max_lines", "max_preview_chars", "preview_mode", "fresh"];
+
+/// What the gate decided for one read.
+#[derive(Debug)]
+pub(crate) enum Verdict {
+    /// Passes; `by_ref` when a ref or an issued call (not an exception) let it through.
+    Pass {
+        by_ref: bool,
+    },
+    Refuse {
+        reason: ReasonCode,
+        error: ToolError,
+    },
+}
+
+/// The read as the gate sees it: mode, normalised target, and the window it asks for.
+#[derive(Debug)]
+pub(crate) struct ReadShape<'a> {
+    pub(crate) arguments: &'a Map<String, Value>,
+    pub(crate) mode: &'a str,
+    pub(crate) target: &'a str,
+    /// The target as a root-relative path (for every mode but `symbol`).
+    pub(crate) target_path: Option<String>,
+    pub(crate) max_range_lines: usize,
+    /// The canonical root, `/`-separated, for absolute paths among the arguments.
+    pub(crate) root: &'a str,
+}
+
+pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict {
+    let arguments = shape.arguments;
+    let max_range_lines = shape.max_range_lines;
+    if !matches!(shape.mode, "file" | "snippet" | "symbol" | "outline") || arguments.contains_key("cursor") {
+        return Verdict::Pass { by_ref: false };
+    }
+    let window = precision_window(shape);
+    if let Some((first, last)) = window
+        && last + 1 - first <= max_range_lines
+    {
+        return Verdict::Pass { by_ref: false };
+    }
+    if shape.mode == "snippet" && window.is_none() {
+        // An incomplete snippet: `read` refuses it with its own message.
+        return Verdict::Pass { by_ref: false };
+    }
+    let searches = session.map_or(0, |session| session.searches.len());
+    if let Some(session) = session
+        && issued(session, arguments)
+    {
+        return Verdict::Pass { by_ref: true };
+    }
+    let windowed = match window {
+        Some((first, _)) => Some(windowed_call(shape, first, max_range_lines)),
+        None => window_instead(shape, max_range_lines.min(WINDOW_LINES)),
+    };
+    let candidate_id = arguments.get("candidate_id").and_then(Value::as_str);
+    let bundle_id = arguments.get("bundle_id").and_then(Value::as_str);
+    if candidate_id.is_none() && bundle_id.is_none() {
+        return refuse_without_ref(shape, session, searches, windowed, None);
+    }
+    let session_searches = session.map(|session| session.searches.iter()).into_iter().flatten();
+    if let Some(id) = candidate_id {
+        let found = session_searches
+            .clone()
+            .flat_map(|search| search.candidates.iter())
+            .find(|c| !c.id.is_empty() && c.id == id);
+        let Some(candidate) = found else {
+            return refuse_without_ref(shape, session, searches, windowed, Some(("candidate_id", id)));
+        };
+        if matches(shape, candidate) {
+            return Verdict::Pass { by_ref: true };
+        }
+        return refuse_mismatch(shape, session, &[candidate], "candidate_id", id, windowed);
+    }
+    let id = bundle_id.unwrap_or_default();
+    let Some(bundle) = session_searches.clone().find(|search| search.bundle_id == id) else {
+        return refuse_without_ref(shape, session, searches, windowed, Some(("bundle_id", id)));
+    };
+    if bundle.candidates.iter().any(|candidate| matches(shape, candidate)) {
+        return Verdict::Pass { by_ref: true };
+    }
+    let members: Vec<&Candidate> = bundle.candidates.iter().collect();
+    refuse_mismatch(shape, session, &members, "bundle_id", id, windowed)
+}
+
+/// The lines a precision read asks for, first and last (context included), when it is one.
+pub(crate) fn precision_window(shape: &ReadShape<'_>) -> Option<(usize, usize)> {
+    let arguments = shape.arguments;
+    let number = |key: &str| -> Option<usize> {
+        match arguments.get(key)? {
+            Value::Number(number) => number.as_u64().map(|value| value as usize),
+            Value::String(text) => text.trim().parse().ok(),
+            _ => None,
+        }
+    };
+    match shape.mode {
+        "file" => {
+            let (offset, limit) = (number("offset")?, number("limit")?);
+            let first = offset.max(1);
+            Some((first, first + limit.max(1) - 1))
+        }
+        "snippet" => {
+            let context = number("context_lines").unwrap_or(0);
+            let (start, end) = if let Some(range) = arguments.get("line_range").and_then(Value::as_str) {
+                let (first, last) = range.split_once(['-', ':', ',']).unwrap_or((range, range));
+                (first.trim().parse().ok()?, last.trim().parse().ok()?)
+            } else {
+                let start = number("start_line").or_else(|| number("offset"))?.max(1);
+                let end = match (number("end_line"), number("limit")) {
+                    (Some(end), _) => end,
+                    (None, Some(limit)) => start + limit.max(1) - 1,
+                    (None, None) => start,
+                };
+                (start, end)
+            };
+            let start: usize = start;
+            Some((start.saturating_sub(context).max(1), end.max(start) + context))
+        }
+        _ => None,
+    }
+}
+
+/// True when `arguments` repeat a `read` call the session was issued (extra presentation
+/// arguments such as `max_tokens` allowed).
+fn issued(session: &Session, arguments: &Map<String, Value>) -> bool {
+    let copies = |call: &Map<String, Value>| {
+        call.iter().all(|(key, value)| arguments.get(key) == Some(value))
+            && arguments.keys().all(|key| call.contains_key(key) || PRESENTATION_KEYS.contains(&key.as_str()))
+    };
+    session.searches.iter().flat_map(|search| search.read_calls.iter()).any(copies)
+        || session.read_calls.iter().any(copies)
+}
+
+/// Does `candidate` name what this read targets?
+pub(crate) fn matches(shape: &ReadShape<'_>, candidate: &Candidate) -> bool {
+    if shape.mode == "symbol" {
+        let path_ok =
+            shape.arguments.get("path").and_then(Value::as_str).is_none_or(|path| {
+                super::normalize_lexically(shape.root, path).is_some_and(|path| path == candidate.path)
+            });
+        return match &candidate.symbol {
+            Some(name) => path_ok && last_segment(shape.target) == name,
+            None => shape.arguments.contains_key("path") && path_ok,
+        };
+    }
+    let Some(path) = &shape.target_path else { return false };
+    if candidate.path == *path {
+        return true;
+    }
+    // An outline of a directory is about every hit under it.
+    shape.mode == "outline" && (path.is_empty() || candidate.path.starts_with(&format!("{path}/")))
+}
+
+/// The last name of a qualified symbol: `Type::method`, `Type.method`, `Type/method`.
+fn last_segment(target: &str) -> &str {
+    target.rsplit([':', '.', '/', '#']).next().unwrap_or(target)
+}
+
+/// A candidate from the session's recent searches that names this target, newest first.
+fn candidate_for<'s>(shape: &ReadShape<'_>, session: Option<&'s Session>) -> Option<&'s Candidate> {
+    session?.searches.iter().flat_map(|search| search.candidates.iter()).find(|candidate| matches(shape, candidate))
+}
+
+fn refuse_without_ref(
+    shape: &ReadShape<'_>,
+    session: Option<&Session>,
+    searches: usize,
+    windowed: Option<NextCall>,
+    unknown_ref: Option<(&str, &str)>,
+) -> Verdict {
+    let mut next_calls = Vec::new();
+    if searches == 0 {
+        next_calls.push(search_for(shape));
+    }
+    if let Some(candidate) = candidate_for(shape, session) {
+        next_calls.push(with_ref(shape, &candidate.id));
+    }
+    next_calls.extend(windowed);
+    if searches > 0 {
+        next_calls.push(search_for(shape));
+    }
+    let stale = unknown_ref.map(|(key, id)| {
+        format!("{key} `{id}` was not issued to this session (or is older than its last 20 searches); ")
+    });
+    let (reason, code, message) = if searches == 0 {
+        (
+            ReasonCode::SearchFirstRequired,
+            ErrorCode::SearchFirstRequired,
+            format!(
+                "{}search first: mode='{}' needs a ref from a search in this session",
+                stale.unwrap_or_default(),
+                shape.mode
+            ),
+        )
+    } else {
+        (
+            ReasonCode::SearchRefRequired,
+            ErrorCode::SearchRefRequired,
+            format!(
+                "{}mode='{}' needs a ref: pass a candidate_id or bundle_id from a search, or copy a next_calls entry",
+                stale.unwrap_or_default(),
+                shape.mode
+            ),
+        )
+    };
+    let hint = format!(
+        "use a search result's candidate_id (or copy its next_calls), or read an exact window of at most {} lines (snippet start_line..end_line, or file offset+limit)",
+        shape.max_range_lines
+    );
+    let mut error = ToolError::new(code, message, hint);
+    error.next_calls = next_calls;
+    Verdict::Refuse { reason, error }
+}
+
+fn refuse_mismatch(
+    shape: &ReadShape<'_>,
+    session: Option<&Session>,
+    named: &[&Candidate],
+    key: &str,
+    id: &str,
+    windowed: Option<NextCall>,
+) -> Verdict {
+    let expected = named.first().map(|candidate| expected_target(candidate)).unwrap_or_default();
+    let mut next_calls = Vec::new();
+    if let Some(candidate) = candidate_for(shape, session) {
+        next_calls.push(with_ref(shape, &candidate.id));
+    }
+    if let Some(first) = named.first() {
+        next_calls.push(read_candidate(first));
+    }
+    next_calls.extend(windowed);
+    next_calls.push(search_for(shape));
+    let mut error = ToolError::new(
+        ErrorCode::CandidateRefRequired,
+        format!("{key} `{id}` names `{expected}`, not `{}`", shape.target),
+        "pass the ref of the target you read (see gate_context), or read the ref's own target",
+    );
+    error.next_calls = next_calls;
+    let mut context = Map::new();
+    context.insert("expected_target".into(), Value::from(expected));
+    context.insert("provided_target".into(), Value::from(shape.target));
+    if key == "bundle_id" {
+        let targets: Vec<String> = named.iter().take(10).map(|candidate| expected_target(candidate)).collect();
+        context.insert("bundle_targets".into(), Value::from(targets));
+    }
+    let error = error.with_detail("gate_context", Value::Object(context));
+    Verdict::Refuse { reason: ReasonCode::CandidateRefRequired, error }
+}
+
+fn expected_target(candidate: &Candidate) -> String {
+    match &candidate.symbol {
+        Some(name) => format!("{name} in {}", candidate.path),
+        None => candidate.path.clone(),
+    }
+}
+
+/// A read of a candidate's own target with its id: passes the gate.
+pub(crate) fn read_candidate(candidate: &Candidate) -> NextCall {
+    match &candidate.symbol {
+        Some(name) => NextCall::new(
+            "read",
+            json!({"mode": "symbol", "target": name, "path": candidate.path, "candidate_id": candidate.id}),
+        ),
+        None => NextCall::new("read", json!({"mode": "file", "target": candidate.path, "candidate_id": candidate.id})),
+    }
+}
+
+/// The caller's read with `candidate_id` set (and `bundle_id` dropped).
+fn with_ref(shape: &ReadShape<'_>, id: &str) -> NextCall {
+    let mut arguments = shape.arguments.clone();
+    arguments.remove("bundle_id");
+    arguments.insert("candidate_id".into(), Value::from(id));
+    NextCall { tool: "read".into(), arguments }
+}
+
+/// The caller's over-long precision read cut to `max_range_lines` from where it starts.
+fn windowed_call(shape: &ReadShape<'_>, first: usize, max_range_lines: usize) -> NextCall {
+    let mut arguments = shape.arguments.clone();
+    for key in ["candidate_id", "bundle_id"] {
+        arguments.remove(key);
+    }
+    if shape.mode == "file" {
+        arguments.insert("offset".into(), Value::from(first));
+        arguments.insert("limit".into(), Value::from(max_range_lines));
+    } else {
+        for key in ["line_range", "offset", "limit", "context_lines"] {
+            arguments.remove(key);
+        }
+        arguments.insert("start_line".into(), Value::from(first));
+        arguments.insert("end_line".into(), Value::from(first + max_range_lines - 1));
+    }
+    NextCall { tool: "read".into(), arguments }
+}
+
+/// For a whole-file read: the same file as a window of its first lines (a precision read).
+fn window_instead(shape: &ReadShape<'_>, lines: usize) -> Option<NextCall> {
+    if shape.mode != "file" {
+        return None;
+    }
+    let mut arguments = shape.arguments.clone();
+    for key in ["candidate_id", "bundle_id"] {
+        arguments.remove(key);
+    }
+    let first = arguments.get("offset").and_then(Value::as_u64).unwrap_or(1).max(1);
+    arguments.insert("offset".into(), Value::from(first));
+    arguments.insert("limit".into(), Value::from(lines));
+    Some(NextCall { tool: "read".into(), arguments })
+}
+
+/// The window offered instead of a whole file: small enough to pass any sane
+/// `max_range_lines`, large enough to orient.
+const WINDOW_LINES: usize = 100;
+
+/// A search that finds this target: its symbol name, or its file name.
+fn search_for(shape: &ReadShape<'_>) -> NextCall {
+    if shape.mode == "symbol" {
+        return NextCall::new("search", json!({"query": last_segment(shape.target), "type": "symbol"}));
+    }
+    let path = shape.target_path.as_deref().unwrap_or(shape.target);
+    let name = path.rsplit('/').next().filter(|name| !name.is_empty()).unwrap_or(path);
+    let name = if name.is_empty() { "." } else { name };
+    NextCall::new("search", json!({"query": name, "type": "file"}))
+}

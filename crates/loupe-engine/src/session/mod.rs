@@ -1,0 +1,581 @@
+//! The session layer (§9): the one control point every `read` and `search` passes through.
+//!
+//! Before a read: identity (§9.1), the hard budget (§9.4), the gate (§9.7) and, in `block`
+//! mode, relevance (§9.5). Then the tool runs unchanged. After it: aggregation (§9.6),
+//! metrics (§9.3), relevance and budget warnings, and `meta.stabilization` (§9.8) on the
+//! answer, errors included. Searches are recorded so their refs can open the gate.
+//! Decisions are made on RuntimeState (`store.rs`, memory only); AnalyticsState goes
+//! through a bounded queue to a writer thread (`analytics.rs`), never on the hot path.
+//!
+//! The store lock is held for the bookkeeping only, never while a tool runs.
+
+mod aggregation;
+pub(crate) mod analytics;
+mod budget;
+mod gate;
+mod identity;
+mod metrics;
+pub(crate) mod reasons;
+mod relevance;
+mod stabilization;
+mod store;
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use loupe_core::config::{GateMode, RelevanceMode};
+use loupe_core::{Config, ErrorCode, NextCall, ToolError};
+use serde_json::{Map, Value, json};
+
+pub use identity::CallContext;
+pub(crate) use identity::normalize_lexically;
+
+use crate::{Engine, Response};
+use analytics::{AnalyticsQueue, Event};
+use budget::BudgetState;
+use gate::{ReadShape, Verdict};
+use metrics::ReadSample;
+use reasons::ReasonCode;
+use stabilization::Stabilization;
+use store::{Candidate, SearchRecord, Session, SessionStore};
+
+/// The session layer of one engine.
+#[derive(Debug)]
+pub(crate) struct SessionLayer {
+    workspace_hash: String,
+    /// The canonical root, `/`-separated.
+    root: String,
+    store: Mutex<SessionStore>,
+    analytics: AnalyticsQueue,
+}
+
+/// A refusal decided before a read runs, with the metrics at that moment.
+struct Refusal {
+    error: ToolError,
+    reason: ReasonCode,
+    metrics: Value,
+}
+
+impl Refusal {
+    /// A refusal before any session was chosen (strict session ids): empty metrics.
+    fn unattributed(error: ToolError, reason: ReasonCode) -> Refusal {
+        Refusal { error, reason, metrics: metrics::Metrics::default().snapshot() }
+    }
+}
+
+/// A read's gate and relevance decision, made before it runs.
+struct PreRead {
+    by_ref: bool,
+    warn: Option<(ReasonCode, String)>,
+}
+
+impl SessionLayer {
+    pub(crate) fn new(config: &Config, canonical_root: &Path, index_dir: &Path) -> SessionLayer {
+        let analytics = if config.analytics {
+            AnalyticsQueue::with_writer(index_dir.join("analytics.jsonl"))
+        } else {
+            AnalyticsQueue::disabled()
+        };
+        SessionLayer::with_parts(config, canonical_root, analytics, store::MAX_SESSIONS)
+    }
+
+    pub(crate) fn with_parts(
+        config: &Config,
+        canonical_root: &Path,
+        analytics: AnalyticsQueue,
+        max_sessions: usize,
+    ) -> SessionLayer {
+        SessionLayer {
+            workspace_hash: loupe_core::path::workspace_hash(canonical_root),
+            root: canonical_root.to_string_lossy().replace('\\', "/").trim_end_matches('/').to_owned(),
+            store: Mutex::new(SessionStore::new(Duration::from_secs(config.session_ttl_secs), max_sessions)),
+            analytics,
+        }
+    }
+
+    fn key(&self, context: &CallContext, arguments: &Map<String, Value>) -> String {
+        identity::session_key(&self.workspace_hash, identity::session_id(arguments), context)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SessionStore> {
+        self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `read` through the session layer.
+    pub(crate) fn read(&self, engine: &Engine, context: &CallContext, arguments: Value) -> Response {
+        let config = engine.config();
+        let Value::Object(map) = arguments else {
+            return self.finish_unattributed(crate::read::run(engine, arguments));
+        };
+        if config.strict_session_id && identity::session_id(&map).is_none() {
+            if crate::read::arguments_error(&map).is_some() {
+                return self.finish_unattributed(crate::read::run(engine, Value::Object(map)));
+            }
+            let error = self.strict_refusal(config, context, &map);
+            let refusal = Refusal::unattributed(error, ReasonCode::SessionIdRequired);
+            return self.refuse("read", context, "", &map, refusal);
+        }
+        let key = self.key(context, &map);
+        let mode = map.get("mode").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let target = read_target(&map, &mode).unwrap_or_default();
+        let target_path = if mode == "symbol" {
+            map.get("path").and_then(Value::as_str).and_then(|path| normalize_lexically(&self.root, path))
+        } else {
+            normalize_lexically(&self.root, &target)
+        };
+        let shape = ReadShape {
+            arguments: &map,
+            mode: &mode,
+            target: &target,
+            target_path: if mode == "symbol" { None } else { target_path.clone() },
+            max_range_lines: config.max_range_lines,
+            root: &self.root,
+        };
+        let now = Instant::now();
+        let pre = {
+            let mut store = self.lock();
+            let session = store.session(&key, now);
+            match self.pre_read(config, session, &shape, target_path.as_deref()) {
+                Ok(pre) => pre,
+                Err(refusal) => {
+                    let Refusal { error, reason, metrics } = *refusal;
+                    drop(store);
+                    // A malformed call hears about its arguments first.
+                    if crate::read::arguments_error(&map).is_some() {
+                        let response = crate::read::run(engine, Value::Object(map));
+                        return self.finish_with(response, metrics);
+                    }
+                    return self.refuse("read", context, &key, &map, Refusal { error, reason, metrics });
+                }
+            }
+        };
+        let fresh = map.get("fresh").and_then(Value::as_bool).unwrap_or(false)
+            || map.get("fresh").and_then(Value::as_str) == Some("true");
+        // `read` accepts numbers as numeric strings too.
+        let max_tokens = map.get("max_tokens").and_then(|value| match value {
+            Value::String(text) => text.trim().parse().ok(),
+            other => other.as_u64(),
+        });
+        let preview_none = map.get("preview_mode").and_then(Value::as_str) == Some("none");
+        let mut response = crate::read::run(engine, Value::Object(map));
+
+        let mut stabilization = Stabilization::default();
+        let mut store = self.lock();
+        let session = store.session(&key, now);
+        let mut saved = 0;
+        let mut lines_sent = 0;
+        if response.ok {
+            let read_number = session.metrics.reads_count + 1;
+            let numbered = matches!(mode.as_str(), "file" | "snippet" | "symbol") && !preview_none;
+            let outcome = match (&response.target, numbered) {
+                (Some(path), true) => {
+                    let sent = session.sent.entry(path.clone()).or_default();
+                    aggregation::apply(&mut response, sent, read_number, fresh)
+                }
+                _ => aggregation::Outcome::default(),
+            };
+            if !outcome.elided.is_empty() {
+                stabilization.reason_codes.push(ReasonCode::DuplicateReadElided);
+            }
+            saved = outcome.tokens_saved;
+            lines_sent = outcome.lines_sent;
+            if let Some((code, message)) = pre.warn {
+                stabilization.reason_codes.push(code);
+                stabilization.footer_codes.push(code);
+                stabilization.warnings.push(message.clone());
+                stabilization.footer_messages.push(message);
+            }
+            if config.relevance != RelevanceMode::Off
+                && !pre.by_ref
+                && let Some(path) = &response.target
+                && let Some(alternatives) = relevance::judge(session, path, mode == "outline")
+            {
+                stabilization.reason_codes.push(ReasonCode::LowRelevanceOutsideTopk);
+                stabilization.footer_codes.push(ReasonCode::LowRelevanceOutsideTopk);
+                let names: Vec<&str> = alternatives.iter().map(|c| c.path.as_str()).collect();
+                let message = if names.is_empty() {
+                    format!("`{path}` is not among your last searches' results")
+                } else {
+                    format!("`{path}` is not among your last searches' results; try {}", names.join(", "))
+                };
+                stabilization.warnings.push(message.clone());
+                stabilization.footer_messages.push(message);
+                stabilization.alternatives = Some(alternatives);
+            }
+            let mut sample = ReadSample {
+                lines_sent: outcome.lines_sent,
+                span: outcome.span,
+                degraded: response.meta.get("preview_degraded").and_then(Value::as_bool).unwrap_or(false),
+                tokens_saved: outcome.tokens_saved,
+                ..ReadSample::default()
+            };
+            // The budget after this read decides its warning; the warning is part of what
+            // this read sends, so the read is counted once its face is final.
+            let mut after = session.metrics.clone();
+            after.record_read(sample);
+            self.budget_notes(config, &after, &mut stabilization);
+            stabilization.add_footer(&mut response, max_tokens);
+            sample.chars = response.face.chars().count() as u64;
+            sample.tokens = response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
+            session.metrics.record_read(sample);
+            stabilization.context_bundle = Some(context_bundle(session));
+        } else {
+            self.budget_notes(config, &session.metrics, &mut stabilization);
+        }
+        // Continuations and the fixes `read` offers (a suggested path, a restart after a
+        // conflict) replay without a ref: they were issued to this session.
+        session.remember_read_calls(read_calls(&response.meta));
+        stabilization.metrics_snapshot = session.metrics.snapshot();
+        let session_key = session.key.clone();
+        drop(store);
+        stabilization.attach(&mut response);
+        self.record_event(context, &session_key, &response, lines_sent, saved);
+        response
+    }
+
+    /// `SESSION_ID_REQUIRED` for a read, with next calls that pass in the session they
+    /// name: the same read with a `session_id`, or, when the gate would stop that one, the
+    /// gate's own next calls carrying the `session_id`.
+    fn strict_refusal(&self, config: &Config, context: &CallContext, map: &Map<String, Value>) -> ToolError {
+        let mut error = identity::session_id_required("read", map);
+        let Some(retry) = error.next_calls.first().map(|call| call.arguments.clone()) else { return error };
+        if config.gate_mode != GateMode::Enforce {
+            return error;
+        }
+        let mode = retry.get("mode").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let target = read_target(&retry, &mode).unwrap_or_default();
+        let shape = ReadShape {
+            arguments: &retry,
+            mode: &mode,
+            target: &target,
+            target_path: if mode == "symbol" { None } else { normalize_lexically(&self.root, &target) },
+            max_range_lines: config.max_range_lines,
+            root: &self.root,
+        };
+        let key = self.key(context, &retry);
+        let store = self.lock();
+        let session = store.peek(&key, Instant::now());
+        if let Verdict::Refuse { error: gate_error, .. } = gate::check(&shape, session) {
+            error.next_calls = gate_error
+                .next_calls
+                .into_iter()
+                .map(|mut call| {
+                    call.arguments.insert("session_id".into(), retry["session_id"].clone());
+                    call
+                })
+                .collect();
+        }
+        error
+    }
+
+    fn pre_read(
+        &self,
+        config: &Config,
+        session: &Session,
+        shape: &ReadShape<'_>,
+        target_path: Option<&str>,
+    ) -> Result<PreRead, Box<Refusal>> {
+        let gated = !matches!(shape.mode, "diff_preview" | "");
+        if gated
+            && let Some(error) = budget::hard_limit(config, &session.metrics, &search_query(shape.target, target_path))
+        {
+            return Err(Box::new(Refusal {
+                error,
+                reason: ReasonCode::BudgetHardLimit,
+                metrics: session.metrics.snapshot(),
+            }));
+        }
+        let mut pre = PreRead { by_ref: false, warn: None };
+        if config.gate_mode != GateMode::Off {
+            match gate::check(shape, Some(session)) {
+                Verdict::Pass { by_ref } => pre.by_ref = by_ref,
+                Verdict::Refuse { reason, error } => {
+                    if config.gate_mode == GateMode::Enforce {
+                        return Err(Box::new(Refusal { error, reason, metrics: session.metrics.snapshot() }));
+                    }
+                    pre.warn = Some((reason, format!("{} (gate_mode=warn let it through)", error.message)));
+                }
+            }
+        }
+        if config.relevance == RelevanceMode::Block
+            && gated
+            && !pre.by_ref
+            && let Some(path) = target_path
+            && let Some(alternatives) = relevance::judge(session, path, shape.mode == "outline")
+        {
+            let mut error = ToolError::new(
+                ErrorCode::CandidateRefRequired,
+                format!("`{path}` is not among the results of your last searches (relevance = block)"),
+                "read one of the alternatives, or search for this file first",
+            );
+            error.next_calls = alternatives.iter().map(gate::read_candidate).collect();
+            error.next_calls.push(NextCall::new("search", json!({"query": search_query(shape.target, Some(path))})));
+            let error = error.with_detail(
+                "gate_context",
+                json!({"expected_target": alternatives.first().map(|c| c.path.clone()), "provided_target": path}),
+            );
+            return Err(Box::new(Refusal {
+                error,
+                reason: ReasonCode::LowRelevanceOutsideTopk,
+                metrics: session.metrics.snapshot(),
+            }));
+        }
+        Ok(pre)
+    }
+
+    /// Warnings at 80% of a session limit and the budget state.
+    fn budget_notes(&self, config: &Config, metrics: &metrics::Metrics, stabilization: &mut Stabilization) {
+        let (state, warning) = budget::state(config, metrics);
+        stabilization.budget_state = Some(state);
+        if let Some(warning) = warning {
+            stabilization.budget_pressed = true;
+            stabilization.warnings.push(warning.clone());
+            stabilization.footer_messages.push(warning);
+        }
+    }
+
+    /// A refusal by the session layer, with its stabilization.
+    fn refuse(
+        &self,
+        tool: &'static str,
+        context: &CallContext,
+        session_key: &str,
+        arguments: &Map<String, Value>,
+        refusal: Refusal,
+    ) -> Response {
+        let Refusal { error, reason, metrics } = refusal;
+        let mode = arguments.get("mode").and_then(Value::as_str).map(str::to_owned);
+        let target = match tool {
+            "search" => arguments.get("query").and_then(Value::as_str).map(str::to_owned),
+            _ => read_target(arguments, mode.as_deref().unwrap_or_default()),
+        };
+        let budget_hit = reason == ReasonCode::BudgetHardLimit;
+        let mut error = error;
+        // The calls offered run in the caller's session, where the refs they carry live.
+        if let Some(session_id) = arguments.get("session_id").filter(|value| value.is_string()) {
+            for call in &mut error.next_calls {
+                call.arguments.entry("session_id").or_insert_with(|| session_id.clone());
+            }
+        }
+        let mut response = Response::failure(tool, mode, target, error);
+        if arguments.get("metadata").and_then(Value::as_str) == Some("minimal") {
+            response.metadata = crate::MetadataLevel::Minimal;
+        }
+        let stabilization = Stabilization {
+            budget_state: Some(if budget_hit { BudgetState::HardLimit } else { BudgetState::Normal }),
+            budget_pressed: budget_hit,
+            reason_codes: vec![reason],
+            metrics_snapshot: metrics,
+            ..Stabilization::default()
+        };
+        stabilization.attach(&mut response);
+        self.record_event(context, session_key, &response, 0, 0);
+        response
+    }
+
+    /// A response that never reached a session (arguments that are not an object, or a
+    /// strict server's call without `session_id`).
+    fn finish_unattributed(&self, response: Response) -> Response {
+        self.finish_with(response, metrics::Metrics::default().snapshot())
+    }
+
+    /// A tool's own answer (an argument error) with the session's metrics as they stand.
+    fn finish_with(&self, mut response: Response, metrics_snapshot: Value) -> Response {
+        let stabilization = Stabilization { metrics_snapshot, ..Stabilization::default() };
+        stabilization.attach(&mut response);
+        response
+    }
+
+    /// `search` through the session layer.
+    pub(crate) fn search(&self, engine: &Engine, context: &CallContext, arguments: Value) -> Response {
+        let config = engine.config();
+        let Value::Object(map) = arguments else {
+            return self.finish_unattributed(crate::search::run(engine, arguments));
+        };
+        if config.strict_session_id && identity::session_id(&map).is_none() {
+            let refusal =
+                Refusal::unattributed(identity::session_id_required("search", &map), ReasonCode::SessionIdRequired);
+            return self.refuse("search", context, "", &map, refusal);
+        }
+        let key = self.key(context, &map);
+        let mut response = crate::search::run(engine, Value::Object(map));
+        let now = Instant::now();
+        let mut stabilization = Stabilization::default();
+        let mut store = self.lock();
+        let session = store.session(&key, now);
+        if response.ok {
+            session.metrics.record_search();
+            session.remember_search(search_record(&response.meta));
+        }
+        self.budget_notes(config, &session.metrics, &mut stabilization);
+        stabilization.metrics_snapshot = session.metrics.snapshot();
+        let session_key = session.key.clone();
+        drop(store);
+        stabilization.add_footer(&mut response, None);
+        stabilization.attach(&mut response);
+        self.record_event(context, &session_key, &response, 0, 0);
+        response
+    }
+
+    /// The session's metrics and budget for `manage` (without creating the session).
+    pub(crate) fn describe(&self, config: &Config, context: &CallContext, arguments: &Map<String, Value>) -> Value {
+        let key = self.key(context, arguments);
+        let store = self.lock();
+        let session = store.peek(&key, Instant::now());
+        let metrics = session.map(|session| session.metrics.clone()).unwrap_or_default();
+        let (state, warning) = budget::state(config, &metrics);
+        json!({
+            "key": key,
+            "live_sessions": store.len(),
+            "searches_kept": session.map_or(0, |session| session.searches.len()),
+            "files_sent": session.map_or(0, |session| session.sent.len()),
+            "metrics": metrics.snapshot(),
+            "budget": {
+                "state": state.as_str(),
+                "warning": warning,
+                "reads": metrics.reads_count,
+                "max_reads_per_session": config.max_reads_per_session,
+                "lines": metrics.reads_lines_total,
+                "max_total_read_lines": config.max_total_read_lines,
+            },
+        })
+    }
+
+    pub(crate) fn analytics(&self) -> &AnalyticsQueue {
+        &self.analytics
+    }
+
+    pub(crate) fn replace_analytics(&mut self, analytics: AnalyticsQueue) {
+        self.analytics = analytics;
+    }
+
+    fn record_event(
+        &self,
+        context: &CallContext,
+        session_key: &str,
+        response: &Response,
+        lines_sent: u64,
+        tokens_saved: u64,
+    ) {
+        let event_type = match (response.ok, response.error_code()) {
+            (false, Some(code)) if is_session_refusal(code) => "refusal",
+            _ => response.tool,
+        };
+        let mut fields = Map::new();
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_millis() as u64);
+        fields.insert("ts_ms".into(), Value::from(millis));
+        fields.insert("session".into(), Value::from(session_key));
+        // What the client says about its connection: telemetry, never a key (§9.1).
+        if let Some(client) = &context.client_connection_id {
+            fields.insert("client_connection_id".into(), Value::from(client.as_str()));
+        }
+        fields.insert("tool".into(), Value::from(response.tool));
+        fields.insert("mode".into(), response.mode.clone().map(Value::from).unwrap_or(Value::Null));
+        fields.insert("ok".into(), Value::Bool(response.ok));
+        fields.insert("code".into(), response.error_code().map(Value::from).unwrap_or(Value::Null));
+        fields.insert("reason_codes".into(), response.meta.get("reason_codes").cloned().unwrap_or(Value::Null));
+        fields.insert("tokens".into(), response.meta.get("token_estimate").cloned().unwrap_or(Value::Null));
+        fields.insert("lines_sent".into(), Value::from(lines_sent));
+        fields.insert("tokens_saved".into(), Value::from(tokens_saved));
+        self.analytics.put(Event { event_type, fields });
+    }
+}
+
+fn is_session_refusal(code: &str) -> bool {
+    matches!(
+        code,
+        "SEARCH_FIRST_REQUIRED"
+            | "SEARCH_REF_REQUIRED"
+            | "CANDIDATE_REF_REQUIRED"
+            | "BUDGET_EXCEEDED"
+            | "SESSION_ID_REQUIRED"
+    )
+}
+
+/// The target a read names, with the aliases `read` accepts.
+fn read_target(arguments: &Map<String, Value>, mode: &str) -> Option<String> {
+    let mut keys = vec!["target", "file_path", "filePath"];
+    if mode != "symbol" {
+        keys.push("path");
+    }
+    keys.iter().find_map(|key| arguments.get(*key).and_then(Value::as_str)).map(str::to_owned)
+}
+
+/// A search query that finds a read's target: its file name, or its last symbol name.
+fn search_query(target: &str, path: Option<&str>) -> String {
+    let source = path.unwrap_or(target);
+    let name = source.rsplit(['/', ':', '.']).find(|part| !part.is_empty()).unwrap_or(source);
+    let stem =
+        path.and_then(|path| path.rsplit('/').next()).and_then(|file| file.split('.').next()).filter(|s| !s.is_empty());
+    stem.unwrap_or(name).to_owned()
+}
+
+/// The `read` calls among a response's next_calls, as argument maps.
+fn read_calls(meta: &Map<String, Value>) -> Vec<Map<String, Value>> {
+    let Some(calls) = meta.get("next_calls").and_then(Value::as_array) else { return Vec::new() };
+    calls
+        .iter()
+        .filter(|call| call["tool"] == "read")
+        .filter_map(|call| call["arguments"].as_object().cloned())
+        .collect()
+}
+
+/// What the session keeps of a search: its bundle, its shown hits and its read calls.
+fn search_record(meta: &Map<String, Value>) -> SearchRecord {
+    let bundle_id = meta.get("bundle_id").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let candidates = meta
+        .get("results")
+        .and_then(Value::as_array)
+        .map(|results| {
+            results
+                .iter()
+                .filter_map(|result| {
+                    let path = result["path"].as_str()?.to_owned();
+                    let id = result["candidate_id"].as_str().map(str::to_owned).unwrap_or_default();
+                    let symbol = result["symbol"]["name"].as_str().map(str::to_owned);
+                    Some(Candidate { id, path, symbol })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    SearchRecord { bundle_id, candidates, read_calls: read_calls(meta) }
+}
+
+/// `context_bundle_id` (a stable hash of what the session holds) and `bundle_items`.
+fn context_bundle(session: &Session) -> (String, Value) {
+    let mut key = String::new();
+    let mut items = Vec::new();
+    for (path, sent) in &session.sent {
+        let mut merged: Vec<(usize, usize)> = Vec::new();
+        for &(first, last, _) in &sent.ranges {
+            match merged.last_mut() {
+                Some(previous) if previous.1 + 1 >= first => previous.1 = previous.1.max(last),
+                _ => merged.push((first, last)),
+            }
+        }
+        if merged.is_empty() {
+            continue;
+        }
+        let lines: Vec<String> = merged.iter().map(|(first, last)| format!("{first}-{last}")).collect();
+        let lines = lines.join(",");
+        key.push_str(&format!("{path}\u{0}{}\u{0}{lines}\n", sent.file_hash));
+        items.push(json!({"path": path, "file_hash": sent.file_hash, "lines": lines}));
+    }
+    let id = format!("ctx_{}", &blake3::hash(key.as_bytes()).to_hex()[..12]);
+    (id, Value::from(items))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_queries_name_the_file_stem_or_the_symbol() {
+        assert_eq!(search_query("src/config.rs", Some("src/config.rs")), "config");
+        assert_eq!(search_query("Config::load", None), "load");
+        assert_eq!(search_query("Config.load", None), "load");
+    }
+}

@@ -1,0 +1,94 @@
+//! `meta.stabilization` (§9.8) and the one footer line the model reads.
+//!
+//! Every `read` and `search` answer, errors included, carries the object; the text face
+//! gets a single `── session …` line only when there is something to say (a warning, a
+//! relevance miss, a gate verdict in `warn` mode). Nothing when all is normal.
+
+use loupe_core::tokens;
+use serde_json::{Map, Value, json};
+
+use super::budget::BudgetState;
+use super::reasons::{ReasonCode, ordered};
+use super::store::Candidate;
+use crate::Response;
+
+#[derive(Debug, Default)]
+pub(crate) struct Stabilization {
+    pub(crate) budget_state: Option<BudgetState>,
+    /// True when the session is at 80% of a limit or over: the next action is a search.
+    pub(crate) budget_pressed: bool,
+    pub(crate) warnings: Vec<String>,
+    /// Codes the session layer adds to the response's own.
+    pub(crate) reason_codes: Vec<ReasonCode>,
+    pub(crate) metrics_snapshot: Value,
+    pub(crate) context_bundle: Option<(String, Value)>,
+    pub(crate) alternatives: Option<Vec<Candidate>>,
+    /// Codes and messages for the footer line.
+    pub(crate) footer_codes: Vec<ReasonCode>,
+    pub(crate) footer_messages: Vec<String>,
+}
+
+impl Stabilization {
+    /// Adds the footer line to a successful answer when there is something to say and it
+    /// fits the caller's `max_tokens`; `token_estimate` stays the face's exact count.
+    pub(crate) fn add_footer(&self, response: &mut Response, max_tokens: Option<u64>) {
+        if !response.ok || self.footer_messages.is_empty() {
+            return;
+        }
+        let codes = if self.footer_codes.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = ordered(self.footer_codes.iter().map(|code| code.as_str().to_owned()));
+            format!(" [{}]", names.join(", "))
+        };
+        let line = format!("── session{codes}: {}\n", self.footer_messages.join("; "));
+        let line_tokens = tokens::count(&line) as u64;
+        let estimate = response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
+        if max_tokens.is_some_and(|limit| estimate + line_tokens > limit) {
+            return;
+        }
+        response.face.push_str(&line);
+        response.meta.insert("token_estimate".into(), Value::from(estimate + line_tokens));
+    }
+
+    /// Writes `meta.stabilization` and merges the reason codes into `meta.reason_codes` in
+    /// the fixed order.
+    pub(crate) fn attach(self, response: &mut Response) {
+        let own = response.meta.get("reason_codes").and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut codes: Vec<String> = own.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+        if let Some(error) = &response.error
+            && ReasonCode::parse(error.code.as_str()).is_some()
+        {
+            codes.push(error.code.as_str().to_owned());
+        }
+        codes.extend(self.reason_codes.iter().map(|code| code.as_str().to_owned()));
+        let codes = ordered(codes);
+        response.meta.insert("reason_codes".into(), json!(codes));
+        let next_calls = response.meta.get("next_calls").cloned().unwrap_or_else(|| json!([]));
+        let first_tool = next_calls.get(0).and_then(|call| call["tool"].as_str()).map(str::to_owned);
+        let suggested = if self.budget_pressed { Some("search".to_owned()) } else { first_tool };
+        let budget_state = self.budget_state.unwrap_or(BudgetState::Normal);
+        let budget_state = if codes.iter().any(|code| code == "BUDGET_SOFT_LIMIT") {
+            budget_state.max(BudgetState::SoftLimit)
+        } else {
+            budget_state
+        };
+        let mut object = Map::new();
+        object.insert("budget_state".into(), Value::from(budget_state.as_str()));
+        object.insert("suggested_next_action".into(), Value::from(suggested.unwrap_or_else(|| "none".into())));
+        object.insert("warnings".into(), json!(self.warnings));
+        object.insert("reason_codes".into(), json!(codes));
+        object.insert("metrics_snapshot".into(), self.metrics_snapshot);
+        object.insert("next_calls".into(), next_calls);
+        if let Some((id, items)) = self.context_bundle {
+            object.insert("context_bundle_id".into(), Value::from(id));
+            object.insert("bundle_items".into(), items);
+        }
+        if let Some(alternatives) = &self.alternatives {
+            let listed: Vec<Value> =
+                alternatives.iter().map(|c| json!({"path": c.path, "candidate_id": c.id})).collect();
+            object.insert("alternatives".into(), Value::from(listed));
+        }
+        response.meta.insert("stabilization".into(), Value::Object(object));
+    }
+}

@@ -1,0 +1,551 @@
+//! The session layer (§9) at the engine boundary: scripted sequences of calls in one session,
+//! each recorded as a transcript snapshot (the face the model reads, then the decisions of
+//! `meta.stabilization`), plus exact checks: metrics after a fixed sequence, deterministic
+//! ids, refs refused across sessions, reason-code order, replayable refusals, strict ids.
+
+mod common;
+
+use loupe_core::config::{GateMode, RelevanceMode};
+use loupe_engine::{CallContext, Engine, Response};
+use serde_json::{Value, json};
+
+/// The common fixture with the session layer at its defaults (the read tests turn it off),
+/// then `configure`; the index is built so that symbol search works.
+fn fixture_with(configure: impl FnOnce(&mut loupe_core::Config)) -> common::Fixture {
+    let fixture = common::fixture_with(|config| {
+        let defaults = loupe_core::Config::default();
+        config.gate_mode = defaults.gate_mode;
+        config.max_reads_per_session = defaults.max_reads_per_session;
+        config.max_total_read_lines = defaults.max_total_read_lines;
+        configure(config);
+    });
+    fixture.engine.refresh_index(&|_, _| {});
+    fixture
+}
+
+/// One session's transcript: every call with its face and its stabilization decisions.
+struct Transcript<'a> {
+    fixture: &'a common::Fixture,
+    context: CallContext,
+    text: String,
+}
+
+impl<'a> Transcript<'a> {
+    fn new(fixture: &'a common::Fixture) -> Transcript<'a> {
+        Transcript { fixture, context: CallContext::new("transcript"), text: String::new() }
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> Response {
+        let response = self.fixture.engine.call_in(&self.context, tool, arguments.clone());
+        self.text.push_str(&format!(">>> {tool} {arguments}\n{}", response.face));
+        let meta = &response.meta;
+        let stabilization = meta.get("stabilization").unwrap_or(&Value::Null);
+        let mut decisions = json!({
+            "budget_state": stabilization["budget_state"],
+            "suggested_next_action": stabilization["suggested_next_action"],
+            "reason_codes": stabilization["reason_codes"],
+        });
+        for key in ["warnings", "alternatives", "context_bundle_id", "bundle_items"] {
+            match &stabilization[key] {
+                Value::Null => {}
+                Value::Array(items) if items.is_empty() => {}
+                value => decisions[key] = value.clone(),
+            }
+        }
+        if let Some(elided) = meta.get("elided") {
+            decisions["elided"] = elided.clone();
+        }
+        if let Some(context) = response.structured()["error"].get("gate_context") {
+            decisions["gate_context"] = context.clone();
+        }
+        self.text.push_str(&format!("··· {decisions}\n\n"));
+        response
+    }
+
+    /// A call whose answer only the transcript needs.
+    fn step(&mut self, tool: &str, arguments: Value) {
+        let _ = self.call(tool, arguments);
+    }
+
+    fn snapshot(&self, name: &str) {
+        let mut settings = insta::Settings::clone_current();
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_snapshot_path("snapshots/session");
+        // Session keys hold the temporary root's workspace hash.
+        let hash = loupe_core::path::workspace_hash(self.fixture.engine.root_path());
+        let text = self.fixture.redact(&self.text).replace(&hash, "<WORKSPACE_HASH>");
+        settings.bind(|| insta::assert_snapshot!(name, text));
+    }
+}
+
+fn first_candidate(response: &Response, path: &str) -> String {
+    response.meta["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|hit| hit["path"] == path)
+        .map(|hit| hit["candidate_id"].as_str().unwrap().to_owned())
+        .unwrap_or_else(|| panic!("no hit in {path}:\n{}", response.face))
+}
+
+/// §9.7: blocked without a ref, a precision read up to 200 lines allowed, refs from a search
+/// open the gate, a ref for another target is CANDIDATE_REF_REQUIRED.
+#[test]
+fn gate_blocks_without_a_ref_and_allows_precision_reads() {
+    let fixture = fixture_with(|_| {});
+    let mut t = Transcript::new(&fixture);
+    let refused = t.call("read", json!({"mode": "file", "target": "src/main.rs"}));
+    assert_eq!(refused.error_code(), Some("SEARCH_FIRST_REQUIRED"));
+    t.step("read", json!({"mode": "outline", "target": "src/main.rs"}));
+    let precise = t.call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 1, "end_line": 200}));
+    assert!(precise.ok, "a 200-line window passes");
+    let wide = t.call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 300, "end_line": 500}));
+    assert_eq!(wide.error_code(), Some("SEARCH_FIRST_REQUIRED"), "201 lines do not");
+    t.step("read", json!({"mode": "file", "target": "big.txt", "offset": 600, "limit": 150}));
+    let search = t.call("search", json!({"query": "greet"}));
+    let no_ref = t.call("read", json!({"mode": "file", "target": "src/main.rs"}));
+    assert_eq!(no_ref.error_code(), Some("SEARCH_REF_REQUIRED"));
+    let candidate = first_candidate(&search, "src/main.rs");
+    let with_ref = t.call("read", json!({"mode": "file", "target": "src/main.rs", "candidate_id": candidate}));
+    assert!(with_ref.ok, "{}", with_ref.face);
+    let mismatch = t.call("read", json!({"mode": "file", "target": "dir/a.rs", "candidate_id": candidate}));
+    assert_eq!(mismatch.error_code(), Some("CANDIDATE_REF_REQUIRED"));
+    let copied = search.meta["next_calls"][0]["arguments"].clone();
+    assert!(t.call("read", copied).ok, "a copied next_calls entry passes");
+    let bundle = search.meta["bundle_id"].clone();
+    assert!(t.call("read", json!({"mode": "outline", "target": "src/main.rs", "bundle_id": bundle})).ok);
+    let bundle_mismatch = t.call("read", json!({"mode": "outline", "target": "dir", "bundle_id": bundle}));
+    assert_eq!(bundle_mismatch.error_code(), Some("CANDIDATE_REF_REQUIRED"));
+    t.step("read", json!({"mode": "diff_preview", "target": "src/main.rs"}));
+    t.snapshot("gate_enforce");
+}
+
+/// §9.7: `warn` lets the read through with the same reason code and one footer line; `off`
+/// says nothing.
+#[test]
+fn gate_warn_and_off() {
+    let fixture = fixture_with(|config| config.gate_mode = GateMode::Warn);
+    let mut t = Transcript::new(&fixture);
+    let warned = t.call("read", json!({"mode": "file", "target": "dir/a.rs"}));
+    assert!(warned.ok);
+    assert_eq!(warned.meta["reason_codes"], json!(["SEARCH_FIRST_REQUIRED"]));
+    assert!(warned.face.contains("── session [SEARCH_FIRST_REQUIRED]: search first"), "{}", warned.face);
+    t.snapshot("gate_warn");
+
+    let fixture = fixture_with(|config| config.gate_mode = GateMode::Off);
+    let silent = fixture.engine.call("read", json!({"mode": "file", "target": "dir/a.rs"}));
+    assert!(silent.ok);
+    assert_eq!(silent.meta["reason_codes"], json!([]));
+    assert!(!silent.face.contains("── session"), "{}", silent.face);
+}
+
+/// §9.7: every refusal's next_calls pass when replayed as they are, in the same session.
+#[test]
+fn replaying_the_next_calls_of_every_refusal_succeeds() {
+    let fixture = fixture_with(|_| {});
+    let engine = &fixture.engine;
+    let refusals = [
+        json!({"mode": "file", "target": "src/main.rs"}),
+        json!({"mode": "symbol", "target": "greet"}),
+        json!({"mode": "outline", "target": "src/main.rs"}),
+        json!({"mode": "snippet", "target": "big.txt", "start_line": 100, "end_line": 400}),
+        json!({"mode": "file", "target": "big.txt", "offset": 10, "limit": 250}),
+    ];
+    for (round, search_first) in [false, true].into_iter().enumerate() {
+        for (index, arguments) in refusals.iter().enumerate() {
+            let context = CallContext::new(format!("replay-{round}-{index}"));
+            if search_first {
+                assert!(engine.call_in(&context, "search", json!({"query": "greet"})).ok);
+            }
+            let refused = engine.call_in(&context, "read", arguments.clone());
+            assert!(!refused.ok, "{arguments} should be refused:\n{}", refused.face);
+            let calls = refused.meta["next_calls"].as_array().unwrap().clone();
+            assert!(!calls.is_empty(), "{arguments}: a refusal without next_calls");
+            for call in calls {
+                let replay = engine.call_in(&context, call["tool"].as_str().unwrap(), call["arguments"].clone());
+                assert!(replay.ok, "{arguments}: replaying {call} gave\n{}", replay.face);
+            }
+        }
+    }
+    // The fixes `read` itself offers (a suggested path) replay under the gate too.
+    let context = CallContext::new("replay-read-errors");
+    let missing =
+        engine.call_in(&context, "read", json!({"mode": "snippet", "target": "src/mian.rs", "start_line": 1}));
+    assert_eq!(missing.error_code(), Some("FILE_NOT_FOUND"));
+    let unavailable = engine.call_in(&context, "read", json!({"mode": "diff_preview", "target": "src/main.rs"}));
+    for response in [missing, unavailable] {
+        for call in response.meta["next_calls"].as_array().unwrap() {
+            let replay = engine.call_in(&context, "read", call["arguments"].clone());
+            assert!(replay.ok, "replaying {call} gave\n{}", replay.face);
+        }
+    }
+    // A ref for another target: the calls it offers pass too.
+    let context = CallContext::new("replay-mismatch");
+    let search = engine.call_in(&context, "search", json!({"query": "greet"}));
+    let candidate = first_candidate(&search, "src/main.rs");
+    let refused =
+        engine.call_in(&context, "read", json!({"mode": "file", "target": "dir/a.rs", "candidate_id": candidate}));
+    assert_eq!(refused.error_code(), Some("CANDIDATE_REF_REQUIRED"));
+    for call in refused.meta["next_calls"].as_array().unwrap() {
+        let replay = engine.call_in(&context, call["tool"].as_str().unwrap(), call["arguments"].clone());
+        assert!(replay.ok, "replaying {call} gave\n{}", replay.face);
+    }
+}
+
+/// §9.4: per-read ceilings clamp (soft), session limits refuse (hard) with a search to run,
+/// and a warning comes at 80%.
+#[test]
+fn budget_soft_and_hard_limits() {
+    let fixture = fixture_with(|config| {
+        config.gate_mode = GateMode::Off;
+        config.max_reads_per_session = 5;
+        config.max_total_read_lines = 2500;
+    });
+    let mut t = Transcript::new(&fixture);
+    let soft = t.call("read", json!({"mode": "file", "target": "src/main.rs", "limit": 5000}));
+    assert_eq!(soft.meta["stabilization"]["budget_state"], json!("SOFT_LIMIT"));
+    assert!(soft.meta["reason_codes"].as_array().unwrap().contains(&json!("BUDGET_SOFT_LIMIT")));
+    for line in [1, 2, 3] {
+        assert!(t.call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": line})).ok);
+    }
+    let last = t.call("read", json!({"mode": "snippet", "target": "dir/b.rs", "start_line": 1}));
+    assert_eq!(last.meta["stabilization"]["budget_state"], json!("HARD_LIMIT"));
+    let hard = t.call("read", json!({"mode": "snippet", "target": "dir/b.rs", "start_line": 1}));
+    assert_eq!(hard.error_code(), Some("BUDGET_EXCEEDED"));
+    assert_eq!(hard.meta["reason_codes"], json!(["BUDGET_HARD_LIMIT"]));
+    assert_eq!(hard.meta["next_calls"][0]["tool"], json!("search"));
+    assert!(t.call("search", json!({"query": "greet"})).ok, "search is never budget-blocked");
+    assert!(t.call("manage", json!({"command": "status"})).ok, "manage is never budget-blocked");
+    t.snapshot("budget_reads");
+
+    let fixture = fixture_with(|config| {
+        config.gate_mode = GateMode::Off;
+        config.max_total_read_lines = 100;
+    });
+    let mut t = Transcript::new(&fixture);
+    t.step("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 1, "end_line": 70}));
+    t.step("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 71, "end_line": 140}));
+    let refused = t.call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 141, "end_line": 150}));
+    assert_eq!(refused.error_code(), Some("BUDGET_EXCEEDED"));
+    t.snapshot("budget_lines");
+}
+
+/// §9.5: a read inside the last searches' top 10 is a hit; outside, a soft warning with up to
+/// 3 alternatives; excluded trees are not judged; `block` refuses.
+#[test]
+fn relevance_hit_and_miss() {
+    let fixture = fixture_with(|config| config.gate_mode = GateMode::Off);
+    std::fs::create_dir_all(fixture.path().join("node_modules/pkg")).unwrap();
+    std::fs::write(fixture.path().join("node_modules/pkg/index.js"), "module.exports = 1;\n").unwrap();
+    let mut t = Transcript::new(&fixture);
+    t.step("read", json!({"mode": "snippet", "target": "dir/a.rs", "start_line": 1}));
+    t.step("search", json!({"query": "greet"}));
+    let hit = t.call("read", json!({"mode": "snippet", "target": "./src//main.rs", "start_line": 6}));
+    assert!(hit.meta["stabilization"].get("alternatives").is_none(), "normalised paths match");
+    let miss = t.call("read", json!({"mode": "snippet", "target": "dir/b.rs", "start_line": 1}));
+    assert_eq!(miss.meta["stabilization"]["alternatives"][0]["path"], json!("src/main.rs"));
+    assert!(miss.face.contains("LOW_RELEVANCE_OUTSIDE_TOPK"), "{}", miss.face);
+    let vendor = t.call("read", json!({"mode": "snippet", "target": "node_modules/pkg/index.js", "start_line": 1}));
+    assert!(!vendor.meta["reason_codes"].as_array().unwrap().contains(&json!("LOW_RELEVANCE_OUTSIDE_TOPK")));
+    t.snapshot("relevance_warn");
+
+    let fixture = fixture_with(|config| {
+        config.gate_mode = GateMode::Off;
+        config.relevance = RelevanceMode::Block;
+    });
+    let mut t = Transcript::new(&fixture);
+    t.step("search", json!({"query": "greet"}));
+    let blocked = t.call("read", json!({"mode": "snippet", "target": "dir/b.rs", "start_line": 1}));
+    assert_eq!(blocked.error_code(), Some("CANDIDATE_REF_REQUIRED"));
+    for call in blocked.meta["next_calls"].as_array().unwrap() {
+        let replay = t.call(call["tool"].as_str().unwrap(), call["arguments"].clone());
+        assert!(replay.ok, "{}", replay.face);
+    }
+    t.snapshot("relevance_block");
+}
+
+/// §9.6: unchanged lines are not sent twice, overlaps send only the new part, `fresh` and a
+/// changed file send everything; the output is the same bytes on every run.
+#[test]
+fn aggregation_is_deduplicated_and_stable() {
+    let run = || {
+        let fixture = fixture_with(|config| config.gate_mode = GateMode::Off);
+        let mut t = Transcript::new(&fixture);
+        let window = |first: usize, last: usize| json!({"mode": "snippet", "target": "big.txt", "start_line": first, "end_line": last});
+        let first = t.call("read", window(10, 20));
+        let again = t.call("read", window(10, 20));
+        assert!(again.face.contains("── lines 10–20 unchanged since read #1"), "{}", again.face);
+        assert_eq!(again.text.as_deref(), Some(""));
+        let overlap = t.call("read", window(15, 25));
+        assert_eq!(overlap.location.as_ref().unwrap().line, Some(15));
+        assert!(overlap.face.contains("  21│line 21"), "{}", overlap.face);
+        assert!(!overlap.face.contains("  20│line 20"), "{}", overlap.face);
+        let fresh = t.call(
+            "read",
+            json!({"mode": "snippet", "target": "big.txt", "start_line": 10, "end_line": 20, "fresh": true}),
+        );
+        assert_eq!(fresh.text, first.text);
+        t.step("read", window(5, 30));
+        std::fs::write(fixture.path().join("big.txt"), (1..=50).map(common::big_line).collect::<String>() + "tail\n")
+            .unwrap();
+        let changed = t.call("read", window(10, 20));
+        assert!(!changed.face.contains("unchanged"), "a changed file is sent anew:\n{}", changed.face);
+        let metrics = t.call("manage", json!({"command": "metrics"}));
+        let saved = metrics.meta["metrics"]["session"]["metrics"]["tokens_saved_estimate"].as_u64().unwrap();
+        assert!(saved > 0);
+        fixture.redact(&t.text)
+    };
+    // The manage line names the session key, which holds the temporary root's hash.
+    let stable = |text: String| -> String {
+        text.lines().filter(|line| !line.starts_with("session ws:")).map(|line| format!("{line}\n")).collect()
+    };
+    let once = stable(run());
+    assert_eq!(once, stable(run()), "aggregation output is deterministic");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path("snapshots/session");
+    settings.bind(|| insta::assert_snapshot!("aggregation", once));
+}
+
+/// §9.3: after a fixed sequence, every metric is exact.
+#[test]
+fn metrics_are_exact_after_a_fixed_sequence() {
+    let fixture = fixture_with(|_| {});
+    let engine = &fixture.engine;
+    let context = CallContext::new("metrics");
+    let calls = [
+        ("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 1, "end_line": 10})),
+        ("read", json!({"mode": "file", "target": "src/main.rs"})), // refused: not counted
+        ("search", json!({"query": "greet"})),
+        ("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 6, "end_line": 15})),
+        ("read", json!({"mode": "file", "target": "big.txt", "offset": 1, "limit": 400})), // 201+ lines: refused
+        ("read", json!({"mode": "file", "target": "big.txt", "offset": 991, "limit": 10, "max_preview_chars": 100})),
+        ("search", json!({"query": "nothing_matches_this_xyz"})),
+    ];
+    let mut responses = Vec::new();
+    for (tool, arguments) in calls {
+        responses.push(engine.call_in(&context, tool, arguments));
+    }
+    let oks: Vec<bool> = responses.iter().map(|response| response.ok).collect();
+    assert_eq!(oks, [true, false, true, true, false, true, true]);
+    let last_read = &responses[5];
+    let metrics = responses[6].meta["stabilization"]["metrics_snapshot"].clone();
+    let tokens: u64 = [0, 3, 5].iter().map(|i| responses[*i].meta["token_estimate"].as_u64().unwrap()).sum();
+    let chars: u64 = [0, 3, 5].iter().map(|i| responses[*i].face.chars().count() as u64).sum();
+    let lines_last = last_read.location.as_ref().unwrap().end_line.unwrap() - 990;
+    assert_eq!(last_read.meta["preview_degraded"], json!(false), "a caller cap is not a degradation");
+    assert_eq!(
+        metrics,
+        json!({
+            "reads_count": 3,
+            "reads_lines_total": 10 + 5 + lines_last,
+            "reads_chars_total": chars,
+            "reads_tokens_total": tokens,
+            "search_count": 2,
+            "read_after_search_ratio": 0.667,
+            "avg_read_span": ((10 + 10 + lines_last) as f64 / 3.0 * 1000.0).round() / 1000.0,
+            "max_read_span": 10,
+            "preview_degraded_count": 0,
+            "tokens_saved_estimate": responses[3].meta["stabilization"]["metrics_snapshot"]["tokens_saved_estimate"],
+        })
+    );
+    assert!(metrics["tokens_saved_estimate"].as_u64().unwrap() > 0, "lines 6–10 were not sent twice");
+}
+
+/// §6, §9.7: the same search gives the same candidate and bundle ids in any engine.
+#[test]
+fn candidate_and_bundle_ids_are_deterministic() {
+    let ids = |engine: &Engine, context: &str| {
+        let response = engine.call_in(&CallContext::new(context), "search", json!({"query": "greet"}));
+        let candidates: Vec<Value> =
+            response.meta["results"].as_array().unwrap().iter().map(|hit| hit["candidate_id"].clone()).collect();
+        (candidates, response.meta["bundle_id"].clone())
+    };
+    let one = fixture_with(|_| {});
+    let two = fixture_with(|_| {});
+    let first = ids(&one.engine, "a");
+    assert!(!first.0.is_empty());
+    assert_eq!(first, ids(&one.engine, "b"));
+    assert_eq!(first, ids(&two.engine, "c"), "ids do not depend on the root's location");
+}
+
+/// §9.1, §9.7: refs are per session: another session_id, or another connection, is refused.
+#[test]
+fn ids_from_one_session_are_refused_in_another() {
+    let fixture = fixture_with(|_| {});
+    let engine = &fixture.engine;
+    let connection = CallContext::new("one");
+    let search = engine.call_in(&connection, "search", json!({"query": "greet", "session_id": "a"}));
+    let candidate = first_candidate(&search, "src/main.rs");
+    let read = |context: &CallContext, session: Option<&str>| {
+        let mut arguments = json!({"mode": "file", "target": "src/main.rs", "candidate_id": candidate});
+        if let Some(session) = session {
+            arguments["session_id"] = json!(session);
+        }
+        engine.call_in(context, "read", arguments)
+    };
+    assert!(read(&connection, Some("a")).ok);
+    assert!(read(&CallContext::new("two"), Some("a")).ok, "a session_id names the session across connections");
+    let other = read(&connection, Some("b"));
+    assert_eq!(other.error_code(), Some("SEARCH_FIRST_REQUIRED"));
+    assert!(other.face.contains("was not issued to this session"), "{}", other.face);
+    assert_eq!(read(&connection, None).error_code(), Some("SEARCH_FIRST_REQUIRED"), "the connection's own session");
+    let _ = engine.call_in(&connection, "search", json!({"query": "main"}));
+    assert_eq!(read(&connection, None).error_code(), Some("SEARCH_REF_REQUIRED"));
+
+    // Refs are valid for the session's last 20 searches.
+    for index in 0..19 {
+        let _ = engine.call_in(&connection, "search", json!({"query": format!("nothing_{index}"), "session_id": "a"}));
+    }
+    assert!(read(&connection, Some("a")).ok, "the search that issued it is the 20th most recent");
+    let _ = engine.call_in(&connection, "search", json!({"query": "nothing_more", "session_id": "a"}));
+    let expired = read(&connection, Some("a"));
+    assert_eq!(expired.error_code(), Some("SEARCH_REF_REQUIRED"), "{}", expired.face);
+    assert!(expired.face.contains("older than its last 20 searches"), "{}", expired.face);
+}
+
+/// §9.9: reason codes come in the enum's fixed order and the same run gives the same codes.
+#[test]
+fn reason_codes_are_deterministic_and_ordered() {
+    const ORDER: &[&str] = &[
+        "SEARCH_FIRST_REQUIRED",
+        "SEARCH_REF_REQUIRED",
+        "CANDIDATE_REF_REQUIRED",
+        "BUDGET_SOFT_LIMIT",
+        "BUDGET_HARD_LIMIT",
+        "LOW_RELEVANCE_OUTSIDE_TOPK",
+        "PREVIEW_DEGRADED",
+        "SESSION_ID_REQUIRED",
+        "NO_MATCH",
+        "DUPLICATE_READ_ELIDED",
+        "LEGACY_TOOL_DEPRECATED",
+    ];
+    let run = || {
+        let fixture = fixture_with(|config| {
+            config.gate_mode = GateMode::Warn;
+            config.max_preview_chars = 400;
+        });
+        let context = CallContext::new("codes");
+        let calls = [
+            ("read", json!({"mode": "file", "target": "big.txt", "limit": 5000})),
+            ("search", json!({"query": "no_such_thing_anywhere"})),
+            ("search", json!({"query": "greet"})),
+            ("read", json!({"mode": "file", "target": "big.txt", "limit": 5000, "max_preview_chars": 90000})),
+            ("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 1, "end_line": 2})),
+        ];
+        calls
+            .iter()
+            .map(|(tool, arguments)| {
+                let response = fixture.engine.call_in(&context, tool, arguments.clone());
+                assert_eq!(response.meta["reason_codes"], response.meta["stabilization"]["reason_codes"]);
+                response.meta["reason_codes"].clone()
+            })
+            .collect::<Vec<Value>>()
+    };
+    let codes = run();
+    assert_eq!(codes, run());
+    for list in &codes {
+        let positions: Vec<usize> = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|code| ORDER.iter().position(|known| *known == code.as_str().unwrap()).unwrap())
+            .collect();
+        assert!(positions.windows(2).all(|pair| pair[0] < pair[1]), "{list}");
+    }
+    assert_eq!(
+        codes,
+        [
+            json!(["SEARCH_FIRST_REQUIRED", "BUDGET_SOFT_LIMIT", "PREVIEW_DEGRADED"]),
+            json!(["NO_MATCH"]),
+            json!([]),
+            json!([
+                "SEARCH_REF_REQUIRED",
+                "BUDGET_SOFT_LIMIT",
+                "LOW_RELEVANCE_OUTSIDE_TOPK",
+                "PREVIEW_DEGRADED",
+                "DUPLICATE_READ_ELIDED"
+            ]),
+            json!(["LOW_RELEVANCE_OUTSIDE_TOPK", "DUPLICATE_READ_ELIDED"]),
+        ]
+    );
+}
+
+/// §9.1: with `strict_session_id`, calls without one are refused with a call that passes.
+#[test]
+fn strict_session_ids() {
+    let fixture = fixture_with(|config| config.strict_session_id = true);
+    let mut t = Transcript::new(&fixture);
+    for (tool, arguments) in [
+        ("search", json!({"query": "greet"})),
+        ("read", json!({"mode": "snippet", "target": "src/main.rs", "start_line": 6, "end_line": 8})),
+        ("read", json!({"mode": "file", "target": "src/main.rs"})),
+    ] {
+        let refused = t.call(tool, arguments.clone());
+        assert_eq!(refused.error_code(), Some("SESSION_ID_REQUIRED"));
+        assert_eq!(refused.meta["reason_codes"], json!(["SESSION_ID_REQUIRED"]));
+        for call in refused.meta["next_calls"].as_array().unwrap() {
+            assert_eq!(call["arguments"]["session_id"], json!("main"));
+            let replay = t.call(call["tool"].as_str().unwrap(), call["arguments"].clone());
+            assert!(replay.ok, "{}", replay.face);
+        }
+    }
+    let unknown = t.call("read", json!({"mode": "file", "target": "src/main.rs", "colour": "red"}));
+    assert_eq!(unknown.error_code(), Some("INVALID_ARGS"), "argument errors come first");
+    t.snapshot("strict_session_id");
+}
+
+/// §8.3: `manage` reports the session and the registry; later commands are not faked.
+#[test]
+fn manage_status_metrics_guidance() {
+    let fixture = fixture_with(|_| {});
+    let engine = &fixture.engine;
+    let _ = engine.call("search", json!({"query": "greet"}));
+    let status = engine.call("manage", json!({"command": "status"}));
+    assert!(status.ok, "{}", status.face);
+    assert_eq!(status.meta["status"]["session"]["metrics"]["search_count"], json!(1));
+    assert_eq!(status.meta["status"]["policy"]["gate_mode"], json!("enforce"));
+    let metrics = engine.call("manage", json!({"command": "metrics"}));
+    assert_eq!(metrics.meta["metrics"]["analytics"]["drop_count_by_type"], json!({}));
+    let guidance = engine.call("manage", json!({"command": "guidance"}));
+    assert!(guidance.face.contains("SEARCH_FIRST_REQUIRED (block)"), "{}", guidance.face);
+    assert_eq!(guidance.meta["guidance"]["reason_registry"]["core"].as_array().unwrap().len(), 7);
+    for command in ["undo", "redo", "history", "reindex"] {
+        let response = engine.call("manage", json!({"command": command}));
+        assert_eq!(response.error_code(), Some("INVALID_ARGS"));
+        assert!(response.face.contains("not available yet"), "{}", response.face);
+    }
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path("snapshots/session");
+    settings.bind(|| insta::assert_snapshot!("manage_guidance", guidance.face));
+}
+
+/// §9.2: a full analytics queue drops the newest events and counts them by type, the same
+/// way on every run; the calls themselves are never slowed or refused.
+#[test]
+fn analytics_overflow_drop_counts_are_deterministic() {
+    let run = || {
+        let mut fixture = fixture_with(|config| config.analytics = true);
+        fixture.engine.park_analytics_for_tests(3);
+        let engine = &fixture.engine;
+        let calls = [
+            ("search", json!({"query": "greet"})),
+            ("read", json!({"mode": "snippet", "target": "src/main.rs", "start_line": 1})),
+            ("read", json!({"mode": "file", "target": "src/main.rs"})),
+            ("read", json!({"mode": "snippet", "target": "src/main.rs", "start_line": 2})),
+            ("search", json!({"query": "main"})),
+            ("read", json!({"mode": "snippet", "target": "src/main.rs", "start_line": 3})),
+            ("read", json!({"mode": "file", "target": "dir/a.rs"})),
+        ];
+        for (tool, arguments) in calls {
+            let _ = engine.call(tool, arguments);
+        }
+        let metrics = engine.call("manage", json!({"command": "metrics"}));
+        metrics.meta["metrics"]["analytics"].clone()
+    };
+    let counters = run();
+    assert_eq!(counters["enqueued"], json!(3));
+    assert_eq!(counters["drop_count_by_type"], json!({"read": 2, "refusal": 1, "search": 1}));
+    assert_eq!(counters, run());
+}
