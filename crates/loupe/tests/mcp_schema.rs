@@ -7,7 +7,8 @@
 //! and refuse what does not match, so a schema slip is a broken server for them even when rmcp's
 //! own client is happy. Per revision this drives one raw stdio session (`initialize`,
 //! `notifications/initialized`, `tools/list`, `tools/call` on `read` for success, a cut read, a
-//! tool error and no arguments, an unknown method, `ping`) and checks:
+//! tool error and no arguments; `edit` applied and refused; `manage` history, undo and a command
+//! not built yet; an unknown method, `ping`) and checks:
 //! - every stdout line is a `JSONRPCMessage`, and also the specific result / error / request /
 //!   notification shape it claims to be (so a failure names the exact field, not just `anyOf`);
 //! - each result matches `InitializeResult`, `ListToolsResult`, `CallToolResult` or `EmptyResult`;
@@ -388,40 +389,45 @@ fn run_session(revision: &'static str, schema_text: &str) {
     let contracts = tool_contracts(revision, &tools["tools"], &mut session.failures);
     assert!(contracts.contains_key("read"), "[{revision}] tools/list has no `read`: {tools}");
 
-    // (arguments, expected isError); `None` sends no `arguments` member at all.
+    // (tool, arguments, expected isError); `None` sends no `arguments` member at all.
     let calls = [
-        (Some(json!({"mode": "snippet", "target": "a.txt", "start_line": 1, "end_line": 2})), false),
-        (Some(json!({"mode": "file", "target": "a.txt", "limit": 1})), false),
-        (Some(json!({"mode": "file", "target": "missing.txt"})), true),
-        (None, true),
+        ("read", Some(json!({"mode": "snippet", "target": "a.txt", "start_line": 1, "end_line": 2})), false),
+        ("read", Some(json!({"mode": "file", "target": "a.txt", "limit": 1})), false),
+        ("read", Some(json!({"mode": "file", "target": "missing.txt"})), true),
+        ("read", None, true),
+        ("edit", Some(json!({"edits": [{"path": "a.txt", "old_string": "beta", "new_string": "BETA"}]})), false),
+        ("edit", Some(json!({"edits": [{"path": "a.txt", "old_string": "nowhere", "new_string": "x"}]})), true),
+        ("manage", Some(json!({"command": "history"})), false),
+        ("manage", Some(json!({"command": "undo"})), false),
+        ("manage", Some(json!({"command": "status"})), true),
     ];
     let mut checked_structured = [0usize; 2];
-    for (id, (arguments, expect_error)) in (2..).zip(calls) {
-        let mut params = json!({"name": "read"});
+    for (id, (tool, arguments, expect_error)) in (2..).zip(calls) {
+        let mut params = json!({"name": tool});
         if let Some(arguments) = &arguments {
             params["arguments"] = arguments.clone();
         }
         let result = session.call(id, "tools/call", params.clone(), |schema| &schema.call_tool);
         let is_error = result["isError"].as_bool().unwrap_or(false);
-        assert_eq!(is_error, expect_error, "[{revision}] isError of read {params}: {result}");
+        assert_eq!(is_error, expect_error, "[{revision}] isError of {tool} {params}: {result}");
         if arguments.as_ref().is_some_and(|arguments| arguments.get("limit").is_some()) {
             // The cut read must really be cut, or its shape goes unchecked.
             let text = result["content"][0]["text"].as_str().unwrap_or_default();
             assert!(text.contains("→ next:"), "[{revision}] read {params} was not cut: {result}");
         }
-        let Some((compiled, index)) = contracts["read"].output.as_ref() else { continue };
+        let Some((compiled, index)) = contracts[tool].output.as_ref() else { continue };
         match result.get("structuredContent") {
             Some(structured) => {
                 checked_structured[usize::from(is_error)] += 1;
                 if let Some(errors) = errors_of(compiled, *index, structured) {
                     session.failures.push(format!(
-                        "[{revision}] structuredContent of read {params} does not match the tool's outputSchema:\n    {errors}\n  result: {result}"
+                        "[{revision}] structuredContent of {tool} {params} does not match the tool's outputSchema:\n    {errors}\n  result: {result}"
                     ));
                 }
             }
             // Strict clients (the TypeScript SDK among them) reject a successful result without it.
             None if !is_error => session.failures.push(format!(
-                "[{revision}] read {params} declares an outputSchema but returned no structuredContent: {result}"
+                "[{revision}] {tool} {params} declares an outputSchema but returned no structuredContent: {result}"
             )),
             None => {}
         }
