@@ -26,6 +26,10 @@ pub(crate) struct DiffRequest {
     pub(crate) max_tokens: Option<usize>,
     pub(crate) max_chars: Option<usize>,
     pub(crate) metadata: MetadataLevel,
+    /// The first line of the diff to show (1-based): how a cut single-file diff continues.
+    pub(crate) offset: usize,
+    /// The arguments as given, for the continuation call.
+    pub(crate) original: Map<String, Value>,
 }
 
 /// One changed file of a directory preview.
@@ -106,22 +110,36 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, To
     }
     face.push('\n');
     let budget = Budget::new(engine, request);
-    let (shown, cut) = budget.take(&diff_text, tokens::count(&face) + 60);
+    let total_lines = diff_text.lines().count();
+    let skip: usize = diff_text.split_inclusive('\n').take(request.offset - 1).map(str::len).sum();
+    if request.offset > 1 && request.offset > total_lines {
+        return Err(ToolError::invalid_args(
+            format!("`offset` {} is past the end of this diff ({total_lines} lines)", request.offset),
+            "drop `offset` to see the diff from its start",
+        ));
+    }
+    let (shown, cut) = budget.take(&diff_text[skip..], tokens::count(&face) + 80);
+    if request.offset > 1 {
+        face.push_str(&format!(
+            "(diff lines {}–{} of {total_lines})\n",
+            request.offset,
+            request.offset - 1 + shown.lines().count()
+        ));
+    }
     face.push_str(shown);
     if status == "=" {
         face.push_str(&format!("(no difference: {new_label} and {old_label} hold the same bytes)\n"));
     }
     let mut next_calls = Vec::new();
     if cut {
-        let shown_lines = shown.lines().count();
+        let last_shown = request.offset - 1 + shown.lines().count();
         face.push_str(&format!(
-            "── diff cut after {shown_lines} of {} lines by {} [DIFF_TRUNCATED]\n",
-            diff_text.lines().count(),
+            "── diff cut after line {last_shown} of {total_lines} by {} [DIFF_TRUNCATED]\n",
             budget.binding_name()
         ));
-        if let Some(call) = narrower_call(&change, request) {
-            next_calls.push(call);
-        }
+        let mut arguments = request.original.clone();
+        arguments.insert("offset".into(), Value::from(last_shown + 1));
+        next_calls.push(NextCall { tool: "read".into(), arguments });
     }
     for call in &next_calls {
         face.push_str(&next_line(call));
@@ -387,18 +405,6 @@ fn dir_label(dir: &str) -> String {
 
 fn baseline_of(against: &str) -> Baseline {
     if against == "INDEX" { Baseline::Index } else { Baseline::Head }
-}
-
-/// A call that shows the rest when a single file's diff was cut: fewer context lines.
-fn narrower_call(change: &Change, request: &DiffRequest) -> Option<NextCall> {
-    if request.content.is_some() {
-        return None;
-    }
-    let max_tokens = request.max_tokens.map_or(20_000, |tokens| (tokens * 2).min(20_000));
-    Some(NextCall::new(
-        "read",
-        json!({"mode": "diff_preview", "target": change.path, "against": request.against, "context_lines": 0, "max_tokens": max_tokens}),
-    ))
 }
 
 fn base_meta(face: &str, truncated: bool, next_calls: &[NextCall], request: &DiffRequest) -> Map<String, Value> {

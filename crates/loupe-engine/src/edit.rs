@@ -1164,7 +1164,7 @@ pub(crate) fn vfs_error(engine: &Engine, error: VfsError) -> ToolError {
     match error {
         VfsError::OutsideRoot { requested } => ToolError::new(
             ErrorCode::PathOutsideRoot,
-            format!("`{requested}` is outside the workspace root; loupe never writes there"),
+            format!("`{requested}` is outside the workspace root; nothing outside it is read or written"),
             format!("paths are relative to the root `{}`", engine.root().canonical().display()),
         ),
         VfsError::Excluded { path, pattern } => ToolError::new(

@@ -83,7 +83,7 @@ enum Window {
     /// `outline`: the skeleton of a file or a directory.
     Outline { depth: usize, include_docs: bool },
     /// `diff_preview`: answered by `diff_preview.rs`.
-    DiffPreview { against: String, content: Option<String>, context: usize },
+    DiffPreview { against: String, content: Option<String>, context: usize, offset: usize },
 }
 
 #[derive(Debug, Clone)]
@@ -129,8 +129,10 @@ pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
         Window::Outline { depth, include_docs } => {
             crate::symbols::outline(engine, &request.target, *depth, *include_docs, request.caps.max_tokens)
         }
-        Window::DiffPreview { against, content, context } => {
+        Window::DiffPreview { against, content, context, offset } => {
             let diff_request = crate::diff_preview::DiffRequest {
+                offset: *offset,
+                original: request.original.clone(),
                 target: request.target.clone(),
                 against: against.clone(),
                 content: content.clone(),
@@ -265,13 +267,14 @@ fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, 
                     "set `against` to HEAD, INDEX or WORKTREE",
                 ));
             }
-            if cursor.is_some() || offset.is_some() || limit.is_some() {
+            if cursor.is_some() || limit.is_some() {
                 return Err(ToolError::invalid_args(
-                    "a diff preview is not paged by line; `offset`/`limit`/`cursor` do not apply",
+                    "a diff preview is paged by `offset` (a line of the diff) only; `limit`/`cursor` do not apply",
                     "remove them; narrow with a file target, `context_lines` or `max_tokens`",
                 ));
             }
             Window::DiffPreview {
+                offset: offset.unwrap_or(1).max(1) as usize,
                 content: args.string("content")?,
                 context: args.integer("context_lines")?.unwrap_or(3).min(1000) as usize,
                 against,
