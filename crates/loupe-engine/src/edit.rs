@@ -406,10 +406,9 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<R
         }
     }
 
-    // Encode, syntax-check and diff every file whose edits all validated.
-    let mut reports = Vec::new();
-    let mut changes = Vec::new();
-    let mut reason_codes: Vec<&'static str> = Vec::new();
+    // Encode every file whose edits all validated; then syntax-check and diff them, one file
+    // per thread (parsing dominates the cost of an edit on a large file).
+    let mut encoded: Vec<(&FileState, Option<Vec<u8>>)> = Vec::new();
     for key in &order {
         let state = &files[key];
         if state.failed {
@@ -426,32 +425,40 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<R
         } else {
             None
         };
-        if new_bytes.as_deref() == state.original.as_deref() {
-            continue;
+        if new_bytes.as_deref() != state.original.as_deref() {
+            encoded.push((state, new_bytes));
         }
-        let old_text = state.original.as_deref().map(decode_for_diff).unwrap_or_default();
-        let new_text = new_bytes.as_deref().map(decode_for_diff).unwrap_or_default();
-        let (syntax, syntax_errors) = syntax_status(options.check_syntax, &state.path, new_bytes.is_some(), &new_text);
-        if syntax == "errors" {
-            let introduced = state.original.is_none() || syntax_count(&state.path, &old_text) == 0;
-            if introduced && options.check_syntax == SyntaxCheck::Block {
+    }
+    let analyses: Vec<Analysis> = std::thread::scope(|scope| {
+        let handles: Vec<_> = encoded
+            .iter()
+            .map(|(state, new_bytes)| scope.spawn(move || analyze(state, new_bytes.as_deref(), options.check_syntax)))
+            .collect();
+        handles.into_iter().map(|handle| handle.join().unwrap_or_default()).collect()
+    });
+    let mut reports = Vec::new();
+    let mut changes = Vec::new();
+    let mut reason_codes: Vec<&'static str> = Vec::new();
+    for ((state, new_bytes), analysis) in encoded.into_iter().zip(analyses) {
+        if analysis.introduced {
+            if options.check_syntax == SyntaxCheck::Block {
                 failures.push(Failure {
                     index: usize::MAX,
-                    path: key.clone(),
+                    path: state.path.to_string(),
                     error: ToolError::invalid_args(
-                        format!("`{}` would not parse after this edit ({syntax_errors} syntax error(s)); check_syntax=block refuses it", state.path),
+                        format!(
+                            "`{}` would not parse after this edit ({} syntax error(s)); check_syntax=block refuses it",
+                            state.path, analysis.syntax_errors
+                        ),
                         "fix `new_string`, or pass check_syntax=\"warn\" to apply it anyway",
                     ),
                 });
                 continue;
             }
-            if introduced && !reason_codes.contains(&"SYNTAX_ERRORS_INTRODUCED") {
+            if !reason_codes.contains(&"SYNTAX_ERRORS_INTRODUCED") {
                 reason_codes.push("SYNTAX_ERRORS_INTRODUCED");
             }
         }
-        let old_label = if state.original.is_some() { format!("a/{}", state.path) } else { "/dev/null".into() };
-        let new_label = if new_bytes.is_some() { format!("b/{}", state.path) } else { "/dev/null".into() };
-        let diff = loupe_git::unified_diff(&old_text, &new_text, &old_label, &new_label, 3);
         if state.fuzzy_used && !reason_codes.contains(&"FUZZY_MATCH") {
             reason_codes.push("FUZZY_MATCH");
         }
@@ -464,9 +471,9 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<R
             },
             old_hash: state.hash.clone(),
             new_hash: new_bytes.as_deref().map(ContentHash::of),
-            diff,
-            syntax,
-            syntax_errors,
+            diff: analysis.diff,
+            syntax: analysis.syntax,
+            syntax_errors: analysis.syntax_errors,
             fuzzy_used: state.fuzzy_used,
             touched: state.touched,
         });
@@ -495,6 +502,27 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<R
         transaction_id = Some(applied.transaction_id);
     }
     Ok(render(engine, options, &reports, transaction_id, reason_codes))
+}
+
+/// What checking one file's new bytes found.
+#[derive(Debug, Default)]
+struct Analysis {
+    diff: loupe_git::UnifiedDiff,
+    syntax: &'static str,
+    syntax_errors: usize,
+    /// The new text has syntax errors and the old one parsed cleanly (or did not exist).
+    introduced: bool,
+}
+
+fn analyze(state: &FileState, new_bytes: Option<&[u8]>, check: SyntaxCheck) -> Analysis {
+    let old_text = state.original.as_deref().map(decode_for_diff).unwrap_or_default();
+    let new_text = new_bytes.map(decode_for_diff).unwrap_or_default();
+    let (syntax, syntax_errors) = syntax_status(check, &state.path, new_bytes.is_some(), &new_text);
+    let introduced = syntax == "errors" && (state.original.is_none() || syntax_count(&state.path, &old_text) == 0);
+    let old_label = if state.original.is_some() { format!("a/{}", state.path) } else { "/dev/null".into() };
+    let new_label = if new_bytes.is_some() { format!("b/{}", state.path) } else { "/dev/null".into() };
+    let diff = loupe_git::unified_diff(&old_text, &new_text, &old_label, &new_label, 3);
+    Analysis { diff, syntax, syntax_errors, introduced }
 }
 
 /// Loads a file into the call's working set on first use; returns its key.
@@ -988,7 +1016,9 @@ fn ambiguous(
         let span = spans[number - 1];
         let line = &text[span.start..span.end];
         listing.push_str(&format!("\n  {number:>5}│{}", loupe_core::text::truncate_at_char_boundary(line, 200)));
-        matches.push(json!({"line": number, "text": line}));
+        let neighbour = |at: usize| spans.get(at).map(|span| &text[span.start..span.end]);
+        let before = number.checked_sub(2).and_then(neighbour);
+        matches.push(json!({"line": number, "text": line, "before": before, "after": neighbour(number)}));
     }
     if starts.len() > 20 {
         listing.push_str(&format!("\n  … and {} more", starts.len() - 20));
@@ -1042,7 +1072,7 @@ fn decode_for_diff(bytes: &[u8]) -> String {
 }
 
 fn syntax_count(path: &RepoPath, text: &str) -> usize {
-    Lang::from_path(path.as_str()).map_or(0, |lang| loupe_syntax::parse(lang, text).error_nodes)
+    Lang::from_path(path.as_str()).map_or(0, |lang| loupe_syntax::error_count(lang, text))
 }
 
 fn syntax_status(check: SyntaxCheck, path: &RepoPath, exists_after: bool, new_text: &str) -> (&'static str, usize) {
@@ -1050,7 +1080,7 @@ fn syntax_status(check: SyntaxCheck, path: &RepoPath, exists_after: bool, new_te
         return ("unchecked", 0);
     }
     let Some(lang) = Lang::from_path(path.as_str()) else { return ("unchecked", 0) };
-    let errors = loupe_syntax::parse(lang, new_text).error_nodes;
+    let errors = loupe_syntax::error_count(lang, new_text);
     if errors == 0 { ("ok", 0) } else { ("errors", errors) }
 }
 

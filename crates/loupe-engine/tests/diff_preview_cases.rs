@@ -74,6 +74,10 @@ fn render(engine: &Engine, root: &Path, arguments: Value) -> String {
     if let Some(meta) = structured.get_mut("meta").and_then(Value::as_object_mut) {
         meta.remove("branch");
     }
+    // A face that names the temporary root costs a machine-dependent number of tokens.
+    if response.face.contains(&root.canonicalize().unwrap().display().to_string()) {
+        structured["meta"]["token_estimate"] = Value::from("<depends on the root path>");
+    }
     let text = format!(
         "{}----- structuredContent -----\n{}\n",
         response.face,

@@ -42,6 +42,15 @@ pub fn parse(lang: Lang, text: &str) -> FileFacts {
     })
 }
 
+/// The number of ERROR and MISSING nodes when `text` is parsed as `lang`: the same count as
+/// `parse(..).error_nodes`, without extracting facts (what an edit's syntax check needs).
+pub fn error_count(lang: Lang, text: &str) -> usize {
+    let compiled = languages::compiled(lang);
+    let Some(tree) = parse_tree(lang, &compiled.language, text) else { return 0 };
+    let root = tree.root_node();
+    if root.has_error() { walk::count_errors(root) } else { 0 }
+}
+
 fn parse_tree(lang: Lang, language: &tree_sitter::Language, text: &str) -> Option<tree_sitter::Tree> {
     PARSER.with(|cell| {
         let Ok(mut slot) = cell.try_borrow_mut() else {

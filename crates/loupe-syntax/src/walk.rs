@@ -709,7 +709,7 @@ impl<'a> Walker<'a> {
 }
 
 /// ERROR and MISSING nodes under `root`, visiting only subtrees that contain some.
-fn count_errors(root: Node<'_>) -> usize {
+pub(crate) fn count_errors(root: Node<'_>) -> usize {
     let mut count = 0;
     let mut stack = vec![root];
     let mut cursor = root.walk();
