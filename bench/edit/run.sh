@@ -26,7 +26,7 @@ echo "$table"
 {
     echo "# edit and undo latency"
     echo
-    echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores ($(uname -sr)), $(rustc --version | cut -d' ' -f1-2),"
+    echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores ($(uname -sr)), load average $(cut -d' ' -f1-3 /proc/loadavg), $(rustc --version | cut -d' ' -f1-2),"
     echo "with \`bash bench/edit/run.sh $*\`. Each row: one engine on a temporary root with three C"
     echo "files of the given size (cut from bench/corpora/read/big.c); an edit call replaces one marker"
     echo "line in each file (validation, tree-sitter syntax check, journal with fsync, three atomic"

@@ -34,14 +34,17 @@ fn main() {
         panic!("cannot read {}: {error} (run bench/fetch-corpus.sh)", options.corpus.display())
     });
     let lines: Vec<&str> = corpus.lines().collect();
-    println!("| file size | 3-file edit p50 | p95 | undo p50 | p95 | bare atomic write of 3 files p50 | edit / bare |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| file size | 3-file edit p50 | p95 | same, check_syntax off, p50 | undo p50 | p95 | bare atomic write of 3 files p50 | edit / bare |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for size in [1_000usize, 20_000] {
         let row = measure(&lines, size, options.iterations);
         println!(
-            "| {size} lines | {} | {} | {} | {} | {} | {:.1}× |",
+            "| {size} lines | {} | {} | {} | {} | {} | {} | {:.1}× |",
             ms(row.edit.0),
             ms(row.edit.1),
+            ms(row.edit_unchecked),
             ms(row.undo.0),
             ms(row.undo.1),
             ms(row.bare),
@@ -52,6 +55,7 @@ fn main() {
 
 struct Row {
     edit: (Duration, Duration),
+    edit_unchecked: Duration,
     undo: (Duration, Duration),
     bare: Duration,
 }
@@ -87,6 +91,16 @@ fn measure(lines: &[&str], size: usize, iterations: usize) -> Row {
             undos.push(undo);
         }
     }
+    let mut unchecked_arguments = arguments.clone();
+    unchecked_arguments["check_syntax"] = json!("off");
+    let mut unchecked = Vec::with_capacity(iterations);
+    for _ in 0..iterations {
+        let started = Instant::now();
+        let response = engine.call("edit", unchecked_arguments.clone());
+        unchecked.push(started.elapsed());
+        assert!(response.ok, "{}", response.face);
+        assert!(engine.call("manage", json!({"command": "undo"})).ok);
+    }
     let contents: Vec<Vec<u8>> = names.iter().map(|name| std::fs::read(root.path().join(name)).unwrap()).collect();
     let mut bare = Vec::with_capacity(iterations);
     for _ in 0..iterations {
@@ -97,6 +111,7 @@ fn measure(lines: &[&str], size: usize, iterations: usize) -> Row {
         bare.push(started.elapsed());
     }
     Row {
+        edit_unchecked: percentile(&mut unchecked, 0.5),
         edit: (percentile(&mut edits, 0.5), percentile(&mut edits, 0.95)),
         undo: (percentile(&mut undos, 0.5), percentile(&mut undos, 0.95)),
         bare: percentile(&mut bare, 0.5),
