@@ -346,6 +346,12 @@ fn read_only_refuses_edit_undo_and_redo() {
         workspace.engine.call("edit", edit(json!([{"path": "new.txt", "operation": "create", "content": "x"}])));
     assert_eq!(response.error_code(), Some("READ_ONLY"));
     assert_eq!(workspace.read("new.txt"), None);
+    // A dry run writes nothing, so a read-only server still previews it.
+    let preview = workspace
+        .engine
+        .call("edit", json!({"dry_run": true, "edits": [{"path": "new.txt", "operation": "create", "content": "x"}]}));
+    assert!(preview.ok, "{}", preview.face);
+    assert_eq!(workspace.read("new.txt"), None);
     assert_eq!(workspace.engine.call("manage", json!({"command": "undo"})).error_code(), Some("READ_ONLY"));
     assert_eq!(workspace.engine.call("manage", json!({"command": "redo"})).error_code(), Some("READ_ONLY"));
 }
