@@ -126,6 +126,10 @@ fn cases() -> Vec<(&'static str, Value)> {
             json!({"fuzzy": true, "edits": [{"path": "py/app.py", "old_string": "if True:\n    print('hi')", "new_string": "if False:\n    print('bye')"}]}),
         ),
         (
+            "replace_fuzzy_not_unique",
+            json!({"fuzzy": true, "edits": [{"path": "dup.txt", "old_string": "x  =   1", "new_string": "x = 9"}]}),
+        ),
+        (
             "replace_fuzzy_not_used_without_flag",
             edit(json!([{"path": "py/app.py", "old_string": "if True:\n    print('hi')", "new_string": "x"}])),
         ),

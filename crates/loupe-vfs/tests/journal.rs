@@ -186,3 +186,22 @@ fn the_journal_keeps_the_last_hundred_transactions() {
     assert_eq!(history[0].id, "tx-105");
     assert_eq!(history[99].id, "tx-6");
 }
+
+#[test]
+fn a_failed_undo_leaves_the_transaction_applied_and_undoable() {
+    let fixture = Fixture::new(&[("a.txt", b"a"), ("b.txt", b"b")]);
+    let mut journal = fixture.journal();
+    let _ = journal
+        .apply(plan(vec![change("a.txt", Some(b"a"), Some(b"A")), change("b.txt", Some(b"b"), Some(b"B"))]))
+        .unwrap();
+    journal.set_hooks(Hooks { fail_after_writes: Some(1), abort_after_writes: None });
+    assert!(matches!(journal.undo(None, false), Err(ApplyError::Vfs(_))));
+    assert_eq!(fixture.read("a.txt").unwrap(), b"A");
+    assert_eq!(fixture.read("b.txt").unwrap(), b"B");
+    assert!(!journal.history(1)[0].undone);
+    journal.set_hooks(Hooks::default());
+    let _ = journal.undo(None, false).unwrap();
+    assert_eq!(fixture.read("a.txt").unwrap(), b"a");
+    assert_eq!(fixture.read("b.txt").unwrap(), b"b");
+    assert!(journal.history(1)[0].undone);
+}
