@@ -3,8 +3,8 @@
 //!
 //! Layout under the journal directory (in the index dir, outside the repository):
 //! `lock` (an OS file lock held while a transaction runs, so two processes never
-//! interleave), one directory per edit transaction (`0000000042/`: `manifest.json` and the
-//! old and new bytes of each file, `0.old`, `0.new`, …), and `op/` for an undo or redo in
+//! interleave), one directory per edit transaction (`0000000042/`: `manifest.json` and `data`,
+//! the old and new bytes of every file, one after the other), and `op/` for an undo or redo in
 //! flight. A manifest is written `pending` before the first file is touched and rewritten
 //! `committed` after the last; a failure in between restores every file already written, and
 //! opening the journal after a crash rolls a `pending` transaction back (a committed undo or
@@ -28,6 +28,7 @@ use crate::{Root, VfsError};
 pub const KEEP_TRANSACTIONS: usize = 100;
 
 const MANIFEST: &str = "manifest.json";
+const DATA_FILE: &str = "data";
 const OPERATION_DIR: &str = "op";
 const LOCK_FILE: &str = "lock";
 
@@ -190,6 +191,9 @@ struct ManifestFile {
     new: Option<String>,
     old_mode: Option<u32>,
     new_mode: Option<u32>,
+    /// Where the old and new bytes are in the record's `data` file: (offset, length).
+    old_at: Option<(u64, u64)>,
+    new_at: Option<(u64, u64)>,
 }
 
 /// One file write of a transaction, resolved to its real location.
@@ -378,12 +382,12 @@ impl Journal {
     fn replay(&self, tx_dir: &Path, original: &Manifest, reverse: bool, force: bool) -> Result<Applied, ApplyError> {
         let mut writes = Vec::new();
         let mut stale = Vec::new();
-        for (index, file) in original.files.iter().enumerate() {
+        for file in &original.files {
             let path = RepoPath::normalize(&file.path).ok_or_else(|| unknown(&original.id))?;
-            let (from, to, from_mode, to_mode, to_blob) = if reverse {
-                (&file.new, &file.old, file.new_mode, file.old_mode, "old")
+            let (from, to, from_mode, to_mode) = if reverse {
+                (&file.new, &file.old, file.new_mode, file.old_mode)
             } else {
-                (&file.old, &file.new, file.old_mode, file.new_mode, "new")
+                (&file.old, &file.new, file.old_mode, file.new_mode)
             };
             let target = self.root.write_target(&path, true)?;
             let current = self.root.current_bytes(&target)?;
@@ -394,7 +398,7 @@ impl Journal {
                 continue;
             }
             let new = match to {
-                Some(_) => Some(read_blob(tx_dir, index, to_blob)?),
+                Some(_) => Some(read_blob(tx_dir, if reverse { file.old_at } else { file.new_at })?),
                 None => None,
             };
             let old_mode = if current.is_some() { mode_of(&target) } else { from_mode };
@@ -425,21 +429,22 @@ impl Journal {
     fn run(&self, tx_dir: &Path, manifest: &mut Manifest, writes: &[Write]) -> Result<(), ApplyError> {
         let io = |source| VfsError::Io { path: tx_dir.to_path_buf(), source };
         fs::create_dir_all(tx_dir).map_err(io)?;
-        for (index, write) in writes.iter().enumerate() {
-            if let Some(old) = &write.old {
-                write_blob(tx_dir, index, "old", old)?;
-            }
-            if let Some(new) = &write.new {
-                write_blob(tx_dir, index, "new", new)?;
-            }
+        // Every old and new byte goes into one `data` file: one fsync for the whole record.
+        let mut data = Blobs::create(tx_dir)?;
+        for write in writes {
+            let old_at = write.old.as_deref().map(|bytes| data.append(bytes)).transpose()?;
+            let new_at = write.new.as_deref().map(|bytes| data.append(bytes)).transpose()?;
             manifest.files.push(ManifestFile {
                 path: write.path.to_string(),
                 old: write.old.as_deref().map(|bytes| ContentHash::of(bytes).to_string()),
                 new: write.new.as_deref().map(|bytes| ContentHash::of(bytes).to_string()),
                 old_mode: write.old_mode,
                 new_mode: write.new_mode,
+                old_at,
+                new_at,
             });
         }
+        data.sync()?;
         write_manifest(tx_dir, manifest)?;
         sync_dir(&self.dir);
 
@@ -503,7 +508,7 @@ impl Journal {
                 continue;
             }
             // Pending: put back every file that already holds the new bytes.
-            for (index, file) in manifest.files.iter().enumerate() {
+            for file in &manifest.files {
                 let Some(path) = RepoPath::normalize(&file.path) else { continue };
                 let Ok(target) = self.root.write_target(&path, false) else {
                     recovery.left_alone.push(file.path.clone());
@@ -520,7 +525,7 @@ impl Journal {
                 }
                 match &file.old {
                     Some(_) => {
-                        let bytes = read_blob(&dir, index, "old").map_err(|error| match error {
+                        let bytes = read_blob(&dir, file.old_at).map_err(|error| match error {
                             ApplyError::Vfs(error) => error,
                             other => {
                                 VfsError::Io { path: dir.clone(), source: std::io::Error::other(other.to_string()) }
@@ -633,17 +638,46 @@ fn restore(write: &Write) {
     }
 }
 
-fn write_blob(dir: &Path, index: usize, side: &str, bytes: &[u8]) -> Result<(), ApplyError> {
-    let path = dir.join(format!("{index}.{side}"));
-    let mut file = fs::File::create(&path).map_err(|source| VfsError::Io { path: path.clone(), source })?;
-    std::io::Write::write_all(&mut file, bytes).map_err(|source| VfsError::Io { path: path.clone(), source })?;
-    file.sync_all().map_err(|source| VfsError::Io { path, source })?;
-    Ok(())
+/// The `data` file of a record being written.
+struct Blobs {
+    path: PathBuf,
+    file: fs::File,
+    length: u64,
 }
 
-fn read_blob(dir: &Path, index: usize, side: &str) -> Result<Vec<u8>, ApplyError> {
-    let path = dir.join(format!("{index}.{side}"));
-    Ok(fs::read(&path).map_err(|source| VfsError::Io { path, source })?)
+impl Blobs {
+    fn create(dir: &Path) -> Result<Blobs, ApplyError> {
+        let path = dir.join(DATA_FILE);
+        let file = fs::File::create(&path).map_err(|source| VfsError::Io { path: path.clone(), source })?;
+        Ok(Blobs { path, file, length: 0 })
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> Result<(u64, u64), ApplyError> {
+        std::io::Write::write_all(&mut self.file, bytes)
+            .map_err(|source| VfsError::Io { path: self.path.clone(), source })?;
+        let at = (self.length, bytes.len() as u64);
+        self.length += bytes.len() as u64;
+        Ok(at)
+    }
+
+    fn sync(self) -> Result<(), ApplyError> {
+        self.file.sync_all().map_err(|source| VfsError::Io { path: self.path, source })?;
+        Ok(())
+    }
+}
+
+fn read_blob(dir: &Path, at: Option<(u64, u64)>) -> Result<Vec<u8>, ApplyError> {
+    use std::io::{Read, Seek, SeekFrom};
+    let path = dir.join(DATA_FILE);
+    let io = |source| ApplyError::Vfs(VfsError::Io { path: path.clone(), source });
+    let Some((offset, length)) = at else {
+        return Err(io(std::io::Error::other("the record holds no bytes for this file")));
+    };
+    let mut file = fs::File::open(&path).map_err(io)?;
+    file.seek(SeekFrom::Start(offset)).map_err(io)?;
+    let mut bytes = vec![0; length as usize];
+    file.read_exact(&mut bytes).map_err(io)?;
+    Ok(bytes)
 }
 
 fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), ApplyError> {
