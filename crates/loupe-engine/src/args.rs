@@ -49,6 +49,11 @@ impl Args {
         Ok(())
     }
 
+    /// Takes a parameter's raw JSON value (lists and objects that need their own parsing).
+    pub(crate) fn take_value(&mut self, key: &str) -> Option<Value> {
+        self.map.remove(key).filter(|value| !value.is_null())
+    }
+
     pub(crate) fn string(&mut self, key: &str) -> Result<Option<String>, ToolError> {
         match self.map.remove(key) {
             None | Some(Value::Null) => Ok(None),
@@ -132,6 +137,17 @@ impl Args {
         Err(ToolError::invalid_args(
             format!("{key} is only valid for {owners}. Remove it or switch mode."),
             format!("remove `{key}`, or call with {owners}"),
+        ))
+    }
+
+    /// Refuses a present parameter that belongs to another `manage` command.
+    pub(crate) fn refuse_for_command(&self, key: &str, owner: &str) -> Result<(), ToolError> {
+        if !self.has(key) {
+            return Ok(());
+        }
+        Err(ToolError::invalid_args(
+            format!("{key} is only valid for command='{owner}'. Remove it or switch command."),
+            format!("remove `{key}`"),
         ))
     }
 

@@ -9,6 +9,8 @@
 mod args;
 pub mod config;
 mod cursor;
+mod diff_preview;
+mod edit;
 mod manage;
 mod read;
 mod response;
@@ -22,14 +24,14 @@ use std::sync::Arc;
 
 use loupe_core::{Config, ErrorCode, ToolError};
 use loupe_index::{Index, IndexOptions};
-use loupe_vfs::{Exclusions, Root, WalkOptions};
+use loupe_vfs::{Exclusions, Journal, Root, WalkOptions};
 use serde_json::Value;
 
 pub use response::{Location, MetadataLevel, Response};
 pub use session::CallContext;
 
 /// The tools this build serves, in the order `tools/list` shows them.
-pub const TOOLS: &[&str] = &["read", "search", "manage"];
+pub const TOOLS: &[&str] = &["read", "search", "edit", "manage"];
 
 /// loupe's engine for one workspace root.
 #[derive(Debug)]
@@ -40,6 +42,12 @@ pub struct Engine {
     watcher: std::sync::Mutex<Option<loupe_index::IndexWatcher>>,
     /// The session layer (§9): every read and search passes through it.
     session: session::SessionLayer,
+    /// The edit journal, the only writer into the repository; `None` when its directory
+    /// could not be opened (edits then fail with `IO_ERROR`).
+    journal: Option<Arc<Journal>>,
+    /// Serialises edits, undo and redo of this root within the process (the journal's file
+    /// lock does it across processes).
+    pub(crate) edit_lock: std::sync::Mutex<()>,
 }
 
 impl Engine {
@@ -57,9 +65,18 @@ impl Engine {
             .map_err(|error| format!("cannot open workspace root `{}`: {error}", root_path.display()))?;
         let index_dir = config.index_dir.clone().unwrap_or_else(|| default_index_dir(root.canonical()));
         let session = session::SessionLayer::new(&config, root.canonical(), &index_dir);
+        let journal = open_journal(&root, &index_dir);
         let options = IndexOptions { index_dir, max_file_bytes: config.max_index_file_bytes, threads: index_threads() };
         let index = Some(Arc::new(Index::open(root.clone(), options)));
-        Ok(Engine { config, root, index, watcher: std::sync::Mutex::new(None), session })
+        Ok(Engine {
+            config,
+            root,
+            index,
+            watcher: std::sync::Mutex::new(None),
+            session,
+            journal,
+            edit_lock: std::sync::Mutex::new(()),
+        })
     }
 
     /// The index, when this engine has one. Lookups from it are proposals to verify.
@@ -110,6 +127,10 @@ impl Engine {
         if let Err(error) = spawned {
             tracing::warn!("cannot start background indexing: {error}");
         }
+    }
+
+    pub(crate) fn journal(&self) -> Option<&Journal> {
+        self.journal.as_deref()
     }
 
     pub(crate) fn walk_options(&self) -> WalkOptions {
@@ -176,6 +197,8 @@ impl Engine {
         match tool {
             "read" => read::run(self, arguments),
             "search" => search::run(self, arguments),
+            "edit" => edit::run(self, arguments),
+            "manage" => manage::run(self, &CallContext::local(), arguments),
             other => Response::failure(
                 "unknown",
                 None,
@@ -198,6 +221,26 @@ pub fn default_index_dir(canonical_root: &Path) -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
     cache.join("loupe").join(loupe_core::path::workspace_hash(canonical_root))
+}
+
+/// Opens the edit journal in `<index_dir>/journal` and finishes or rolls back a transaction
+/// a crash interrupted, before any call is served.
+fn open_journal(root: &Root, index_dir: &Path) -> Option<Arc<Journal>> {
+    match Journal::open(root.clone(), index_dir.join("journal")) {
+        Ok((journal, recovery)) => {
+            if !recovery.rolled_back.is_empty() || !recovery.completed.is_empty() {
+                tracing::warn!(?recovery, "recovered interrupted edit transactions");
+            }
+            for path in &recovery.left_alone {
+                tracing::warn!("`{path}` changed during an interrupted edit; left as it is");
+            }
+            Some(Arc::new(journal))
+        }
+        Err(error) => {
+            tracing::warn!("cannot open the edit journal: {error}; edits are disabled");
+            None
+        }
+    }
 }
 
 /// How long a server waits, once the tokenizer is ready, before its first index build starts.

@@ -1,7 +1,10 @@
 //! The `manage` tool (§8.3): one function per command, so commands land independently.
 //!
 //! `status`, `metrics` and `guidance` report; they are never budget-blocked or gated.
-//! Commands of later issues answer `INVALID_ARGS` "not available yet": never fake output.
+//! `undo`, `redo` and `history` are the edit journal's (`journal.rs`). Commands of later
+//! issues answer `INVALID_ARGS` "not available yet": never fake output.
+
+mod journal;
 
 use loupe_core::{ToolError, tokens};
 use serde_json::{Map, Value, json};
@@ -16,6 +19,9 @@ const COMMANDS: &[&str] = &["status", "metrics", "guidance", "undo", "redo", "hi
 const ACCEPTED: &[&str] = &["command", "session_id", "transaction_id", "path", "force", "metadata"];
 
 pub(crate) fn run(engine: &Engine, context: &CallContext, arguments: Value) -> Response {
+    if matches!(arguments.get("command").and_then(Value::as_str), Some("undo" | "redo" | "history")) {
+        return journal::run(engine, arguments);
+    }
     let original = match &arguments {
         Value::Object(map) => map.clone(),
         _ => Map::new(),
@@ -80,7 +86,7 @@ fn success(command: &str, face: String, data: Value) -> Response {
 fn not_available(command: &str) -> ToolError {
     ToolError::invalid_args(
         format!("manage command `{command}` is not available yet in this build of loupe"),
-        "available now: status, metrics, guidance",
+        "available now: status, metrics, guidance, undo, redo, history",
     )
 }
 

@@ -82,6 +82,8 @@ enum Window {
     Symbol { path: Option<String>, include_context: usize, body: bool },
     /// `outline`: the skeleton of a file or a directory.
     Outline { depth: usize, include_docs: bool },
+    /// `diff_preview`: answered by `diff_preview.rs`.
+    DiffPreview { against: String, content: Option<String>, context: usize, offset: usize },
 }
 
 #[derive(Debug, Clone)]
@@ -126,6 +128,20 @@ pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
     let result = match &request.window {
         Window::Outline { depth, include_docs } => {
             crate::symbols::outline(engine, &request.target, *depth, *include_docs, request.caps.max_tokens)
+        }
+        Window::DiffPreview { against, content, context, offset } => {
+            let diff_request = crate::diff_preview::DiffRequest {
+                offset: *offset,
+                original: request.original.clone(),
+                target: request.target.clone(),
+                against: against.clone(),
+                content: content.clone(),
+                context: *context,
+                max_tokens: request.caps.max_tokens,
+                max_chars: request.caps.max_preview_chars,
+                metadata,
+            };
+            crate::diff_preview::run(engine, &diff_request)
         }
         Window::Symbol { path, include_context, body } => {
             crate::symbols::resolve(engine, &request.target, path.as_deref(), &request.original).and_then(|resolved| {
@@ -248,11 +264,8 @@ fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, 
             }
         }
         _ => {
-            // diff_preview: validate its own parameters too, so a caller learns about a bad
-            // argument before the mode exists.
-            if let Some(against) = args.string("against")?
-                && !["HEAD", "INDEX", "WORKTREE"].contains(&against.as_str())
-            {
+            let against = args.string("against")?.unwrap_or_else(|| "HEAD".into());
+            if !["HEAD", "INDEX", "WORKTREE"].contains(&against.as_str()) {
                 return Err(ToolError::invalid_args(
                     format!(
                         "`against` must be HEAD, INDEX or WORKTREE, got `{against}` (commit and snapshot baselines are not supported)"
@@ -260,10 +273,18 @@ fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, 
                     "set `against` to HEAD, INDEX or WORKTREE",
                 ));
             }
-            args.string("content")?;
-            args.integer("context_lines")?;
-            args.finish(ACCEPTED)?;
-            return Err(not_available(&mode, &target));
+            if cursor.is_some() || limit.is_some() {
+                return Err(ToolError::invalid_args(
+                    "a diff preview is paged by `offset` (a line of the diff) only; `limit`/`cursor` do not apply",
+                    "remove them; narrow with a file target, `context_lines` or `max_tokens`",
+                ));
+            }
+            Window::DiffPreview {
+                offset: offset.unwrap_or(1).max(1) as usize,
+                content: args.string("content")?,
+                context: args.integer("context_lines")?.unwrap_or(3).min(1000) as usize,
+                against,
+            }
         }
     };
     args.finish(ACCEPTED)?;
@@ -352,17 +373,6 @@ fn position_twice(name: &str) -> ToolError {
     )
 }
 
-fn not_available(mode: &str, target: &str) -> ToolError {
-    let mut error = ToolError::invalid_args(
-        format!("mode='{mode}' is not available yet in this build of loupe"),
-        "use mode='file' or mode='snippet' for now",
-    );
-    if mode != "symbol" && target != "." {
-        error = error.with_next_call(NextCall::new("read", json!({"mode": "file", "target": target})));
-    }
-    error
-}
-
 fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolError> {
     let config = engine.config();
     let resolved = engine.root().resolve(&request.target).map_err(|error| vfs_error(engine, request, error))?;
@@ -391,7 +401,7 @@ fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolE
             }
             (start.saturating_sub(*context).max(1), (end + context).min(total))
         }
-        (None, Window::Symbol { .. } | Window::Outline { .. }) => (1, total),
+        (None, Window::Symbol { .. } | Window::Outline { .. } | Window::DiffPreview { .. }) => (1, total),
     };
     if first > total && total > 0 {
         return Err(past_end(request, "offset", first, total));
@@ -560,7 +570,9 @@ impl Budget {
             _ if request.cursor.is_some() => ("max_single_read_lines", None),
             Window::File { count, .. } => ("limit", *count),
             Window::Snippet { .. } => ("snippet_lines", Some((window_last + 1).saturating_sub(first))),
-            Window::Symbol { .. } | Window::Outline { .. } => ("max_single_read_lines", None),
+            Window::Symbol { .. } | Window::Outline { .. } | Window::DiffPreview { .. } => {
+                ("max_single_read_lines", None)
+            }
         };
         let window = clamp(window_name, asked_lines, config.max_single_read_lines);
         let window = Limit { name: if window.from_server { "max_single_read_lines" } else { window_name }, ..window };
@@ -864,6 +876,7 @@ fn vfs_error(engine: &Engine, request: &ReadRequest, error: VfsError) -> ToolErr
             format!("cannot read `{}`: {source}", display_relative(engine, &path)),
             "check the file's permissions, then retry",
         ),
+        other => crate::edit::vfs_error(engine, other),
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 /// The tools `tools/list` returns, in order.
 pub fn tools() -> Vec<Tool> {
-    vec![read_tool(), search_tool(), manage_tool()]
+    vec![read_tool(), search_tool(), edit_tool(), manage_tool()]
 }
 
 fn object(value: Value) -> Arc<JsonObject> {
@@ -21,7 +21,8 @@ fn object(value: Value) -> Arc<JsonObject> {
 
 const READ_DESCRIPTION: &str = "Read code with a budget. Lines are 1-based, inclusive, prefixed `  N│` (not part of the content). \
 Modes: file (paged: offset/limit), snippet (start_line..end_line or line_range \"10-20\", plus context_lines), \
-symbol (target: name, Type.method or Type::method; path disambiguates), outline (signatures only, file or directory). \
+symbol (target: name, Type.method or Type::method; path disambiguates), outline (signatures only, file or directory), \
+diff_preview (file or directory vs HEAD/INDEX; content: proposed text vs HEAD/INDEX/WORKTREE). \
 A cut result ends with the exact next call (cursor). meta.file_hash is the edit precondition. \
 file/symbol/outline need a ref from search (candidate_id, bundle_id or a copied next_calls entry); windows up to 200 lines do not. \
 Lines already sent unchanged come back as one reference line (fresh: true resends). \
@@ -31,26 +32,85 @@ const SEARCH_DESCRIPTION: &str = "Find code before reading it. type auto infers:
 identifier -> symbol (then text), else text. text is literal; regex is explicit. Ranked (definitions first), paged \
 (showing X-Y of Z, cursor); each hit has a candidate_id and the top hits come with ready-to-run reads.";
 
-const MANAGE_DESCRIPTION: &str = "Session and server state. status: root, index, session budget; metrics: session \
-metrics and analytics counters; guidance: how to work cheaply and the reason-code registry.";
+const EDIT_DESCRIPTION: &str = "Change files: all edits apply atomically or none (each failing edit is listed). \
+Each edit: path + operation: replace (old_string, new_string; one exact match unless replace_all/expected_count), \
+replace_lines (start_line..end_line, new_string; \"\" deletes), insert (after line; 0 = top), create (content; overwrite), delete. \
+Guards: expected_hash (file_hash of a read), expected_text (current text of the lines). Line endings are kept. \
+Returns diffs and a transaction_id for manage undo.";
+
+const MANAGE_DESCRIPTION: &str = "Workspace and session. undo / redo the last edit transaction (or transaction_id; \
+a file changed since is a CONFLICT unless force), history (recent transactions); status: root, index, session budget; \
+metrics: session metrics and analytics counters; guidance: how to work cheaply and the reason-code registry.";
+
+fn edit_tool() -> Tool {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "edits": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string"},
+                        "operation": {"type": "string", "enum": ["replace", "replace_lines", "insert", "create", "delete"]},
+                        "old_string": {"type": "string"},
+                        "new_string": {"type": "string"},
+                        "replace_all": {"type": "boolean"},
+                        "expected_count": {"type": "integer", "minimum": 1},
+                        "start_line": {"type": "integer", "minimum": 1},
+                        "end_line": {"type": "integer", "minimum": 1},
+                        "line": {"type": "integer", "minimum": 0},
+                        "content": {"type": "string"},
+                        "overwrite": {"type": "boolean"},
+                        "expected_hash": {"type": "string"},
+                        "expected_text": {"type": "string"}
+                    },
+                    "required": ["path"]
+                }
+            },
+            "dry_run": {"type": "boolean", "description": "diffs only, nothing written"},
+            "create_missing_dirs": {"type": "boolean"},
+            "fuzzy": {"type": "boolean", "description": "tolerate whitespace/indentation if the match is unique"},
+            "check_syntax": {"type": "string", "enum": ["warn", "block", "off"]},
+            "metadata": {"type": "string", "enum": ["minimal", "standard"]},
+            "session_id": {"type": "string"}
+        },
+        "required": ["edits"]
+    });
+    Tool::new("edit", EDIT_DESCRIPTION, object(input))
+        .with_title("Edit files")
+        .with_raw_output_schema(object(envelope_schema()))
+        .with_annotations(
+            ToolAnnotations::with_title("Edit files")
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(false),
+        )
+}
 
 fn manage_tool() -> Tool {
     let input = json!({
         "type": "object",
         "properties": {
-            "command": {"type": "string", "enum": ["status", "metrics", "guidance"]},
+            "command": {"type": "string", "enum": ["undo", "redo", "history", "status", "guidance", "metrics", "reindex"]},
+            "transaction_id": {"type": "string", "description": "undo/redo"},
+            "force": {"type": "boolean", "description": "undo/redo over later changes"},
+            "limit": {"type": "integer", "minimum": 1, "description": "history"},
+            "metadata": {"type": "string", "enum": ["minimal", "standard"]},
             "session_id": {"type": "string"}
         },
         "required": ["command"]
     });
     Tool::new("manage", MANAGE_DESCRIPTION, object(input))
-        .with_title("Manage loupe")
+        .with_title("Manage workspace")
         .with_raw_output_schema(object(envelope_schema()))
         .with_annotations(
-            ToolAnnotations::with_title("Manage loupe")
-                .read_only(true)
-                .destructive(false)
-                .idempotent(true)
+            ToolAnnotations::with_title("Manage workspace")
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
                 .open_world(false),
         )
 }
@@ -115,7 +175,7 @@ fn read_tool() -> Tool {
             "body": {"type": "boolean", "description": "symbol"},
             "depth": {"type": "integer", "minimum": 1, "description": "outline"},
             "include_docs": {"type": "boolean", "description": "outline"},
-            "against": {"type": "string", "enum": ["HEAD", "INDEX", "WORKTREE"], "description": "diff_preview"},
+            "against": {"type": "string", "enum": ["HEAD", "INDEX", "WORKTREE"], "description": "diff_preview baseline"},
             "content": {"type": "string", "description": "diff_preview: proposed text"},
             "session_id": {"type": "string"},
             "candidate_id": {"type": "string"},

@@ -36,7 +36,8 @@ pub fn parse(lang: Lang, text: &str) -> FileFacts {
 pub enum Extract {
     /// Every fact `FileFacts` has.
     All,
-    /// Definitions, imports and type relations; `calls` and `references` stay empty.
+    /// Definitions (without doc comments, though their lines still start the span), imports
+    /// and type relations; `calls` and `references` stay empty.
     Declarations,
 }
 
@@ -56,6 +57,15 @@ pub fn parse_with(lang: Lang, text: &str, extract: Extract) -> FileFacts {
         facts.error_nodes = 1;
         facts
     })
+}
+
+/// The number of ERROR and MISSING nodes when `text` is parsed as `lang`: the same count as
+/// `parse(..).error_nodes`, without extracting facts (what an edit's syntax check needs).
+pub fn error_count(lang: Lang, text: &str) -> usize {
+    let compiled = languages::compiled(lang);
+    let Some(tree) = parse_tree(lang, &compiled.language, text) else { return 0 };
+    let root = tree.root_node();
+    if root.has_error() { walk::count_errors(root) } else { 0 }
 }
 
 fn parse_tree(lang: Lang, language: &tree_sitter::Language, text: &str) -> Option<tree_sitter::Tree> {

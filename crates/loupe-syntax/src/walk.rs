@@ -665,7 +665,8 @@ impl<'a> Walker<'a> {
             }
             first_row = trivia.start_row;
         }
-        if doc_parts.is_empty() {
+        // Without uses (the index's parse) nobody reads the doc text: only its rows count.
+        if doc_parts.is_empty() || !self.uses {
             return (None, first_row);
         }
         let doc = doc_parts
@@ -723,7 +724,7 @@ impl<'a> Walker<'a> {
 }
 
 /// ERROR and MISSING nodes under `root`, visiting only subtrees that contain some.
-fn count_errors(root: Node<'_>) -> usize {
+pub(crate) fn count_errors(root: Node<'_>) -> usize {
     let mut count = 0;
     let mut stack = vec![root];
     let mut cursor = root.walk();

@@ -2,15 +2,18 @@
 //!
 //! Owns the workspace root, the mapping from a caller's path string to a file inside it
 //! (containment on the canonical path, after resolving symlinks), the exclusion and ignore
-//! rules, and reading bytes. Later it also owns the one atomic, journaled write path. Nothing
+//! rules, and reading bytes. It also owns the one atomic, journaled write path (`apply.rs`, `journal.rs`). Nothing
 //! outside the root is ever read, listed, hashed or written through this crate, and no other
 //! crate opens repository files itself.
 
+mod apply;
 mod exclude;
+pub mod journal;
 mod root;
 mod walk;
 
 pub use exclude::Exclusions;
+pub use journal::{Applied, ApplyError, FileChange, Journal, Plan, Stale};
 pub use root::{FileBytes, Resolved, Root};
 pub use walk::{WalkEntry, WalkOptions};
 
@@ -46,6 +49,20 @@ pub enum VfsError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A write's parent directory does not exist (and was not to be created).
+    MissingDirectory {
+        path: RepoPath,
+    },
+    /// A write to a symlink: refused, whatever it points to.
+    Symlink {
+        path: RepoPath,
+        /// Where it points, root-relative, when that is inside the root.
+        target: Option<String>,
+    },
+    /// A path component that should be a directory is a file.
+    NotADirectory {
+        path: String,
+    },
 }
 
 impl std::fmt::Display for VfsError {
@@ -59,6 +76,9 @@ impl std::fmt::Display for VfsError {
                 write!(f, "file `{path}` is {size} bytes, over the {limit}-byte limit")
             }
             VfsError::Io { path, source } => write!(f, "cannot read `{}`: {source}", path.display()),
+            VfsError::MissingDirectory { path } => write!(f, "directory `{path}` does not exist"),
+            VfsError::Symlink { path, .. } => write!(f, "`{path}` is a symlink; loupe never writes through one"),
+            VfsError::NotADirectory { path } => write!(f, "`{path}` is a file, not a directory"),
         }
     }
 }

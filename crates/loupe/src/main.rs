@@ -50,11 +50,87 @@ enum Command {
         #[command(flatten)]
         config: ConfigFlags,
     },
+    /// Apply edits: the `edit` tool's JSON arguments from a file or stdin (`-` or none).
+    Edit(EditArgs),
+    /// Undo the last edit transaction (or --transaction-id).
+    Undo(UndoArgs),
+    /// Redo the most recently undone transaction (or --transaction-id).
+    Redo(UndoArgs),
+    /// List recent edit transactions, newest first.
+    History {
+        #[arg(long)]
+        limit: Option<u64>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        config: ConfigFlags,
+    },
     /// Build or refresh the index, with a progress bar on a terminal.
     Index {
         #[command(flatten)]
         config: ConfigFlags,
     },
+}
+
+#[derive(Debug, Args)]
+struct EditArgs {
+    /// A JSON file with the arguments, e.g. {"edits": [...]}; `-` or nothing reads stdin.
+    input: Option<PathBuf>,
+    /// Show the diffs and write nothing (sets `dry_run`).
+    #[arg(long)]
+    dry_run: bool,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    config: ConfigFlags,
+}
+
+impl EditArgs {
+    fn to_arguments(&self) -> anyhow::Result<Value> {
+        let text = match &self.input {
+            Some(path) if path.as_os_str() != "-" => {
+                std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+            }
+            _ => std::io::read_to_string(std::io::stdin()).context("reading the edit from stdin")?,
+        };
+        let mut arguments: Value = serde_json::from_str(&text).context("the edit input is not valid JSON")?;
+        if let Value::Array(_) = arguments {
+            arguments = serde_json::json!({ "edits": arguments });
+        }
+        if self.dry_run
+            && let Value::Object(map) = &mut arguments
+        {
+            map.insert("dry_run".into(), Value::Bool(true));
+        }
+        Ok(arguments)
+    }
+}
+
+#[derive(Debug, Args)]
+struct UndoArgs {
+    #[arg(long)]
+    transaction_id: Option<String>,
+    /// Restore even files that changed after the transaction.
+    #[arg(long)]
+    force: bool,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    config: ConfigFlags,
+}
+
+impl UndoArgs {
+    fn to_arguments(&self, command: &str) -> Value {
+        let mut map = Map::new();
+        map.insert("command".into(), Value::from(command));
+        if let Some(id) = &self.transaction_id {
+            map.insert("transaction_id".into(), Value::from(id.as_str()));
+        }
+        if self.force {
+            map.insert("force".into(), Value::Bool(true));
+        }
+        Value::Object(map)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -250,6 +326,9 @@ struct ReadArgs {
     /// minimal | standard
     #[arg(long)]
     metadata: Option<String>,
+    /// diff_preview: HEAD | INDEX | WORKTREE
+    #[arg(long)]
+    against: Option<String>,
     /// Print the JSON envelope instead of the text face.
     #[arg(long)]
     json: bool,
@@ -285,6 +364,7 @@ impl ReadArgs {
             ("cursor", &self.cursor),
             ("preview_mode", &self.preview_mode),
             ("metadata", &self.metadata),
+            ("against", &self.against),
         ];
         for (key, value) in strings {
             if let Some(value) = value {
@@ -348,6 +428,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             exit_without_teardown(engine);
             code
         }
+        Command::Edit(args) => {
+            let arguments = args.to_arguments()?;
+            let engine = open_engine(&args.config)?;
+            let code = print_response(&engine.call("edit", arguments), args.json);
+            exit_without_teardown(engine);
+            code
+        }
+        Command::Undo(args) => manage(&args.config, args.to_arguments("undo"), args.json),
+        Command::Redo(args) => manage(&args.config, args.to_arguments("redo"), args.json),
+        Command::History { limit, json, config } => {
+            let mut arguments = serde_json::json!({"command": "history"});
+            if let Some(limit) = limit {
+                arguments["limit"] = Value::from(limit);
+            }
+            manage(&config, arguments, json)
+        }
         Command::Index { config } => {
             let engine = open_engine(&config)?;
             let progress = Progress::new();
@@ -377,6 +473,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn manage(config: &ConfigFlags, arguments: Value, json: bool) -> anyhow::Result<ExitCode> {
+    let engine = open_engine(config)?;
+    let code = print_response(&engine.call("manage", arguments), json);
+    exit_without_teardown(engine);
+    code
 }
 
 /// A one-shot command is about to exit: freeing a large index piece by piece takes seconds

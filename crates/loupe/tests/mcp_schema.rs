@@ -7,7 +7,8 @@
 //! and refuse what does not match, so a schema slip is a broken server for them even when rmcp's
 //! own client is happy. Per revision this drives one raw stdio session (`initialize`,
 //! `notifications/initialized`, `tools/list`, `tools/call` on `read` for success, a cut read, a
-//! tool error and no arguments, an unknown method, `ping`) and checks:
+//! tool error and no arguments; `edit` applied and refused; `manage` history, undo and a command
+//! not built yet; an unknown method, `ping`) and checks:
 //! - every stdout line is a `JSONRPCMessage`, and also the specific result / error / request /
 //!   notification shape it claims to be (so a failure names the exact field, not just `anyOf`);
 //! - each result matches `InitializeResult`, `ListToolsResult`, `CallToolResult` or `EmptyResult`;
@@ -390,7 +391,7 @@ fn run_session(revision: &'static str, schema_text: &str) {
 
     // (tool, arguments, expected isError); `None` sends no `arguments` member at all. The
     // sequence walks the session layer too: a read refused by the gate, a search, a read with
-    // the search's ref, and `manage`.
+    // the search's ref, an edit and its undo, and `manage`.
     let calls = [
         ("read", Some(json!({"mode": "snippet", "target": "a.txt", "start_line": 1, "end_line": 2})), false),
         ("read", Some(json!({"mode": "file", "target": "a.txt", "offset": 1, "limit": 1})), false),
@@ -400,8 +401,12 @@ fn run_session(revision: &'static str, schema_text: &str) {
         ("search", Some(json!({"query": "gamma", "type": "text"})), false),
         ("read", Some(json!({"mode": "file", "target": "a.txt", "bundle_id": "<from the search>"})), false),
         ("read", Some(json!({"mode": "snippet", "target": "a.txt", "start_line": 1, "end_line": 2})), false),
+        ("edit", Some(json!({"edits": [{"path": "a.txt", "old_string": "beta", "new_string": "BETA"}]})), false),
+        ("edit", Some(json!({"edits": [{"path": "a.txt", "old_string": "nowhere", "new_string": "x"}]})), true),
+        ("manage", Some(json!({"command": "history"})), false),
+        ("manage", Some(json!({"command": "undo"})), false),
         ("manage", Some(json!({"command": "metrics"})), false),
-        ("manage", Some(json!({"command": "undo"})), true),
+        ("manage", Some(json!({"command": "reindex"})), true),
     ];
     let mut checked_structured = [0usize; 2];
     let mut bundle_id = Value::Null;
@@ -416,7 +421,7 @@ fn run_session(revision: &'static str, schema_text: &str) {
         let arguments = params.get("arguments").cloned();
         let result = session.call(id, "tools/call", params.clone(), |schema| &schema.call_tool);
         let is_error = result["isError"].as_bool().unwrap_or(false);
-        assert_eq!(is_error, expect_error, "[{revision}] isError of {params}: {result}");
+        assert_eq!(is_error, expect_error, "[{revision}] isError of {tool} {params}: {result}");
         if tool == "search" {
             bundle_id = result["structuredContent"]["meta"]["bundle_id"].clone();
         }
@@ -435,13 +440,13 @@ fn run_session(revision: &'static str, schema_text: &str) {
                 checked_structured[usize::from(is_error)] += 1;
                 if let Some(errors) = errors_of(compiled, *index, structured) {
                     session.failures.push(format!(
-                        "[{revision}] structuredContent of {params} does not match the tool's outputSchema:\n    {errors}\n  result: {result}"
+                        "[{revision}] structuredContent of {tool} {params} does not match the tool's outputSchema:\n    {errors}\n  result: {result}"
                     ));
                 }
             }
             // Strict clients (the TypeScript SDK among them) reject a successful result without it.
             None if !is_error => session.failures.push(format!(
-                "[{revision}] {params} declares an outputSchema but returned no structuredContent: {result}"
+                "[{revision}] {tool} {params} declares an outputSchema but returned no structuredContent: {result}"
             )),
             None => {}
         }

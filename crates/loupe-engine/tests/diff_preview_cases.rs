@@ -1,0 +1,181 @@
+//! `read` mode `diff_preview` at the engine boundary, on a real git repository made with the
+//! `git` command (the engine itself reads it in-process): one snapshot per case.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use loupe_core::Config;
+use loupe_engine::Engine;
+use serde_json::{Value, json};
+
+struct Repo {
+    root: tempfile::TempDir,
+    _index: tempfile::TempDir,
+    engine: Engine,
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=loupe", "-c", "user.email=loupe@example.invalid", "-c", "init.defaultBranch=main"])
+        .args(["-c", "core.autocrlf=false"])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+fn write(dir: &Path, path: &str, text: &str) {
+    let full = dir.join(path);
+    fs::create_dir_all(full.parent().unwrap()).unwrap();
+    fs::write(full, text).unwrap();
+}
+
+fn engine_at(root: &Path, index: &Path) -> Engine {
+    Engine::new(Config { root: Some(root.to_path_buf()), index_dir: Some(index.to_path_buf()), ..Config::default() })
+        .unwrap()
+}
+
+/// HEAD has five files; the worktree modifies, stages, deletes, renames and adds.
+fn repo() -> Repo {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    git(dir, &["init", "-q"]);
+    write(dir, "src/lib.rs", "pub fn one() -> u32 {\n    1\n}\n\npub fn two() -> u32 {\n    2\n}\n");
+    write(dir, "src/staged.rs", "fn staged() {}\n");
+    write(dir, "crlf.txt", "a\r\nb\r\nc\r\n");
+    write(dir, "gone.txt", "this file is deleted\n");
+    write(dir, "old_name.txt", "moved\ncontent\nstays\nthe same\n");
+    let big: String = (1..=400).map(|n| format!("line {n}\n")).collect();
+    write(dir, "big.txt", &big);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+
+    write(dir, "src/lib.rs", "pub fn one() -> u32 {\n    1\n}\n\npub fn two() -> u32 {\n    22\n}\n");
+    write(dir, "src/staged.rs", "fn staged() { /* in the index */ }\n");
+    git(dir, &["add", "src/staged.rs"]);
+    write(dir, "src/staged.rs", "fn staged() { /* in the index, then the worktree */ }\n");
+    write(dir, "crlf.txt", "a\r\nB\r\nc\r\n");
+    fs::remove_file(dir.join("gone.txt")).unwrap();
+    git(dir, &["mv", "old_name.txt", "new_name.txt"]);
+    write(dir, "src/new.rs", "fn brand_new() {}\n");
+    write(dir, "big.txt", &big.replace("line ", "LINE "));
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine_at(dir, index.path());
+    Repo { root, _index: index, engine }
+}
+
+fn render(engine: &Engine, root: &Path, arguments: Value) -> String {
+    let response = engine.call("read", arguments);
+    let mut structured = response.structured();
+    if let Some(meta) = structured.get_mut("meta").and_then(Value::as_object_mut) {
+        meta.remove("branch");
+    }
+    // A face that names the temporary root costs a machine-dependent number of tokens.
+    if response.face.contains(&root.canonicalize().unwrap().display().to_string()) {
+        structured["meta"]["token_estimate"] = Value::from("<depends on the root path>");
+    }
+    let text = format!(
+        "{}----- structuredContent -----\n{}\n",
+        response.face,
+        serde_json::to_string_pretty(&structured).unwrap()
+    );
+    let canonical = root.canonicalize().unwrap();
+    text.replace(&canonical.display().to_string(), "<ROOT>").replace(&root.display().to_string(), "<ROOT>")
+}
+
+fn diff(target: &str, extra: Value) -> Value {
+    let mut arguments = json!({"mode": "diff_preview", "target": target});
+    for (key, value) in extra.as_object().unwrap() {
+        arguments[key] = value.clone();
+    }
+    arguments
+}
+
+#[test]
+fn diff_preview_cases() {
+    let repo = repo();
+    let cases = [
+        ("file_vs_head", diff("src/lib.rs", json!({}))),
+        ("file_vs_index", diff("src/staged.rs", json!({"against": "INDEX"}))),
+        ("file_staged_vs_head", diff("src/staged.rs", json!({"against": "HEAD"}))),
+        ("crlf_file", diff("crlf.txt", json!({"context_lines": 0}))),
+        ("new_untracked_file", diff("src/new.rs", json!({}))),
+        ("deleted_file", diff("gone.txt", json!({}))),
+        (
+            "content_vs_worktree",
+            diff("src/lib.rs", json!({"against": "WORKTREE", "content": "pub fn one() -> u32 {\n    1\n}\n"})),
+        ),
+        ("content_vs_head", diff("src/new.rs", json!({"content": "fn proposed() {}\n"}))),
+        ("content_vs_index", diff("src/staged.rs", json!({"against": "INDEX", "content": "fn staged() {}\n"}))),
+        ("directory_root", diff(".", json!({"max_tokens": 700}))),
+        ("directory_sub", diff("src", json!({}))),
+        ("directory_vs_index", diff("src", json!({"against": "INDEX"}))),
+        ("big_diff_cut", diff("big.txt", json!({"max_tokens": 300}))),
+        ("error_commit_baseline", diff("src/lib.rs", json!({"against": "commit:abc123"}))),
+        ("error_worktree_without_content", diff("src/lib.rs", json!({"against": "WORKTREE"}))),
+        ("error_missing_everywhere", diff("nowhere.rs", json!({}))),
+        ("error_outside_root", diff("../x.rs", json!({}))),
+    ];
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path("snapshots/diff_preview");
+    settings.bind(|| {
+        for (name, arguments) in cases {
+            insta::assert_snapshot!(name, render(&repo.engine, repo.root.path(), arguments));
+        }
+    });
+}
+
+#[test]
+fn outside_a_repository_is_git_unavailable() {
+    let root = tempfile::tempdir().unwrap();
+    write(root.path(), "a.txt", "a\n");
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine_at(root.path(), index.path());
+    let response = engine.call("read", diff("a.txt", json!({})));
+    assert_eq!(response.error_code(), Some("GIT_UNAVAILABLE"), "{}", response.face);
+}
+
+#[test]
+fn a_preview_of_an_edit_matches_the_edit_itself() {
+    let repo = repo();
+    let proposed = "pub fn one() -> u32 {\n    1\n}\n\npub fn two() -> u32 {\n    222\n}\n";
+    let preview = repo.engine.call("read", diff("src/lib.rs", json!({"against": "WORKTREE", "content": proposed})));
+    let edit = repo.engine.call(
+        "edit",
+        json!({"dry_run": true, "edits": [{"path": "src/lib.rs", "operation": "create", "overwrite": true, "content": proposed}]}),
+    );
+    let preview_diff = preview.text.unwrap();
+    let edit_diff = edit.meta["files"][0]["diff"].as_str().unwrap().to_owned();
+    // Same hunks; only the labels differ.
+    let body = |text: &str| text.lines().skip(2).map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(body(&preview_diff), body(&edit_diff));
+}
+
+/// Following `next_calls` of a cut diff returns every line of the diff exactly once.
+#[test]
+fn a_cut_diff_continues_to_its_end() {
+    let repo = repo();
+    let whole = repo.engine.call("read", diff("big.txt", json!({}))).text.unwrap();
+    let mut arguments = diff("big.txt", json!({"max_tokens": 400}));
+    let mut collected = String::new();
+    for _ in 0..100 {
+        let response = repo.engine.call("read", arguments.clone());
+        assert!(response.ok, "{}", response.face);
+        let body: String = response
+            .face
+            .split_inclusive('\n')
+            .skip(1)
+            .filter(|line| !line.starts_with("(diff lines") && !line.starts_with("──") && !line.starts_with("→"))
+            .collect();
+        collected.push_str(&body);
+        let next = response.meta["next_calls"].as_array().cloned().unwrap_or_default();
+        let Some(call) = next.first() else { break };
+        arguments = call["arguments"].clone();
+    }
+    assert_eq!(collected, whole);
+}

@@ -1,0 +1,174 @@
+//! Unified diffs of two texts: histogram line diff (imara-diff), rendered with `@@` hunks.
+//!
+//! Lines are compared with their terminators, so a changed line ending is a change; the
+//! rendering shows lines without terminators and marks a last line that has none with
+//! `\ No newline at end of file`, as git does.
+
+use imara_diff::{Algorithm, Diff, InternedInput, Interner};
+
+/// A rendered diff and its counts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UnifiedDiff {
+    /// The `---`/`+++` header and every hunk; empty when the texts are equal.
+    pub text: String,
+    pub added: usize,
+    pub removed: usize,
+}
+
+/// Diffs `old` against `new` with `context` lines around each change. `old_label` and
+/// `new_label` go on the `---` and `+++` lines (`/dev/null` for a missing side).
+pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str, context: usize) -> UnifiedDiff {
+    let old_lines = split_keeping_terminators(old);
+    let new_lines = split_keeping_terminators(new);
+    let mut input = InternedInput {
+        before: Vec::new(),
+        after: Vec::new(),
+        interner: Interner::new(old_lines.len() + new_lines.len()),
+    };
+    input.update_before(old_lines.iter().copied());
+    input.update_after(new_lines.iter().copied());
+    let mut diff = Diff::compute(Algorithm::Histogram, &input);
+    diff.postprocess_lines(&input);
+    let hunks: Vec<imara_diff::Hunk> = diff.hunks().collect();
+    if hunks.is_empty() {
+        return UnifiedDiff::default();
+    }
+    let added = diff.count_additions() as usize;
+    let removed = diff.count_removals() as usize;
+    let mut text = format!("--- {old_label}\n+++ {new_label}\n");
+
+    // Group hunks whose context overlaps, as `diff -u` does.
+    let mut groups: Vec<Vec<&imara_diff::Hunk>> = Vec::new();
+    for hunk in &hunks {
+        match groups.last_mut() {
+            Some(group)
+                if (hunk.before.start as usize)
+                    <= group.last().map_or(0, |last| last.before.end as usize) + 2 * context =>
+            {
+                group.push(hunk)
+            }
+            _ => groups.push(vec![hunk]),
+        }
+    }
+    for group in groups {
+        let first = group[0];
+        let last = group[group.len() - 1];
+        let old_start = (first.before.start as usize).saturating_sub(context);
+        let old_end = (last.before.end as usize + context).min(old_lines.len());
+        let lead = first.before.start as usize - old_start;
+        let new_start = first.after.start as usize - lead;
+        let new_end = last.after.end as usize + (old_end - last.before.end as usize);
+        text.push_str(&format!(
+            "@@ -{} +{} @@\n",
+            range_label(old_start, old_end - old_start),
+            range_label(new_start, new_end - new_start)
+        ));
+        let mut old_at = old_start;
+        for hunk in group {
+            while old_at < hunk.before.start as usize {
+                push_line(&mut text, ' ', old_lines[old_at]);
+                old_at += 1;
+            }
+            for line in &old_lines[hunk.before.start as usize..hunk.before.end as usize] {
+                push_line(&mut text, '-', line);
+            }
+            for line in &new_lines[hunk.after.start as usize..hunk.after.end as usize] {
+                push_line(&mut text, '+', line);
+            }
+            old_at = hunk.before.end as usize;
+        }
+        while old_at < old_end {
+            push_line(&mut text, ' ', old_lines[old_at]);
+            old_at += 1;
+        }
+    }
+    UnifiedDiff { text, added, removed }
+}
+
+/// `start,count` with git's conventions: 1-based, and `start` is the line before when empty.
+fn range_label(start: usize, count: usize) -> String {
+    match count {
+        0 => format!("{start},0"),
+        1 => format!("{}", start + 1),
+        _ => format!("{},{count}", start + 1),
+    }
+}
+
+fn push_line(text: &mut String, marker: char, line: &str) {
+    let content = line.strip_suffix("\r\n").or_else(|| line.strip_suffix(['\n', '\r']));
+    text.push(marker);
+    match content {
+        Some(content) => {
+            text.push_str(content);
+            text.push('\n');
+        }
+        None => {
+            text.push_str(line);
+            text.push_str("\n\\ No newline at end of file\n");
+        }
+    }
+}
+
+/// Lines with their terminators: `\n`, `\r\n` or a lone `\r`.
+fn split_keeping_terminators(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\n' => {
+                lines.push(&text[start..=at]);
+                start = at + 1;
+            }
+            b'\r' if bytes.get(at + 1) == Some(&b'\n') => {
+                lines.push(&text[start..at + 2]);
+                at += 1;
+                start = at + 1;
+            }
+            b'\r' => {
+                lines.push(&text[start..=at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    if start < bytes.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_changed_line_with_context() {
+        let diff = unified_diff("a\nb\nc\nd\n", "a\nB\nc\nd\n", "a/x", "b/x", 1);
+        assert_eq!(diff.text, "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
+        assert_eq!((diff.added, diff.removed), (1, 1));
+    }
+
+    #[test]
+    fn new_file_and_missing_final_newline() {
+        let diff = unified_diff("", "x\ny", "/dev/null", "b/n", 3);
+        assert_eq!(diff.text, "--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y\n\\ No newline at end of file\n");
+        assert_eq!(unified_diff("same\r\n", "same\r\n", "a", "b", 3), UnifiedDiff::default());
+    }
+
+    #[test]
+    fn lone_cr_lines_diff_one_by_one() {
+        let diff = unified_diff("a\rb\rc\r", "a\rX\rc\r", "a", "b", 0);
+        assert_eq!(diff.text, "--- a\n+++ b\n@@ -2 +2 @@\n-b\n+X\n");
+    }
+
+    #[test]
+    fn distant_changes_make_two_hunks() {
+        let old: String = (1..=20).map(|n| format!("{n}\n")).collect();
+        let new = old.replace("2\n", "two\n").replace("19\n", "nineteen\n");
+        let diff = unified_diff(&old, &new, "a", "b", 2);
+        assert!(diff.text.matches("@@ -").count() >= 2, "{}", diff.text);
+    }
+}

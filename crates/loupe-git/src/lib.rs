@@ -1,0 +1,165 @@
+//! Git baselines and unified diffs: the blobs of `HEAD` and of the index (`INDEX`), the set
+//! of tracked files under a directory, and a line diff rendered as a unified diff.
+//!
+//! Git objects are read in-process with gix (never by running `git`), and only from the
+//! object database and the index file: this crate never reads the worktree (the engine hands
+//! it worktree bytes read through `loupe-vfs`) and never writes anything. Diffs use
+//! imara-diff's histogram algorithm over lines split the way `loupe-core` splits them (`\n`,
+//! `\r\n` and a lone `\r`), so a CR-only file diffs line by line too.
+
+pub mod diff;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gix::bstr::ByteSlice;
+
+pub use diff::{UnifiedDiff, unified_diff};
+
+/// Which baseline a worktree file is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Baseline {
+    Head,
+    Index,
+}
+
+/// Why git could not answer.
+#[derive(Debug)]
+pub enum GitError {
+    /// No repository at or above the root.
+    NotARepository { root: PathBuf },
+    /// The repository exists but an object or the index could not be read.
+    Read { message: String },
+}
+
+impl std::fmt::Display for GitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GitError::NotARepository { root } => write!(f, "`{}` is not inside a git repository", root.display()),
+            GitError::Read { message } => write!(f, "cannot read the git repository: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for GitError {}
+
+fn read_error(error: impl std::fmt::Display) -> GitError {
+    GitError::Read { message: error.to_string() }
+}
+
+/// A tracked file of a baseline: its path relative to the workspace root and its blob id.
+pub type TrackedFiles = BTreeMap<String, gix::ObjectId>;
+
+/// The git repository that holds a workspace root.
+pub struct Repository {
+    repo: gix::Repository,
+    /// The workspace root relative to the repository's work tree, `/`-separated, empty at
+    /// the top; every path this crate takes or returns is relative to the workspace root.
+    prefix: String,
+}
+
+impl std::fmt::Debug for Repository {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repository").field("prefix", &self.prefix).finish()
+    }
+}
+
+impl Repository {
+    /// Finds the repository whose work tree holds `canonical_root`.
+    pub fn discover(canonical_root: &Path) -> Result<Repository, GitError> {
+        let not_a_repository = || GitError::NotARepository { root: canonical_root.to_path_buf() };
+        let repo = gix::discover(canonical_root).map_err(|_| not_a_repository())?;
+        let workdir = repo.workdir().ok_or_else(not_a_repository)?;
+        let workdir = workdir.canonicalize().map_err(|_| not_a_repository())?;
+        let prefix = canonical_root.strip_prefix(&workdir).map_err(|_| not_a_repository())?;
+        let prefix = prefix.to_string_lossy().replace('\\', "/");
+        Ok(Repository { repo, prefix })
+    }
+
+    /// The blob of `path` in the baseline, or `None` when the baseline does not have it.
+    pub fn blob(&self, baseline: Baseline, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        let full = self.full_path(path);
+        let id = match baseline {
+            Baseline::Head => {
+                let Some(tree) = self.head_tree()? else { return Ok(None) };
+                match tree.lookup_entry_by_path(&full).map_err(read_error)? {
+                    Some(entry) if entry.mode().is_blob() => entry.object_id(),
+                    _ => return Ok(None),
+                }
+            }
+            Baseline::Index => {
+                let index = self.repo.index_or_load_from_head_or_empty().map_err(read_error)?;
+                match index.entry_by_path(full.as_bytes().as_bstr()) {
+                    Some(entry) => entry.id,
+                    None => return Ok(None),
+                }
+            }
+        };
+        self.object_bytes(id).map(Some)
+    }
+
+    /// Every file the baseline tracks under `dir` (root-relative, `""` for the whole root).
+    pub fn tracked(&self, baseline: Baseline, dir: &str) -> Result<TrackedFiles, GitError> {
+        let mut files = TrackedFiles::new();
+        match baseline {
+            Baseline::Head => {
+                let Some(tree) = self.head_tree()? else { return Ok(files) };
+                for entry in tree.traverse().breadthfirst.files().map_err(read_error)? {
+                    if entry.mode.is_blob()
+                        && let Some(path) = self.relative(entry.filepath.to_str_lossy().as_ref(), dir)
+                    {
+                        files.insert(path, entry.oid);
+                    }
+                }
+            }
+            Baseline::Index => {
+                let index = self.repo.index_or_load_from_head_or_empty().map_err(read_error)?;
+                for entry in index.entries() {
+                    let full = entry.path(&index).to_str_lossy().into_owned();
+                    if let Some(path) = self.relative(&full, dir) {
+                        files.insert(path, entry.id);
+                    }
+                }
+            }
+        }
+        Ok(files)
+    }
+
+    /// The bytes of a blob.
+    pub fn object_bytes(&self, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
+        let object = self.repo.find_object(id).map_err(read_error)?;
+        Ok(object.detach().data)
+    }
+
+    /// The branch `HEAD` names, when it names one.
+    pub fn branch(&self) -> Option<String> {
+        let name = self.repo.head_name().ok()??;
+        Some(name.shorten().to_str_lossy().into_owned())
+    }
+
+    fn head_tree(&self) -> Result<Option<gix::Tree<'_>>, GitError> {
+        let head = self.repo.head().map_err(read_error)?;
+        if head.is_unborn() {
+            return Ok(None);
+        }
+        self.repo.head_tree().map(Some).map_err(read_error)
+    }
+
+    fn full_path(&self, path: &str) -> String {
+        if self.prefix.is_empty() { path.to_owned() } else { format!("{}/{path}", self.prefix) }
+    }
+
+    /// A repository path mapped to the workspace root, if it lies under `dir`.
+    fn relative(&self, full: &str, dir: &str) -> Option<String> {
+        let path = if self.prefix.is_empty() { full } else { full.strip_prefix(&self.prefix)?.strip_prefix('/')? };
+        let under = dir.is_empty() || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'));
+        under.then(|| path.to_owned())
+    }
+}
+
+/// The git blob id of `bytes` (what `git hash-object` prints), to compare worktree bytes
+/// with a baseline without reading the baseline's blob.
+pub fn blob_id(bytes: &[u8]) -> gix::ObjectId {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+        .unwrap_or_else(|_| gix::ObjectId::null(gix::hash::Kind::Sha1))
+}
