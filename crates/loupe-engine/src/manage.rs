@@ -7,6 +7,7 @@
 mod journal;
 
 use loupe_core::{ToolError, tokens};
+use loupe_index::IndexState;
 use serde_json::{Map, Value, json};
 
 use crate::Engine;
@@ -118,6 +119,19 @@ fn status(engine: &Engine, context: &CallContext, arguments: &Map<String, Value>
             Value::Null
         }
     };
+    let git = git_status(engine);
+    match &git {
+        Some((branch, dirty)) => face.push_str(&format!(
+            "git {} · {} changed · {} untracked\n",
+            branch.as_deref().unwrap_or("(detached HEAD)"),
+            dirty.changed,
+            dirty.untracked
+        )),
+        None => face.push_str("git none\n"),
+    }
+    let git_json = git
+        .as_ref()
+        .map(|(branch, dirty)| json!({"branch": branch, "changed": dirty.changed, "untracked": dirty.untracked}));
     face.push_str(&session_line(config, &session));
     let policy = json!({
         "gate_mode": format!("{:?}", config.gate_mode).to_lowercase(),
@@ -136,10 +150,34 @@ fn status(engine: &Engine, context: &CallContext, arguments: &Map<String, Value>
         "version": env!("CARGO_PKG_VERSION"),
         "root": engine.root_path().display().to_string(),
         "index": index_json,
+        "git": git_json,
         "policy": policy,
         "session": session,
     });
     (face, data)
+}
+
+/// The branch and the dirty count, when the root is in a git work tree. The files on disk
+/// come from the index (its walk already left ignored files out).
+fn git_status(engine: &Engine) -> Option<(Option<String>, loupe_git::Dirty)> {
+    let repository = loupe_git::Repository::discover(engine.root().canonical()).ok()?;
+    let files: Vec<(String, u64, u64)> = match engine.index().filter(|index| index.state() == IndexState::Ready) {
+        Some(index) => {
+            index.files().into_iter().map(|file| (file.path.to_string(), file.size, file.mtime_ns)).collect()
+        }
+        None => engine
+            .root()
+            .walk(engine.walk_options())
+            .into_iter()
+            .map(|entry| (entry.path.to_string(), entry.size, entry.mtime_ns))
+            .collect(),
+    };
+    let read = |path: &str| {
+        let path = loupe_core::RepoPath::normalize(path)?;
+        engine.root().read_indexed(&path, engine.config().max_file_bytes).ok()
+    };
+    let dirty = repository.dirty(&files, &read).ok()?;
+    Some((repository.branch(), dirty))
 }
 
 fn session_line(config: &loupe_core::Config, session: &Value) -> String {

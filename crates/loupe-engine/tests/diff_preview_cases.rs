@@ -179,3 +179,44 @@ fn a_cut_diff_continues_to_its_end() {
     }
     assert_eq!(collected, whole);
 }
+
+/// `manage status` names the branch and counts what `git status` would: changed tracked files
+/// (staged, modified, deleted; a rename is a deletion and an addition) and untracked ones,
+/// leaving ignored files and unchanged ones out.
+#[test]
+fn status_reports_the_branch_and_the_dirty_count() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    git(dir, &["init", "-q"]);
+    write(dir, "kept.txt", "unchanged\n");
+    write(dir, "edited.txt", "before\n");
+    write(dir, "staged.txt", "before\n");
+    write(dir, "removed.txt", "bye\n");
+    write(dir, ".gitignore", "*.log\n");
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    write(dir, "edited.txt", "after\n");
+    write(dir, "staged.txt", "after\n");
+    git(dir, &["add", "staged.txt"]);
+    fs::remove_file(dir.join("removed.txt")).unwrap();
+    write(dir, "fresh.txt", "new\n");
+    write(dir, "noise.log", "ignored\n");
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine_at(dir, index.path());
+    let status = engine.call("manage", json!({"command": "status"}));
+    assert!(status.face.contains("git main · 3 changed · 1 untracked"), "{}", status.face);
+    assert_eq!(
+        status.meta["status"]["git"],
+        json!({"branch": "main", "changed": 3, "untracked": 1}),
+        "{}",
+        status.face
+    );
+    engine.refresh_index(&|_, _| {});
+    let status = engine.call("manage", json!({"command": "status"}));
+    assert_eq!(
+        status.meta["status"]["git"],
+        json!({"branch": "main", "changed": 3, "untracked": 1}),
+        "{}",
+        status.face
+    );
+}

@@ -50,6 +50,14 @@ fn read_error(error: impl std::fmt::Display) -> GitError {
 /// A tracked file of a baseline: its path relative to the workspace root and its blob id.
 pub type TrackedFiles = BTreeMap<String, gix::ObjectId>;
 
+/// Files that differ from `HEAD` (`changed`: staged, modified or deleted) and files git does
+/// not track (`untracked`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dirty {
+    pub changed: usize,
+    pub untracked: usize,
+}
+
 /// The git repository that holds a workspace root.
 pub struct Repository {
     repo: gix::Repository,
@@ -129,6 +137,47 @@ impl Repository {
     pub fn object_bytes(&self, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
         let object = self.repo.find_object(id).map_err(read_error)?;
         Ok(object.detach().data)
+    }
+
+    /// How far the work tree is from `HEAD`, as `git status` counts it: tracked files that are
+    /// staged, modified or deleted, and files git does not track. `worktree` lists the files
+    /// on disk (root-relative path, size, mtime in ns since the epoch; ignored files already
+    /// left out); a file whose size and mtime match its git-index entry is taken as unchanged
+    /// (git's own shortcut), any other is read with `read` and hashed.
+    pub fn dirty(
+        &self,
+        worktree: &[(String, u64, u64)],
+        read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    ) -> Result<Dirty, GitError> {
+        let head = self.tracked(Baseline::Head, "")?;
+        let index = self.repo.index_or_load_from_head_or_empty().map_err(read_error)?;
+        let on_disk: BTreeMap<&str, (u64, u64)> =
+            worktree.iter().map(|(path, size, mtime)| (path.as_str(), (*size, *mtime))).collect();
+        let mut dirty = Dirty::default();
+        let mut in_index = std::collections::BTreeSet::new();
+        for entry in index.entries() {
+            let full = entry.path(&index).to_str_lossy().into_owned();
+            let Some(path) = self.relative(&full, "") else { continue };
+            let staged = head.get(&path) != Some(&entry.id);
+            let modified = match on_disk.get(path.as_str()) {
+                // Not in the listing (a dotfile the walk skips, say): look at the file itself.
+                None => read(&path).is_none_or(|bytes| blob_id(&bytes) != entry.id),
+                Some(&(size, mtime)) => {
+                    let stat = entry.stat;
+                    let same_stat = u64::from(stat.size) == size
+                        && u64::from(stat.mtime.secs) == mtime / 1_000_000_000
+                        && u64::from(stat.mtime.nsecs) == mtime % 1_000_000_000;
+                    !same_stat && read(&path).is_none_or(|bytes| blob_id(&bytes) != entry.id)
+                }
+            };
+            if staged || modified {
+                dirty.changed += 1;
+            }
+            in_index.insert(path);
+        }
+        dirty.changed += head.keys().filter(|path| !in_index.contains(*path)).count();
+        dirty.untracked = on_disk.keys().filter(|path| !in_index.contains(**path)).count();
+        Ok(dirty)
     }
 
     /// The branch `HEAD` names, when it names one.

@@ -184,11 +184,13 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
     // 2. Cold build, in process.
     log(options, "cold index");
     // The benchmark measures the index and the tools, not the session layer's policy: no
-    // gate (outlines are read without a search first) and no session budget.
+    // gate (outlines are read without a search first), no relevance warnings (they would be
+    // counted in the outline's tokens) and no session budget.
     let config = Config {
         root: Some(root.clone()),
         index_dir: Some(index_dir.clone()),
         gate_mode: loupe_core::config::GateMode::Off,
+        relevance: loupe_core::config::RelevanceMode::Off,
         max_reads_per_session: usize::MAX,
         max_total_read_lines: usize::MAX,
         analytics: false,
