@@ -12,6 +12,9 @@
 //! that build alone. The children print one JSON line each; this process renders the tables.
 //! No assertion on time anywhere: a missed target is a table cell.
 
+// The same allocator as the `loupe` binary, so that the in-process build measures what it runs.
+use mimalloc as _;
+
 mod mcp;
 mod queries;
 mod recall;
