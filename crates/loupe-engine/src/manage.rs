@@ -20,9 +20,6 @@ const COMMANDS: &[&str] = &["status", "metrics", "guidance", "undo", "redo", "hi
 const ACCEPTED: &[&str] = &["command", "session_id", "transaction_id", "path", "force", "metadata"];
 
 pub(crate) fn run(engine: &Engine, context: &CallContext, arguments: Value) -> Response {
-    if matches!(arguments.get("command").and_then(Value::as_str), Some("undo" | "redo" | "history")) {
-        return journal::run(engine, arguments);
-    }
     let original = match &arguments {
         Value::Object(map) => map.clone(),
         _ => Map::new(),
@@ -35,31 +32,38 @@ pub(crate) fn run(engine: &Engine, context: &CallContext, arguments: Value) -> R
                 format!("add `command`: one of {}", COMMANDS.join(", ")),
             )
         })?;
-        args.string("session_id")?;
-        args.string("transaction_id")?;
-        args.string("path")?;
-        args.boolean("force")?;
         let metadata = match args.choice("metadata", &["minimal", "standard"])?.as_deref() {
             Some("minimal") => MetadataLevel::Minimal,
             _ => MetadataLevel::Standard,
         };
-        args.finish(ACCEPTED)?;
-        Ok::<_, ToolError>((command, metadata))
+        Ok::<_, ToolError>((args, command, metadata))
     })();
-    let (command, metadata) = match parsed {
+    let (mut args, command, metadata) = match parsed {
         Ok(parsed) => parsed,
         Err(error) => return Response::failure("manage", None, None, error),
     };
     let result = match command.as_str() {
-        "status" => Ok(status(engine, context, &original)),
-        "metrics" => Ok(metrics(engine, context, &original)),
-        "guidance" => Ok(guidance()),
-        other => Err(not_available(other)),
+        // The journal's commands take their own arguments (`transaction_id`, `force`, `limit`).
+        "undo" => journal::undo(engine, args, true),
+        "redo" => journal::undo(engine, args, false),
+        "history" => journal::history(engine, args),
+        other => (|| {
+            args.string("session_id")?;
+            args.string("transaction_id")?;
+            args.string("path")?;
+            args.boolean("force")?;
+            args.finish(ACCEPTED)?;
+            let (face, data) = match other {
+                "status" => status(engine, context, &original),
+                "metrics" => metrics(engine, context, &original),
+                "guidance" => guidance(),
+                _ => return Err(not_available(other)),
+            };
+            Ok(success(other, face, data))
+        })(),
     };
-    let mut response = match result {
-        Ok((face, data)) => success(&command, face, data),
-        Err(error) => Response::failure("manage", Some(command.clone()), None, error),
-    };
+    let mut response = result.unwrap_or_else(|error| Response::failure("manage", Some(command.clone()), None, error));
+    response.mode = Some(command);
     response.metadata = metadata;
     response
 }
@@ -70,10 +74,17 @@ fn success(command: &str, face: String, data: Value) -> Response {
     meta.insert("reason_codes".into(), json!([]));
     meta.insert("next_calls".into(), json!([]));
     meta.insert(command.to_owned(), data);
+    let mut response = answer(face, meta);
+    response.mode = Some(command.to_owned());
+    response
+}
+
+/// A successful `manage` answer with its face and `meta`.
+fn answer(face: String, meta: Map<String, Value>) -> Response {
     Response {
         ok: true,
         tool: "manage",
-        mode: Some(command.to_owned()),
+        mode: None,
         target: None,
         meta,
         text: None,

@@ -10,56 +10,15 @@ use serde_json::{Map, Value, json};
 use crate::Engine;
 use crate::args::Args;
 use crate::edit::apply_error;
-use crate::response::{MetadataLevel, Response, next_line};
-
-const COMMANDS: &[&str] = &["undo", "redo", "history", "status", "guidance", "metrics", "reindex"];
+use crate::response::{Response, next_line};
 
 const ACCEPTED: &[&str] = &["command", "transaction_id", "force", "limit", "path", "session_id", "metadata"];
 
 /// How many transactions `history` lists by default.
 const DEFAULT_HISTORY: usize = 20;
 
-pub(super) fn run(engine: &Engine, arguments: Value) -> Response {
-    let command_hint = arguments.get("command").and_then(Value::as_str).map(str::to_owned);
-    let mut args = match Args::new("manage", arguments) {
-        Ok(args) => args,
-        Err(error) => return Response::failure("manage", command_hint, None, error),
-    };
-    let command = match args.choice("command", COMMANDS) {
-        Ok(Some(command)) => command,
-        Ok(None) => {
-            return Response::failure(
-                "manage",
-                None,
-                None,
-                ToolError::invalid_args(
-                    "`command` is required for `manage`",
-                    format!("set `command` to one of: {}", COMMANDS.join(", ")),
-                )
-                .with_next_call(NextCall::new("manage", json!({"command": "history"}))),
-            );
-        }
-        Err(error) => return Response::failure("manage", command_hint, None, error),
-    };
-    let metadata = match args.choice("metadata", &["minimal", "standard"]) {
-        Ok(Some(level)) if level == "minimal" => MetadataLevel::Minimal,
-        Ok(_) => MetadataLevel::Standard,
-        Err(error) => return Response::failure("manage", Some(command), None, error),
-    };
-    let result = match command.as_str() {
-        "undo" => undo(engine, args, true),
-        "redo" => undo(engine, args, false),
-        "history" => history(engine, args),
-        other => not_available(other),
-    };
-    let mut response = result.unwrap_or_else(|error| Response::failure("manage", Some(command.clone()), None, error));
-    response.mode = Some(command);
-    response.metadata = metadata;
-    response
-}
-
 /// `undo` (`reverse`) or `redo`: the last transaction, or `transaction_id`.
-fn undo(engine: &Engine, mut args: Args, reverse: bool) -> Result<Response, ToolError> {
+pub(super) fn undo(engine: &Engine, mut args: Args, reverse: bool) -> Result<Response, ToolError> {
     let command = if reverse { "undo" } else { "redo" };
     let id = args.string("transaction_id")?;
     let force = args.boolean("force")?.unwrap_or(false);
@@ -131,10 +90,10 @@ fn render_replay(command: &'static str, applied: &Applied) -> Response {
     meta.insert("files".into(), Value::from(files));
     meta.insert("reason_codes".into(), json!([]));
     meta.insert("next_calls".into(), json!([next]));
-    success(face, meta)
+    super::answer(face, meta)
 }
 
-fn history(engine: &Engine, mut args: Args) -> Result<Response, ToolError> {
+pub(super) fn history(engine: &Engine, mut args: Args) -> Result<Response, ToolError> {
     let limit = args.integer("limit")?.map_or(DEFAULT_HISTORY, |limit| (limit as usize).clamp(1, KEEP_TRANSACTIONS));
     let _session_id = args.string("session_id")?;
     args.refuse_for_command("transaction_id", "undo or redo")?;
@@ -170,30 +129,7 @@ fn history(engine: &Engine, mut args: Args) -> Result<Response, ToolError> {
     meta.insert("transactions".into(), serde_json::to_value(&shown).unwrap_or_default());
     meta.insert("reason_codes".into(), json!([]));
     meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
-    Ok(success(face, meta))
-}
-
-fn not_available(command: &str) -> Result<Response, ToolError> {
-    Err(ToolError::invalid_args(
-        format!("command='{command}' is not available yet in this build of loupe"),
-        "available commands: undo, redo, history",
-    )
-    .with_next_call(NextCall::new("manage", json!({"command": "history"}))))
-}
-
-fn success(face: String, meta: Map<String, Value>) -> Response {
-    Response {
-        ok: true,
-        tool: "manage",
-        mode: None,
-        target: None,
-        meta,
-        text: None,
-        location: None,
-        error: None,
-        face,
-        metadata: MetadataLevel::Standard,
-    }
+    Ok(super::answer(face, meta))
 }
 
 /// `2026-11-21 10:55:02Z` from seconds since the epoch (civil-from-days, proleptic Gregorian).
