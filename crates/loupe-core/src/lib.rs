@@ -1,12 +1,13 @@
 //! loupe's vocabulary: the plain data every other crate speaks.
 //!
 //! Owns repository-relative paths, line ranges, content hashes, text decoding, the token
-//! counter, the error-code enum and the configuration struct. It performs no IO: callers hand
-//! it bytes and strings. Nothing here knows about MCP, the CLI or the index.
+//! counter, the error-code enum, the configuration struct and the in-order work scheduler
+//! (`parallel`). It performs no IO: callers hand it bytes and strings. Nothing here knows about MCP, the CLI or the index.
 
 pub mod config;
 pub mod error;
 pub mod hash;
+pub mod parallel;
 pub mod path;
 pub mod text;
 pub mod tokens;

@@ -522,16 +522,23 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
     // MAX_MATCHES falls where a single thread would put it.
     let mut hits = Vec::new();
     let mut lower_bound = false;
-    for_each_in_order(&candidates, verify, |file_hits| {
-        for hit in file_hits {
-            if hits.len() >= MAX_MATCHES {
-                lower_bound = true;
-                return false;
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    loupe_core::parallel::map_in_order(
+        &candidates,
+        threads,
+        || (),
+        |_, path| verify(path),
+        |_, file_hits| {
+            for hit in file_hits {
+                if hits.len() >= MAX_MATCHES {
+                    lower_bound = true;
+                    return false;
+                }
+                hits.push(hit);
             }
-            hits.push(hit);
-        }
-        true
-    });
+            true
+        },
+    );
     Ok((hits, lower_bound))
 }
 
@@ -605,50 +612,6 @@ impl Verifier<'_> {
         }
         hits
     }
-}
-
-/// Runs `work` on every item on all cores and hands the results to `consume` in item order,
-/// until it returns false. Workers stop soon after; their extra results are dropped.
-fn for_each_in_order<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync, mut consume: impl FnMut(R) -> bool) {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(items.len());
-    if threads <= 1 {
-        for item in items {
-            if !consume(work(item)) {
-                return;
-            }
-        }
-        return;
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let (sender, receiver) = std::sync::mpsc::channel::<(usize, R)>();
-        for _ in 0..threads {
-            let (sender, next, stop, work) = (sender.clone(), &next, &stop, &work);
-            scope.spawn(move || {
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(item) = items.get(index) else { break };
-                    if sender.send((index, work(item))).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(sender);
-        let mut pending: BTreeMap<usize, R> = BTreeMap::new();
-        let mut expected = 0;
-        for (index, result) in receiver {
-            pending.insert(index, result);
-            while let Some(result) = pending.remove(&expected) {
-                expected += 1;
-                if !consume(result) {
-                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                    return;
-                }
-            }
-        }
-    });
 }
 
 /// `lines_to_check` for text whose only line terminator is `\n`, without splitting it: the

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, RwLock, mpsc};
+use std::sync::{Mutex, RwLock};
 use std::time::Instant;
 
 use loupe_core::{ContentHash, RepoPath, text};
@@ -423,37 +423,16 @@ impl Index {
         mut apply: impl FnMut(usize, Processed),
         previous: &HashMap<RepoPath, FileRecord>,
     ) {
-        let next = AtomicUsize::new(0);
-        let threads = self.options.threads.max(1);
-        std::thread::scope(|scope| {
-            let (sender, receiver) = mpsc::sync_channel::<(usize, Processed)>(threads * 64);
-            for _ in 0..threads {
-                let sender = sender.clone();
-                let next = &next;
-                scope.spawn(move || {
-                    let mut trigram_buffer = Vec::new();
-                    loop {
-                        let index = next.fetch_add(1, Ordering::AcqRel);
-                        let Some(entry) = entries.get(index) else { break };
-                        let known = previous.get(&entry.path);
-                        let processed = self.process(entry, known, &mut trigram_buffer);
-                        if sender.send((index, processed)).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(sender);
-            let mut pending: BTreeMap<usize, Processed> = BTreeMap::new();
-            let mut expected = 0;
-            for (index, processed) in receiver {
-                pending.insert(index, processed);
-                while let Some(processed) = pending.remove(&expected) {
-                    apply(expected, processed);
-                    expected += 1;
-                }
-            }
-        });
+        loupe_core::parallel::map_in_order(
+            entries,
+            self.options.threads.max(1),
+            Vec::new,
+            |trigram_buffer, entry| self.process(entry, previous.get(&entry.path), trigram_buffer),
+            |index, processed| {
+                apply(index, processed);
+                true
+            },
+        );
     }
 
     fn process(&self, entry: &WalkEntry, known: Option<&FileRecord>, trigram_buffer: &mut Vec<u32>) -> Processed {

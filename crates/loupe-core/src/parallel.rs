@@ -1,0 +1,119 @@
+//! Work spread over threads, results taken in order: the one pattern the index build and
+//! search verification share.
+//!
+//! Owns nothing but the scheduling: items are handed out one at a time from a shared counter
+//! (so threads finish together whatever the item sizes), results travel over a bounded
+//! channel (so a slow consumer holds back the workers rather than buffering everything), and
+//! are released to the consumer strictly in item order.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// Runs `work` on every item on `threads` threads (each with its own `scratch()` value) and
+/// hands the results to `consume` in item order, until `consume` returns false; the workers
+/// then stop after the item at hand, and results not yet consumed are dropped. With one
+/// thread (or one item) everything runs on the caller's thread.
+pub fn map_in_order<T, S, R>(
+    items: &[T],
+    threads: usize,
+    scratch: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, &T) -> R + Sync,
+    mut consume: impl FnMut(usize, R) -> bool,
+) where
+    T: Sync,
+    R: Send,
+{
+    let threads = threads.min(items.len());
+    if threads <= 1 {
+        let mut state = scratch();
+        for (index, item) in items.iter().enumerate() {
+            if !consume(index, work(&mut state, item)) {
+                return;
+            }
+        }
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (sender, receiver) = mpsc::sync_channel::<(usize, R)>(threads * 64);
+        for _ in 0..threads {
+            let (sender, next, stop, scratch, work) = (sender.clone(), &next, &stop, &scratch, &work);
+            scope.spawn(move || {
+                let mut state = scratch();
+                while !stop.load(Ordering::Relaxed) {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(index) else { break };
+                    if sender.send((index, work(&mut state, item))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut pending: BTreeMap<usize, R> = BTreeMap::new();
+        let mut expected = 0;
+        for (index, result) in receiver {
+            pending.insert(index, result);
+            while let Some(result) = pending.remove(&expected) {
+                if !consume(expected, result) {
+                    stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+                expected += 1;
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::map_in_order;
+
+    #[test]
+    fn results_arrive_in_item_order_on_any_number_of_threads() {
+        let items: Vec<u64> = (0..500).collect();
+        for threads in [1, 2, 4] {
+            let mut seen = Vec::new();
+            // Uneven work, so that threads finish out of order.
+            let work = |calls: &mut u64, item: &u64| {
+                *calls += 1;
+                let spin: u64 = (0..(item % 7) * 1000).map(std::hint::black_box).sum();
+                std::hint::black_box(spin);
+                *item
+            };
+            map_in_order(
+                &items,
+                threads,
+                || 0u64,
+                work,
+                |index, value| {
+                    seen.push((index, value));
+                    true
+                },
+            );
+            let expected: Vec<(usize, u64)> = items.iter().map(|&item| (item as usize, item)).collect();
+            assert_eq!(seen, expected, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn consume_returning_false_stops_at_that_item() {
+        let items: Vec<usize> = (0..10_000).collect();
+        for threads in [1, 3] {
+            let mut seen = Vec::new();
+            map_in_order(
+                &items,
+                threads,
+                || (),
+                |_, item| *item,
+                |index, value| {
+                    seen.push(value);
+                    index < 41
+                },
+            );
+            assert_eq!(seen, (0..=41).collect::<Vec<_>>(), "{threads} threads");
+        }
+    }
+}
