@@ -1,0 +1,6 @@
+//! Relationships between files and symbols, computed from the per-file facts of
+//! `loupe-syntax`: import resolution to workspace files, the import graph (dependencies and
+//! impact), call resolution with confidence, the type hierarchy and data flow.
+//!
+//! This crate does no IO: callers hand it paths, facts and the text of the few configuration
+//! files resolution needs (`Cargo.toml`, `tsconfig.json`, `package.json`, `go.mod`).
