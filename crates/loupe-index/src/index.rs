@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::Instant;
 
@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use rustc_hash::FxHashMap;
 
+use crate::links::{FileLinks, LinkTable};
 use crate::records::{FileRecord, SymbolRecord};
 use crate::store::{self, WriterLock};
 use crate::symbols::SymbolTable;
@@ -84,6 +85,7 @@ struct State {
     path_order: Vec<u32>,
     path_rank: Vec<u32>,
     text: LayeredIndex,
+    links: LinkTable,
 }
 
 pub struct Index {
@@ -101,6 +103,9 @@ pub struct Index {
     files_total: AtomicUsize,
     /// Serialises refreshes: one build or update at a time.
     refresh_lock: Mutex<()>,
+    /// Bumped whenever the tables change, so derived state (the relationship graphs) knows
+    /// when to rebuild.
+    generation: AtomicU64,
 }
 
 impl std::fmt::Debug for Index {
@@ -121,6 +126,7 @@ enum Processed {
     Indexed {
         record: FileRecord,
         definitions: Vec<loupe_syntax::Definition>,
+        links: FileLinks,
         trigrams: Vec<u32>,
     },
 }
@@ -141,6 +147,7 @@ impl Index {
             files_done: AtomicUsize::new(0),
             files_total: AtomicUsize::new(0),
             refresh_lock: Mutex::new(()),
+            generation: AtomicU64::new(0),
         }
     }
 
@@ -169,8 +176,9 @@ impl Index {
         let loaded = started.elapsed();
         let base = TrigramIndex::open(&self.options.index_dir.join(store::TEXT_FILE)).ok();
         let Some(base) = base.filter(|base| base.doc_count() as usize == snapshot.files.len()) else { return };
-        let state = State::from_parts(snapshot.files, snapshot.symbols, LayeredIndex::new(Some(base)));
+        let state = State::from_parts(snapshot.files, snapshot.symbols, snapshot.links, LayeredIndex::new(Some(base)));
         *self.write_state() = state;
+        self.generation.fetch_add(1, Ordering::AcqRel);
         self.ready.store(true, Ordering::Release);
         tracing::info!(?loaded, total = ?started.elapsed(), "index snapshot loaded");
     }
@@ -308,12 +316,15 @@ impl Index {
         let mut builder = IndexBuilder::new();
         let mut files = Vec::with_capacity(total);
         let mut symbols = SymbolTable::default();
+        let mut links = LinkTable::default();
         self.process_in_order(
             walked,
             |index, processed| {
                 let entry = &walked[index];
-                let (record, definitions, trigrams) = match processed {
-                    Processed::Indexed { record, definitions, trigrams } => (record, definitions, trigrams),
+                let (record, definitions, file_links, trigrams) = match processed {
+                    Processed::Indexed { record, definitions, links, trigrams } => {
+                        (record, definitions, links, trigrams)
+                    }
                     Processed::SameContent { .. } | Processed::Missing => {
                         // Unreadable now: keep a dead slot so doc ids stay aligned.
                         let dead = FileRecord {
@@ -325,12 +336,13 @@ impl Index {
                             text: false,
                             live: false,
                         };
-                        (dead, Vec::new(), Vec::new())
+                        (dead, Vec::new(), FileLinks::default(), Vec::new())
                     }
                 };
                 builder.add(index as u32, &trigrams);
                 files.push(record);
                 symbols.push_file(&definitions);
+                links.set(index as u32, file_links);
                 let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
                 progress(done, total);
             },
@@ -352,7 +364,8 @@ impl Index {
             None => builder.finish(),
         };
         let mut state = self.write_state();
-        *state = State::from_parts(files, symbols, LayeredIndex::new(Some(base)));
+        *state = State::from_parts(files, symbols, links, LayeredIndex::new(Some(base)));
+        self.generation.fetch_add(1, Ordering::AcqRel);
         reindexed
     }
 
@@ -401,16 +414,19 @@ impl Index {
                         record.mtime_ns = mtime_ns;
                     }
                 }
-                Processed::Indexed { record, definitions, trigrams } => {
+                Processed::Indexed { record, definitions, links, trigrams } => {
                     reindexed += 1;
                     let doc = match doc {
                         Some(doc) => *doc,
                         None => state.files.len() as u32,
                     };
-                    state.put_doc(doc, record, &definitions, &trigrams);
+                    state.put_doc(doc, record, &definitions, links, &trigrams);
                     let _ = entry;
                 }
             }
+        }
+        if reindexed > 0 || !removed.is_empty() {
+            self.generation.fetch_add(1, Ordering::AcqRel);
         }
         reindexed
     }
@@ -458,18 +474,24 @@ impl Index {
         let Ok(decoded) = text::decode_owned(bytes) else {
             record.text = false;
             record.lang = None;
-            return Processed::Indexed { record, definitions: Vec::new(), trigrams: Vec::new() };
+            return Processed::Indexed {
+                record,
+                definitions: Vec::new(),
+                links: FileLinks::default(),
+                trigrams: Vec::new(),
+            };
         };
         // Trigrams of the decoded text: verification runs on it, so a Latin-1 or UTF-16
         // file must be indexed as the UTF-8 it is searched as.
         trigram::trigrams_of(decoded.text.as_bytes(), trigram_buffer);
-        let definitions = match record.lang {
+        let (definitions, links) = match record.lang {
             Some(lang) => {
-                loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Declarations).definitions
+                let facts = loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Declarations);
+                (facts.definitions, FileLinks::new(facts.imports, facts.type_relations))
             }
-            None => Vec::new(),
+            None => (Vec::new(), FileLinks::default()),
         };
-        Processed::Indexed { record, definitions, trigrams: trigram_buffer.clone() }
+        Processed::Indexed { record, definitions, links, trigrams: trigram_buffer.clone() }
     }
 
     fn persist(&self) -> std::io::Result<()> {
@@ -483,7 +505,7 @@ impl Index {
         if compact {
             state.text.compact(&text_path)?;
         }
-        store::save(&self.options.index_dir, &root, &state.files, &state.symbols)?;
+        store::save(&self.options.index_dir, &root, &state.files, &state.symbols, &state.links)?;
         drop(state);
         if compact {
             // The compacted file is the new base: reopen it so the overlay starts empty.
@@ -559,6 +581,32 @@ impl Index {
             .collect()
     }
 
+    /// A number that changes whenever the tables change (a build, a snapshot load, a file
+    /// re-indexed or removed): state derived from the index is current while it is unchanged.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Calls `visit` with every live file that has imports or type relations, in path order,
+    /// under one read lock (so the view is consistent): what the relationship graphs are
+    /// built from.
+    pub fn for_each_links(&self, visit: &mut dyn FnMut(&FileRecord, &FileLinks)) {
+        let state = self.read_state();
+        for &doc in &state.path_order {
+            let Some(record) = state.files.get(doc as usize).filter(|record| record.live) else { continue };
+            if let Some(links) = state.links.get(doc) {
+                visit(record, links);
+            }
+        }
+    }
+
+    /// The imports and type relations of one indexed file.
+    pub fn links_of(&self, path: &RepoPath) -> Option<FileLinks> {
+        let state = self.read_state();
+        let doc = *state.by_path.get(path)?;
+        Some(state.links.get(doc).cloned().unwrap_or_default())
+    }
+
     /// Files whose content may contain a match of `plan`: a superset, to be verified.
     /// `None` means the plan could not narrow: every text file is a candidate.
     pub fn text_candidates(&self, plan: &Plan) -> Vec<RepoPath> {
@@ -576,8 +624,8 @@ impl Index {
 }
 
 impl State {
-    fn from_parts(files: Vec<FileRecord>, symbols: SymbolTable, text: LayeredIndex) -> State {
-        let mut state = State { files, symbols, text, ..State::default() };
+    fn from_parts(files: Vec<FileRecord>, symbols: SymbolTable, links: LinkTable, text: LayeredIndex) -> State {
+        let mut state = State { files, symbols, text, links, ..State::default() };
         state.by_path.reserve(state.files.len());
         for (doc, record) in state.files.iter().enumerate() {
             if record.live {
@@ -616,10 +664,18 @@ impl State {
         let path = record.path.clone();
         self.by_path.remove(&path);
         self.symbols.remove_file(doc);
+        self.links.remove(doc);
         self.text.remove(doc);
     }
 
-    fn put_doc(&mut self, doc: u32, record: FileRecord, definitions: &[loupe_syntax::Definition], trigrams: &[u32]) {
+    fn put_doc(
+        &mut self,
+        doc: u32,
+        record: FileRecord,
+        definitions: &[loupe_syntax::Definition],
+        links: FileLinks,
+        trigrams: &[u32],
+    ) {
         if doc as usize >= self.files.len() {
             let files = &self.files;
             let position = self.path_order.partition_point(|&other| files[other as usize].path < record.path);
@@ -630,6 +686,7 @@ impl State {
         self.by_path.insert(record.path.clone(), doc);
         self.files[doc as usize] = record;
         self.symbols.set_file(doc, definitions);
+        self.links.set(doc, links);
         self.text.upsert(doc, trigrams);
     }
 }

@@ -6,6 +6,7 @@
 //! into the repository; it reads it only through `loupe-vfs`.
 
 mod index;
+mod links;
 mod records;
 mod store;
 mod symbols;
@@ -13,6 +14,7 @@ pub mod trigram;
 mod watch;
 
 pub use index::{Index, IndexOptions, IndexState, IndexStatus, RefreshStats, SymbolHit};
+pub use links::FileLinks;
 pub use loupe_syntax::{Lang, Span, SymbolKind};
 pub use records::{FileRecord, SymbolRecord};
 pub use watch::{IndexWatcher, watch};

@@ -10,17 +10,19 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::links::LinkTable;
 use crate::records::FileRecord;
 use crate::symbols::SymbolTable;
 
 /// Bumped whenever the on-disk layout or the meaning of a record changes.
-pub(crate) const FORMAT: u32 = 3;
+pub(crate) const FORMAT: u32 = 4;
 
 const SNAPSHOT_FILE: &str = "tables.bin";
 pub(crate) const TEXT_FILE: &str = "text.bin";
 const LOCK_FILE: &str = "writer.lock";
 
-/// The file table, then (after it, in `SymbolTable`'s own layout) the symbol table.
+/// The file table, then (after it, in `SymbolTable`'s own layout) the symbol table, then the
+/// link table (`LinkTable::encode`).
 #[derive(Debug, Serialize, Deserialize)]
 struct Header {
     format: u32,
@@ -31,6 +33,7 @@ struct Header {
 pub(crate) struct Snapshot {
     pub(crate) files: Vec<FileRecord>,
     pub(crate) symbols: SymbolTable,
+    pub(crate) links: LinkTable,
 }
 
 /// The tables persisted for `root`, or `None` when there are none, they are for another
@@ -54,8 +57,15 @@ pub(crate) fn load(dir: &Path, root: &str) -> Option<Snapshot> {
             return None;
         }
     };
+    let links = match LinkTable::decode_from(&mut reader) {
+        Ok(links) => links,
+        Err(reason) => {
+            tracing::warn!("the persisted link table is damaged ({reason}); rebuilding");
+            return None;
+        }
+    };
     let at_end = reader.read(&mut [0u8; 1]).ok()? == 0;
-    (at_end && symbols.file_count() == header.files.len()).then_some(Snapshot { files: header.files, symbols })
+    (at_end && symbols.file_count() == header.files.len()).then_some(Snapshot { files: header.files, symbols, links })
 }
 
 /// The same layout as `Header`, borrowed, so saving never copies the file table.
@@ -68,7 +78,13 @@ struct HeaderRef<'a> {
 
 /// Writes the header's length and the header, then streams the symbol table to a temporary
 /// file and renames it into place. The symbol table must be compacted.
-pub(crate) fn save(dir: &Path, root: &str, files: &[FileRecord], symbols: &SymbolTable) -> io::Result<()> {
+pub(crate) fn save(
+    dir: &Path,
+    root: &str,
+    files: &[FileRecord],
+    symbols: &SymbolTable,
+    links: &LinkTable,
+) -> io::Result<()> {
     let path = dir.join(SNAPSHOT_FILE);
     let temporary = temporary_name(&path);
     let mut writer = io::BufWriter::with_capacity(1 << 20, File::create(&temporary)?);
@@ -76,6 +92,7 @@ pub(crate) fn save(dir: &Path, root: &str, files: &[FileRecord], symbols: &Symbo
     writer.write_all(&(header.len() as u64).to_le_bytes())?;
     writer.write_all(&header)?;
     symbols.encode(&mut writer)?;
+    links.encode(&mut writer)?;
     let file = writer.into_inner().map_err(|error| error.into_error())?;
     file.sync_all()?;
     fs::rename(&temporary, &path)

@@ -165,3 +165,51 @@ fn files_added_later_still_come_in_path_order() {
     assert_eq!(files, sorted);
     assert_eq!(files.len(), 6);
 }
+
+fn imports_of(index: &Index, path: &str) -> Vec<String> {
+    let path = loupe_core::RepoPath::normalize(path).unwrap();
+    index
+        .links_of(&path)
+        .map(|links| links.imports.iter().map(|import| import.module.clone()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn imports_and_type_relations_follow_edits_and_survive_a_restart() {
+    let (dir, index_dir) = workspace();
+    write(dir.path(), "src/app.py", "import os\nfrom .util import gamma_two\n\nclass App(Base):\n    pass\n");
+    let index = open(dir.path(), index_dir.path());
+    index.refresh(&|_, _| {});
+    assert_eq!(imports_of(&index, "src/app.py"), ["os", "util"]);
+    let mut seen = Vec::new();
+    index.for_each_links(&mut |record, links| {
+        for relation in &links.type_relations {
+            seen.push(format!("{}: {} < {}", record.path.as_str(), relation.subtype, relation.supertype));
+        }
+    });
+    assert_eq!(seen, ["src/app.py: App < Base"]);
+
+    let before = index.generation();
+    write(dir.path(), "src/app.py", "import sys\n");
+    index.update_paths(&[loupe_core::RepoPath::normalize("src/app.py").unwrap()]);
+    assert!(index.generation() > before, "a re-indexed file moves the generation");
+    assert_eq!(imports_of(&index, "src/app.py"), ["sys"]);
+    let mut relations = 0;
+    index.for_each_links(&mut |_, links| relations += links.type_relations.len());
+    assert_eq!(relations, 0, "the class is gone with its relation");
+    drop(index);
+
+    // Edited while stopped: the snapshot's links are served, then reconciled.
+    write(
+        dir.path(),
+        "src/app.py",
+        "import json
+",
+    );
+    let index = open(dir.path(), index_dir.path());
+    assert!(index.load_snapshot());
+    assert_eq!(imports_of(&index, "src/lib.rs"), Vec::<String>::new());
+    assert_eq!(imports_of(&index, "src/app.py"), ["os", "util"], "links come back from the snapshot");
+    index.refresh(&|_, _| {});
+    assert_eq!(imports_of(&index, "src/app.py"), ["json"]);
+}
