@@ -9,6 +9,7 @@
 //! per-thread parsers and per-language tables.
 
 mod facts;
+mod flow;
 mod languages;
 mod text;
 mod walk;
@@ -18,6 +19,7 @@ use std::cell::RefCell;
 pub use facts::{
     CallSite, Definition, FileFacts, Import, ImportKind, Lang, Reference, RelationKind, Span, SymbolKind, TypeRelation,
 };
+pub use flow::{DataFlow, FlowEvent, FlowKind, data_flow};
 
 thread_local! {
     static PARSER: RefCell<Option<(Lang, tree_sitter::Parser)>> = const { RefCell::new(None) };

@@ -775,7 +775,7 @@ fn bound_names(lang: Lang, imports: &[Import]) -> HashSet<String> {
 
 /// The package name Go code uses for an import path: its last segment, without a major
 /// version suffix (`gopkg.in/yaml.v3` → `yaml`, `example.com/mod/v2` → `mod`).
-fn go_package_name(path: &str) -> &str {
+pub(crate) fn go_package_name(path: &str) -> &str {
     let mut segments = path.rsplit('/');
     let mut last = segments.next().unwrap_or(path);
     if last.len() > 1 && last.starts_with('v') && last[1..].bytes().all(|b| b.is_ascii_digit()) {

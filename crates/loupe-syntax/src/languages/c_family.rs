@@ -94,7 +94,7 @@ fn visit<'a>(w: &mut Walker<'a>, node: Node<'a>) -> Flow {
         }
         "new_expression" => {
             let Some(type_node) = node.child_by_field_name("type") else { return Flow::Descend };
-            let (scope, name) = split_qualified(w, type_node);
+            let (scope, name) = split_qualified(w.src, type_node);
             let name = base_name_node(name);
             let callee = w.text(name);
             w.call(name, callee, scope, None);
@@ -154,12 +154,12 @@ fn skippable_body(w: &Walker<'_>, body: Node<'_>) -> bool {
 
 /// What a declarator declares: the name node and whether it is a function (as opposed to a
 /// pointer to one, or a variable).
-struct Declared<'a> {
-    name: Node<'a>,
-    is_function: bool,
+pub(crate) struct Declared<'a> {
+    pub(crate) name: Node<'a>,
+    pub(crate) is_function: bool,
 }
 
-fn unwrap_declarator(node: Node<'_>) -> Option<Declared<'_>> {
+pub(crate) fn unwrap_declarator(node: Node<'_>) -> Option<Declared<'_>> {
     let mut node = node;
     let mut innermost_is_function = false;
     for _ in 0..16 {
@@ -198,7 +198,7 @@ fn unwrap_declarator(node: Node<'_>) -> Option<Declared<'_>> {
 }
 
 /// `a::b::Foo<T>::bar` → (`a::b::Foo`, `bar`); a plain name has no scope.
-fn split_qualified<'a>(w: &Walker<'a>, node: Node<'a>) -> (Option<String>, Node<'a>) {
+pub(crate) fn split_qualified<'a>(src: &str, node: Node<'a>) -> (Option<String>, Node<'a>) {
     let mut name = node;
     for _ in 0..16 {
         if name.kind() != "qualified_identifier" {
@@ -212,13 +212,13 @@ fn split_qualified<'a>(w: &Walker<'a>, node: Node<'a>) -> (Option<String>, Node<
     if name.start_byte() == node.start_byte() {
         return (None, name);
     }
-    let scope = w.src.get(node.start_byte()..name.start_byte()).unwrap_or("").trim_end_matches("::");
+    let scope = src.get(node.start_byte()..name.start_byte()).unwrap_or("").trim_end_matches("::");
     let scope = scope.split("::").map(|segment| text::strip_generics(segment.trim())).collect::<Vec<_>>().join("::");
     (if scope.is_empty() { None } else { Some(scope) }, name)
 }
 
 /// `foo<int>` → `foo`; `Widget<T>` (a template type) → `Widget`.
-fn base_name_node(node: Node<'_>) -> Node<'_> {
+pub(crate) fn base_name_node(node: Node<'_>) -> Node<'_> {
     match node.kind() {
         "template_function" | "template_type" | "template_method" => node.child_by_field_name("name").unwrap_or(node),
         _ => node,
@@ -236,7 +236,7 @@ fn template_lifted(w: &Walker<'_>, depth: usize) -> usize {
 
 fn function_definition<'a>(w: &mut Walker<'a>, node: Node<'a>) {
     let Some(declared) = node.child_by_field_name("declarator").and_then(unwrap_declarator) else { return };
-    let (scope, name) = split_qualified(w, declared.name);
+    let (scope, name) = split_qualified(w.src, declared.name);
     let name = base_name_node(name);
     let kind = method_kind(w, scope.as_deref(), w.text(name));
     let mut def = w.def(kind, name);
@@ -274,7 +274,7 @@ fn declaration<'a>(w: &mut Walker<'a>, node: Node<'a>) {
             w.suppress(declared.name);
             continue;
         }
-        let (scope, name) = split_qualified(w, declared.name);
+        let (scope, name) = split_qualified(w.src, declared.name);
         let name = base_name_node(name);
         let kind = if declared.is_function {
             method_kind(w, scope.as_deref(), w.text(name))
@@ -317,7 +317,7 @@ fn record_type<'a>(w: &mut Walker<'a>, node: Node<'a>, typedef: Option<(Node<'a>
         "enum_specifier" => SymbolKind::Enum,
         _ => SymbolKind::Class,
     };
-    let (_, name) = split_qualified(w, name);
+    let (_, name) = split_qualified(w.src, name);
     let name = base_name_node(name);
     let type_name = w.text(name);
     for clause in children(node).into_iter().filter(|c| c.kind() == "base_class_clause") {
@@ -402,14 +402,14 @@ fn call_target<'a>(w: &mut Walker<'a>, function: Node<'a>) {
             else {
                 return;
             };
-            let (_, field) = split_qualified(w, field);
+            let (_, field) = split_qualified(w.src, field);
             let field = base_name_node(field);
             let receiver = Some(text::cut(w.text(argument), text::RECEIVER_CHARS));
             let callee = w.text(field);
             w.call(field, callee, None, receiver);
         }
         "qualified_identifier" | "template_function" => {
-            let (scope, name) = split_qualified(w, function);
+            let (scope, name) = split_qualified(w.src, function);
             let name = base_name_node(name);
             let callee = w.text(name);
             w.call(name, callee, scope, None);

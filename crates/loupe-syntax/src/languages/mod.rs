@@ -4,7 +4,7 @@
 //! Owns the mapping from `Lang` to its grammar and rules, compiled once per process. Must not
 //! hold walk state: everything a handler records goes through `walk::Walker`.
 
-mod c_family;
+pub(crate) mod c_family;
 mod csharp;
 mod go;
 mod java;
@@ -14,7 +14,7 @@ mod php;
 mod python;
 mod ruby;
 mod rust;
-mod shared;
+pub(crate) mod shared;
 
 use std::sync::OnceLock;
 
