@@ -274,14 +274,14 @@ struct FlowTable {
 impl FlowTable {
     fn new(rules: &'static FlowRules, language: &Language) -> FlowTable {
         let size = language.node_kind_count() + 1;
+        // Named kinds only: `function` and `lambda` are also the keywords' anonymous kinds,
+        // which must not open a function.
         let mark = |kinds: &[&str]| {
             let mut table = vec![false; size];
             for kind in kinds {
-                for named in [true, false] {
-                    let id = language.id_for_node_kind(kind, named) as usize;
-                    if id != 0 && id < size {
-                        table[id] = true;
-                    }
+                let id = language.id_for_node_kind(kind, true) as usize;
+                if id != 0 && id < size {
+                    table[id] = true;
                 }
             }
             table
