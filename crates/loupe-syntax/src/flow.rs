@@ -10,6 +10,7 @@
 //! files: a call's callee is named the way `CallSite` names it, and the caller follows it.
 
 mod c_family;
+mod csharp;
 mod go;
 mod java;
 mod javascript;
@@ -81,8 +82,8 @@ pub enum FlowKind {
 /// constructor whose span contains line `line` (1-based): the function's own parameters in
 /// order and every occurrence of `name` in it, classified. `None` when no function contains
 /// `line` (then callers fall back to the whole file: `line == 0` means "top level of the
-/// file", treating module-level code as the scope), and for languages without flow rules (C#,
-/// Ruby, PHP, Kotlin).
+/// file", treating module-level code as the scope), and for languages without flow rules
+/// (Ruby, PHP, Kotlin).
 ///
 /// When several functions contain `line` (a closure inside a method, two on one line), the
 /// innermost one that binds `name` (as a parameter or a local) is chosen; if none binds it, the
@@ -312,7 +313,8 @@ fn rules(lang: Lang) -> Option<&'static FlowRules> {
         Lang::Go => &go::RULES,
         Lang::Java => &java::RULES,
         Lang::C | Lang::Cpp => &c_family::RULES,
-        Lang::CSharp | Lang::Ruby | Lang::Php | Lang::Kotlin => return None,
+        Lang::CSharp => &csharp::RULES,
+        Lang::Ruby | Lang::Php | Lang::Kotlin => return None,
     };
     Some(rules)
 }

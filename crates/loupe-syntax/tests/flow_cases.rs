@@ -266,6 +266,20 @@ fn cpp_methods_qualified_calls_and_this() {
     assert_eq!(events(&flow), ["1:parameter", "2:use", "3:std::move[0]", "4:Worker[0]", "5:w.take[0]"]);
 }
 
+// ----- C# ------------------------------------------------------------------------------------
+
+#[test]
+fn csharp_types_members_and_extension_receivers() {
+    let text = "static class E {\n    public static int Scale(this Item item, int by, params int[] rest) {\n        Item copy = new Item(by);\n        item.by = by;\n        item.Apply(ref by, name: by);\n        Math.Abs(by);\n        by++;\n        Func<int, int> f = by => by;\n        return by;\n    }\n}\n";
+    let flow = flow(Lang::CSharp, text, 3, "by");
+    assert_eq!(flow.parameters, ["by", "rest"], "an extension method's `this` parameter is the receiver");
+    assert_eq!(
+        events(&flow),
+        ["2:parameter", "3:Item[0]", "4:use", "5:item.Apply[0]", "5:use", "6:Math::Abs[0]", "7:assignment", "9:return"]
+    );
+    assert_eq!(events_of(Lang::CSharp, text, 3, "Item"), Vec::<String>::new(), "type names are not variables");
+}
+
 // ----- the edges of the API -----------------------------------------------------------------
 
 #[test]
