@@ -8,6 +8,13 @@
 //! halves (which nodes name variables, which nodes are functions, what one occurrence means,
 //! how calls are named) live in `flow/<language>.rs`. Must not do IO or resolve names across
 //! files: a call's callee is named the way `CallSite` names it, and the caller follows it.
+//!
+//! Known limits, all syntactic: names inside Rust macro format strings (`"{x}"`) and other
+//! string literals are not seen; a field read without `this.` / `self.` (Java, C#, C++) looks
+//! like a variable of that name; block scoping is not modelled (an inner `let x` is another
+//! definition of the same `x`, Go's `:=` is always a definition); keyword and splat arguments
+//! are uses, not arguments; a C++ declaration the grammar reads as a function prototype
+//! (`Foo f(x);`) hides its names.
 
 mod c_family;
 mod csharp;
@@ -353,6 +360,8 @@ struct Raw {
     column: usize,
 }
 
+/// The state of one analysis: the frames met and the occurrences found, in walk (source)
+/// order.
 struct Walk<'t> {
     table: &'static FlowTable,
     src: &'t str,
