@@ -8,8 +8,16 @@
 //! halves (which nodes name variables, which nodes are functions, what one occurrence means,
 //! how calls are named) live in `flow/<language>.rs`. Must not do IO or resolve names across
 //! files: a call's callee is named the way `CallSite` names it, and the caller follows it.
+//!
+//! Known limits, all syntactic: names inside Rust macro format strings (`"{x}"`) and other
+//! string literals are not seen; a field read without `this.` / `self.` (Java, C#, C++) looks
+//! like a variable of that name; block scoping is not modelled (an inner `let x` is another
+//! definition of the same `x`, Go's `:=` is always a definition); keyword and splat arguments
+//! are uses, not arguments; a C++ declaration the grammar reads as a function prototype
+//! (`Foo f(x);`) hides its names.
 
 mod c_family;
+mod csharp;
 mod go;
 mod java;
 mod javascript;
@@ -81,8 +89,8 @@ pub enum FlowKind {
 /// constructor whose span contains line `line` (1-based): the function's own parameters in
 /// order and every occurrence of `name` in it, classified. `None` when no function contains
 /// `line` (then callers fall back to the whole file: `line == 0` means "top level of the
-/// file", treating module-level code as the scope), and for languages without flow rules (C#,
-/// Ruby, PHP, Kotlin).
+/// file", treating module-level code as the scope), and for languages without flow rules
+/// (Ruby, PHP, Kotlin).
 ///
 /// When several functions contain `line` (a closure inside a method, two on one line), the
 /// innermost one that binds `name` (as a parameter or a local) is chosen; if none binds it, the
@@ -274,14 +282,14 @@ struct FlowTable {
 impl FlowTable {
     fn new(rules: &'static FlowRules, language: &Language) -> FlowTable {
         let size = language.node_kind_count() + 1;
+        // Named kinds only: `function` and `lambda` are also the keywords' anonymous kinds,
+        // which must not open a function.
         let mark = |kinds: &[&str]| {
             let mut table = vec![false; size];
             for kind in kinds {
-                for named in [true, false] {
-                    let id = language.id_for_node_kind(kind, named) as usize;
-                    if id != 0 && id < size {
-                        table[id] = true;
-                    }
+                let id = language.id_for_node_kind(kind, true) as usize;
+                if id != 0 && id < size {
+                    table[id] = true;
                 }
             }
             table
@@ -312,7 +320,8 @@ fn rules(lang: Lang) -> Option<&'static FlowRules> {
         Lang::Go => &go::RULES,
         Lang::Java => &java::RULES,
         Lang::C | Lang::Cpp => &c_family::RULES,
-        Lang::CSharp | Lang::Ruby | Lang::Php | Lang::Kotlin => return None,
+        Lang::CSharp => &csharp::RULES,
+        Lang::Ruby | Lang::Php | Lang::Kotlin => return None,
     };
     Some(rules)
 }
@@ -351,6 +360,8 @@ struct Raw {
     column: usize,
 }
 
+/// The state of one analysis: the frames met and the occurrences found, in walk (source)
+/// order.
 struct Walk<'t> {
     table: &'static FlowTable,
     src: &'t str,

@@ -107,6 +107,7 @@ fn every_language_with_flow_rules_has_cases() {
         Lang::Java,
         Lang::C,
         Lang::Cpp,
+        Lang::CSharp,
     ] {
         assert!(cases.iter().any(|case| lang_of(&case.file) == lang), "no data flow case for {}", lang.name());
     }

@@ -51,14 +51,17 @@ fn classify(o: &Occurrence<'_, '_>) -> Role {
 }
 
 /// A name a declarator declares: a local, a parameter, a range-`for` or `catch` variable, a
-/// structured binding; a declared function's name is not a variable.
+/// structured binding; a declared function's name is not a variable, a function pointer's is.
 fn declared(o: &Occurrence<'_, '_>) -> Option<Role> {
+    let mut through_pointer = false;
     for up in 0..16 {
         let field = o.field(up);
         match o.kind(up + 1) {
-            "pointer_declarator" | "array_declarator" | "init_declarator" | "attributed_declarator"
-                if field == Some("declarator") => {}
-            "reference_declarator" | "parenthesized_declarator" | "structured_binding_declarator" => {}
+            "pointer_declarator" | "reference_declarator" => through_pointer = true,
+            "array_declarator" | "init_declarator" | "attributed_declarator" if field == Some("declarator") => {}
+            "parenthesized_declarator" | "structured_binding_declarator" => {}
+            // `int (*cb)(int)` declares the pointer `cb`; `int f(int)` the function `f`.
+            "function_declarator" if field == Some("declarator") && through_pointer => through_pointer = false,
             "function_declarator" => return (field == Some("declarator")).then_some(Role::NotVariable),
             "declaration" | "for_range_loop" | "condition_clause" => {
                 return (field == Some("declarator")).then_some(Role::Definition);
@@ -86,11 +89,18 @@ fn parameter(o: &Occurrence<'_, '_>, at: usize) -> Role {
             Role::Parameter
         }
         "function_declarator" => {
-            // The declarator chain from the function declarator up to a function definition.
+            // The function's own parameters: those of the declarator naming it (not of a
+            // function type it returns), under a function definition.
+            if o.node(at + 2).is_none_or(|declarator| innermost_function_declarator(declarator) != Some(declarator)) {
+                return Role::NotVariable;
+            }
             let mut up = at + 2;
-            while matches!(o.kind(up + 1), "pointer_declarator" | "reference_declarator" | "parenthesized_declarator")
-                && up < at + 8
-            {
+            while up < at + 16 {
+                match o.kind(up + 1) {
+                    "pointer_declarator" | "reference_declarator" | "parenthesized_declarator" => {}
+                    "function_declarator" if o.field(up) == Some("declarator") => {}
+                    _ => break,
+                }
                 up += 1;
             }
             if o.kind(up + 1) == "function_definition" && o.field(up) == Some("declarator") {
@@ -140,17 +150,35 @@ fn callee(src: &str, function: Node<'_>) -> Option<Call> {
     }
 }
 
-/// The function's declarator: the `function_declarator` under any pointer or reference
-/// declarators (`int *f(int a)`).
+/// The declarator whose parameters are the function's: the innermost function declarator on
+/// the way to the name, under pointer, reference and parenthesised declarators (`int *f(int
+/// a)`, `int (*f(int a))(int)`: `a`, not the returned pointer's `int`); a lambda's own.
 fn function_declarator(function: Node<'_>) -> Option<Node<'_>> {
-    let mut node = function.child_by_field_name("declarator")?;
-    for _ in 0..8 {
+    innermost_function_declarator(function.child_by_field_name("declarator")?)
+}
+
+fn innermost_function_declarator(declarator: Node<'_>) -> Option<Node<'_>> {
+    let mut node = declarator;
+    let mut innermost = None;
+    for _ in 0..16 {
         match node.kind() {
-            "function_declarator" | "abstract_function_declarator" | "lambda_declarator" => return Some(node),
-            _ => node = node.child_by_field_name("declarator").or_else(|| node.named_child(0))?,
+            "function_declarator" | "abstract_function_declarator" | "lambda_declarator" => {
+                innermost = Some(node);
+                match node.child_by_field_name("declarator") {
+                    Some(inner) => node = inner,
+                    None => break,
+                }
+            }
+            "pointer_declarator" | "reference_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
+                match node.child_by_field_name("declarator").or_else(|| node.named_child(0)) {
+                    Some(inner) => node = inner,
+                    None => break,
+                }
+            }
+            _ => break,
         }
     }
-    None
+    innermost
 }
 
 /// The name of a function definition (`bar` for `ns::Foo::bar`); lambdas have none.

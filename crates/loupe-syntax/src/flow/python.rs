@@ -1,8 +1,8 @@
 //! Python: parameters (`self` / `cls` of methods left out, `*args` and `**kwargs` kept),
 //! assignment targets (the first binding of a name is its definition), augmented
-//! assignments, `for`, `with … as`, `except … as`, the walrus, imports inside the scope;
-//! comprehensions and class bodies as scopes of their own; `global` / `nonlocal`; calls with
-//! positional arguments; `return x` and lambda bodies.
+//! assignments, `for`, `with … as`, `except … as`, the walrus, `match` capture patterns,
+//! imports inside the scope; comprehensions and class bodies as scopes of their own; `global`
+//! / `nonlocal`; calls with positional arguments; `return x` and lambda bodies.
 //!
 //! Must not count a keyword argument (`f(key=x)`) or a splat (`f(*x)`) as a positional
 //! argument: those are uses.
@@ -35,6 +35,9 @@ fn classify(o: &Occurrence<'_, '_>) -> Role {
         _ => {}
     }
     if let Some(role) = import(o) {
+        return role;
+    }
+    if let Some(role) = case_pattern(o) {
         return role;
     }
     if in_annotation(o) {
@@ -82,6 +85,30 @@ fn import(o: &Occurrence<'_, '_>) -> Option<Role> {
         _ => false,
     };
     Some(if binds { Role::Definition } else { Role::NotVariable })
+}
+
+/// Names in a `case` pattern: a capture (`case [x, *rest]`, `case {"k": x}`, `… as x`) binds;
+/// `Point` in `case Point(x=…)` and `Color` in `case Color.RED` are read; the keyword `x` and
+/// the attribute `RED` are not variables.
+fn case_pattern(o: &Occurrence<'_, '_>) -> Option<Role> {
+    match o.kind(1) {
+        "splat_pattern" | "double_star_pattern" => Some(Role::Definition),
+        "keyword_pattern" => Some(Role::NotVariable),
+        "as_pattern" if o.kind(2) == "case_pattern" => Some(Role::Definition),
+        "dotted_name" if matches!(o.kind(2), "case_pattern" | "class_pattern" | "keyword_pattern") => {
+            let dotted = o.node(1)?;
+            let is_first = dotted.named_child(0).map(|first| first.id()) == o.node(0).map(|node| node.id());
+            let role = if !is_first {
+                Role::NotVariable
+            } else if dotted.named_child_count() == 1 && o.kind(2) != "class_pattern" {
+                Role::Definition
+            } else {
+                Role::Use
+            };
+            Some(role)
+        }
+        _ => None,
+    }
 }
 
 /// Whether the name is part of a type annotation (`x: List[T]`, `-> T`).
