@@ -6,6 +6,7 @@
 //! at the MCP layer, which calls it through `spawn_blocking`. It owns argument validation,
 //! budgets and rendering; it reads the repository only through `loupe-vfs`.
 
+mod analyze;
 mod args;
 pub mod config;
 mod cursor;
@@ -31,7 +32,7 @@ pub use response::{Location, MetadataLevel, Response};
 pub use session::CallContext;
 
 /// The tools this build serves, in the order `tools/list` shows them.
-pub const TOOLS: &[&str] = &["read", "search", "edit", "manage"];
+pub const TOOLS: &[&str] = &["read", "search", "analyze", "edit", "manage"];
 
 /// loupe's engine for one workspace root.
 #[derive(Debug)]
@@ -48,6 +49,8 @@ pub struct Engine {
     /// Serialises edits, undo and redo of this root within the process (the journal's file
     /// lock does it across processes).
     pub(crate) edit_lock: std::sync::Mutex<()>,
+    /// The relationship graphs and parsed facts `analyze` works from.
+    pub(crate) relations: analyze::workspace::Relations,
 }
 
 impl Engine {
@@ -76,6 +79,7 @@ impl Engine {
             session,
             journal,
             edit_lock: std::sync::Mutex::new(()),
+            relations: analyze::workspace::Relations::default(),
         })
     }
 
@@ -197,6 +201,7 @@ impl Engine {
         match tool {
             "read" => read::run(self, arguments),
             "search" => search::run(self, arguments),
+            "analyze" => analyze::run(self, arguments),
             "edit" => edit::run(self, arguments),
             "manage" => manage::run(self, &CallContext::local(), arguments),
             other => Response::failure(

@@ -144,7 +144,7 @@ pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
             crate::diff_preview::run(engine, &diff_request)
         }
         Window::Symbol { path, include_context, body } => {
-            crate::symbols::resolve(engine, &request.target, path.as_deref(), &request.original).and_then(|resolved| {
+            crate::symbols::resolve(engine, "read", &request.target, path.as_deref(), &request.original).and_then(|resolved| {
                 let (start, end) = resolved.window(*include_context, *body);
                 let derived = ReadRequest {
                     target: resolved.path.to_string(),

@@ -18,11 +18,12 @@ use crate::suggest::closest;
 #[derive(Debug, Clone)]
 pub(crate) struct ResolvedSymbol {
     pub(crate) path: RepoPath,
-    name: String,
-    kind: SymbolKind,
-    container: Option<String>,
-    span: Span,
-    name_line: usize,
+    pub(crate) name: String,
+    pub(crate) kind: SymbolKind,
+    pub(crate) container: Option<String>,
+    pub(crate) signature: String,
+    pub(crate) span: Span,
+    pub(crate) name_line: usize,
 }
 
 impl ResolvedSymbol {
@@ -75,12 +76,27 @@ fn container_matches(own: Option<&str>, wanted: Option<&str>) -> bool {
     own == wanted || own.ends_with(&format!(".{wanted}"))
 }
 
-/// Finds the one definition `target` names, or explains why there is not exactly one.
+/// Finds the one definition `target` names, or explains why there is not exactly one. An
+/// ambiguity's `next_calls` repeat `tool` (`read` in mode `symbol`, or `analyze`) with
+/// `original`'s arguments, one per candidate.
 pub(crate) fn resolve(
     engine: &Engine,
+    tool: &str,
     target: &str,
     path: Option<&str>,
     original: &Map<String, Value>,
+) -> Result<ResolvedSymbol, ToolError> {
+    resolve_where(engine, tool, target, path, original, &|_| true)
+}
+
+/// `resolve`, among the definitions `keep` accepts (analyze `types` wants types only).
+pub(crate) fn resolve_where(
+    engine: &Engine,
+    tool: &str,
+    target: &str,
+    path: Option<&str>,
+    original: &Map<String, Value>,
+    keep: &dyn Fn(&Definition) -> bool,
 ) -> Result<ResolvedSymbol, ToolError> {
     let (container, name) = split_target(target);
     let files: Vec<RepoPath> = match path {
@@ -120,6 +136,7 @@ pub(crate) fn resolve(
         for definition in loupe_syntax::parse(lang, &decoded.text).definitions {
             if definition.name.eq_ignore_ascii_case(name)
                 && container_matches(definition.container.as_deref(), container)
+                && keep(&definition)
             {
                 found.push((file.clone(), definition));
             }
@@ -133,6 +150,20 @@ pub(crate) fn resolve(
     if found.len() > 1 && found.iter().any(|(_, definition)| definition.kind != SymbolKind::Impl) {
         found.retain(|(_, definition)| definition.kind != SymbolKind::Impl);
     }
+    // A class and its constructor share a name (Java, C++, C#): the class is what is meant.
+    if found.len() > 1 {
+        let types: Vec<(RepoPath, String)> = found
+            .iter()
+            .filter(|(_, definition)| definition.kind != SymbolKind::Constructor)
+            .map(|(path, definition)| (path.clone(), definition.name.clone()))
+            .collect();
+        found.retain(|(path, definition)| {
+            definition.kind != SymbolKind::Constructor
+                || !types.iter().any(|(type_path, name)| {
+                    type_path == path && definition.container.as_deref().map(loupe_graph::types::simple_name) == Some(name)
+                })
+        });
+    }
     match found.len() {
         0 => Err(not_found(engine, target, name, path)),
         1 => {
@@ -142,11 +173,12 @@ pub(crate) fn resolve(
                 name: definition.name,
                 kind: definition.kind,
                 container: definition.container,
+                signature: definition.signature,
                 span: definition.span,
                 name_line: definition.name_line,
             })
         }
-        _ => Err(ambiguous(target, &found, original)),
+        _ => Err(ambiguous(tool, target, &found, original)),
     }
 }
 
@@ -172,7 +204,7 @@ fn not_found(engine: &Engine, target: &str, name: &str, path: Option<&str>) -> T
     error
 }
 
-fn ambiguous(target: &str, found: &[(RepoPath, Definition)], original: &Map<String, Value>) -> ToolError {
+fn ambiguous(tool: &str, target: &str, found: &[(RepoPath, Definition)], original: &Map<String, Value>) -> ToolError {
     let mut listing = Vec::new();
     let mut error = ToolError::new(
         ErrorCode::AmbiguousSymbol,
@@ -181,14 +213,16 @@ fn ambiguous(target: &str, found: &[(RepoPath, Definition)], original: &Map<Stri
     );
     for (path, definition) in found.iter().take(20) {
         let mut arguments = original.clone();
-        arguments.insert("mode".into(), Value::from("symbol"));
+        if tool == "read" {
+            arguments.insert("mode".into(), Value::from("symbol"));
+        }
         arguments.insert("path".into(), Value::from(path.as_str()));
         arguments.remove("cursor");
         if let Some(container) = &definition.container {
             let separator = Lang::from_path(path.as_str()).map_or("::", Lang::separator);
             arguments.insert("target".into(), Value::from(format!("{container}{separator}{}", definition.name)));
         }
-        error = error.with_next_call(NextCall { tool: "read".into(), arguments });
+        error = error.with_next_call(NextCall { tool: tool.to_owned(), arguments });
         listing.push(json!({
             "path": path.as_str(),
             "line": definition.span.start_line,

@@ -4,3 +4,13 @@
 //!
 //! This crate does no IO: callers hand it paths, facts and the text of the few configuration
 //! files resolution needs (`Cargo.toml`, `tsconfig.json`, `package.json`, `go.mod`).
+
+pub mod calls;
+pub mod imports;
+pub mod resolve;
+pub mod types;
+
+pub use calls::{Confidence, SymbolRef, Workspace, reference_confidence, resolve_call};
+pub use imports::{ImportGraph, Step, Walk};
+pub use resolve::{Layout, Resolved};
+pub use types::{RelationAt, TypeGraph};

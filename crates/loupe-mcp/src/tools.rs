@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 /// The tools `tools/list` returns, in order.
 pub fn tools() -> Vec<Tool> {
-    vec![read_tool(), search_tool(), edit_tool(), manage_tool()]
+    vec![read_tool(), search_tool(), analyze_tool(), edit_tool(), manage_tool()]
 }
 
 fn object(value: Value) -> Arc<JsonObject> {
@@ -31,6 +31,12 @@ Errors carry a code, a hint and ready-to-run next_calls.";
 const SEARCH_DESCRIPTION: &str = "Find code before reading it. type auto infers: glob/path -> file, trailing / -> directory, \
 identifier -> symbol (then text), else text. text is literal; regex is explicit. Ranked (definitions first), paged \
 (showing X-Y of Z, cursor); each hit has a candidate_id and the top hits come with ready-to-run reads.";
+
+const ANALYZE_DESCRIPTION: &str = "Relationships of a file or symbol, as a tree (meta.nodes/edges). \
+dependencies: imports (downstream) and importers (upstream); impact: every file depending on it, nearest first; \
+calls: callers/callees; references: uses grouped by containing symbol; types: supertypes/subtypes; \
+data_flow: target function.variable (or variable + path): defs and uses in order, followed into callees. \
+Edges carry confidence exact|scoped|name_only. Ambiguous symbols list candidates as next_calls.";
 
 const EDIT_DESCRIPTION: &str = "Change files: all edits apply atomically or none (each failing edit is listed). \
 Each edit: path + operation: replace (old_string, new_string; one exact match unless replace_all/expected_count), \
@@ -111,6 +117,34 @@ fn manage_tool() -> Tool {
                 .read_only(false)
                 .destructive(true)
                 .idempotent(false)
+                .open_world(false),
+        )
+}
+
+fn analyze_tool() -> Tool {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "target": {"type": "string", "description": "file path or symbol (name, Type::method)"},
+            "mode": {"type": "string", "enum": ["dependencies", "impact", "calls", "references", "types", "data_flow"]},
+            "target_type": {"type": "string", "enum": ["auto", "file", "symbol"]},
+            "direction": {"type": "string", "enum": ["upstream", "downstream", "both"]},
+            "max_depth": {"type": "integer", "minimum": 1, "description": "default: calls 3, dependencies 1, impact 20, types 5, data_flow 3"},
+            "max_nodes": {"type": "integer", "minimum": 1, "maximum": 500},
+            "path": {"type": "string", "description": "file defining the target"},
+            "metadata": {"type": "string", "enum": ["minimal", "standard"]},
+            "session_id": {"type": "string"}
+        },
+        "required": ["target", "mode"]
+    });
+    Tool::new("analyze", ANALYZE_DESCRIPTION, object(input))
+        .with_title("Analyze relationships")
+        .with_raw_output_schema(object(envelope_schema()))
+        .with_annotations(
+            ToolAnnotations::with_title("Analyze relationships")
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
                 .open_world(false),
         )
 }

@@ -41,6 +41,9 @@ enum Command {
     Read(ReadArgs),
     /// Search the workspace (text, regex, symbol, file, directory; `auto` infers).
     Search(SearchArgs),
+    /// Relationships of a file or symbol: dependencies, impact, calls, references, types,
+    /// data_flow (e.g. `loupe analyze --mode calls --direction upstream parse_config`).
+    Analyze(AnalyzeArgs),
     /// Show the session and server state: status | metrics | guidance.
     Manage {
         /// status | metrics | guidance
@@ -131,6 +134,52 @@ impl UndoArgs {
         }
         if self.force {
             map.insert("force".into(), Value::Bool(true));
+        }
+        Value::Object(map)
+    }
+}
+
+#[derive(Debug, Args)]
+struct AnalyzeArgs {
+    /// A file path, a symbol (`parse_config`, `Config::load`), or for data_flow
+    /// `function.variable`.
+    target: String,
+    /// dependencies | impact | calls | references | types | data_flow
+    #[arg(long)]
+    mode: String,
+    /// upstream | downstream | both
+    #[arg(long)]
+    direction: Option<String>,
+    /// auto | file | symbol
+    #[arg(long)]
+    target_type: Option<String>,
+    #[arg(long)]
+    max_depth: Option<u64>,
+    #[arg(long)]
+    max_nodes: Option<u64>,
+    /// The file that defines the target, when its name is ambiguous.
+    #[arg(long)]
+    path: Option<String>,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    config: ConfigFlags,
+}
+
+impl AnalyzeArgs {
+    fn to_arguments(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("target".into(), Value::from(self.target.as_str()));
+        map.insert("mode".into(), Value::from(self.mode.as_str()));
+        for (key, value) in [("direction", &self.direction), ("target_type", &self.target_type), ("path", &self.path)] {
+            if let Some(value) = value {
+                map.insert(key.into(), Value::from(value.as_str()));
+            }
+        }
+        for (key, value) in [("max_depth", self.max_depth), ("max_nodes", self.max_nodes)] {
+            if let Some(value) = value {
+                map.insert(key.into(), Value::from(value));
+            }
         }
         Value::Object(map)
     }
@@ -413,6 +462,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let engine = open_engine(&args.config)?;
             engine.refresh_index(&|_, _| {});
             let code = print_response(&engine.call("search", args.to_arguments()), args.json);
+            exit_without_teardown(engine);
+            code
+        }
+        Command::Analyze(args) => {
+            let engine = open_engine(&args.config)?;
+            engine.refresh_index(&|_, _| {});
+            let code = print_response(&engine.call("analyze", args.to_arguments()), args.json);
             exit_without_teardown(engine);
             code
         }

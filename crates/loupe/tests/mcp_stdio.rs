@@ -65,7 +65,7 @@ async fn rmcp_client_reads_and_recovers_from_bad_calls() {
 
     let tools = client.list_tools(None).await.unwrap().tools;
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
-    assert_eq!(names, ["read", "search", "edit", "manage"]);
+    assert_eq!(names, ["read", "search", "analyze", "edit", "manage"]);
     let read = &tools[0];
     let annotations = read.annotations.as_ref().unwrap();
     assert_eq!(annotations.read_only_hint, Some(true));

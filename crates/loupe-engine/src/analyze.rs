@@ -1,0 +1,612 @@
+//! `analyze` (§8.1): dependencies, impact, calls, references, types and data flow.
+//!
+//! The import and type graphs come from the index (`workspace.rs`, rebuilt when the index
+//! changes); calls, references and data flow parse the few files a query touches, found
+//! through the text index, as they are on disk now. Resolution and its confidence are
+//! `loupe-graph`'s; this module walks, bounds the walk by `max_depth` and `max_nodes`, and
+//! renders the answer: nodes and edges, and a compact tree as the text face.
+
+mod flow;
+mod graph;
+pub(crate) mod workspace;
+
+use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError, tokens};
+use loupe_graph::{Confidence, Resolved, SymbolRef, Workspace, reference_confidence, resolve_call};
+use loupe_index::trigram::plan_literal;
+use loupe_index::{IndexState, Lang, SymbolKind};
+use loupe_syntax::{Definition, FileFacts, RelationKind};
+use serde_json::{Map, Value, json};
+
+use crate::Engine;
+use crate::args::Args;
+use crate::response::{MetadataLevel, Response, next_line};
+use graph::{Answer, Side};
+use workspace::View;
+
+const MODES: &[&str] = &["dependencies", "impact", "calls", "references", "types", "data_flow"];
+const ACCEPTED: &[&str] =
+    &["target", "target_type", "mode", "direction", "max_depth", "max_nodes", "path", "metadata", "session_id"];
+const MAX_NODES_DEFAULT: usize = 50;
+const MAX_NODES_CEILING: usize = 500;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Upstream,
+    Downstream,
+    Both,
+}
+
+impl Direction {
+    fn up(self) -> bool {
+        matches!(self, Direction::Upstream | Direction::Both)
+    }
+
+    fn down(self) -> bool {
+        matches!(self, Direction::Downstream | Direction::Both)
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Direction::Upstream => "upstream",
+            Direction::Downstream => "downstream",
+            Direction::Both => "both",
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Request {
+    target: String,
+    target_type: String,
+    mode: String,
+    direction: Direction,
+    max_depth: usize,
+    max_nodes: usize,
+    path: Option<String>,
+    original: Map<String, Value>,
+}
+
+pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
+    let original = match &arguments {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    let mut metadata = MetadataLevel::Standard;
+    let request = parse(arguments, original, &mut metadata);
+    let (mode, target) = match &request {
+        Ok(request) => (Some(request.mode.clone()), Some(request.target.clone())),
+        Err(_) => (None, None),
+    };
+    let mut response = match request.and_then(|request| answer(engine, &request)) {
+        Ok(response) => response,
+        Err(error) => Response::failure("analyze", mode, target, error),
+    };
+    response.metadata = metadata;
+    response
+}
+
+fn parse(arguments: Value, original: Map<String, Value>, metadata: &mut MetadataLevel) -> Result<Request, ToolError> {
+    let mut args = Args::new("analyze", arguments)?;
+    args.alias("targetType", "target_type")?;
+    args.alias("maxDepth", "max_depth")?;
+    args.alias("maxNodes", "max_nodes")?;
+    let mode = args.choice("mode", MODES)?.ok_or_else(|| {
+        ToolError::invalid_args("`mode` is required for `analyze`", format!("add `mode`: one of {}", MODES.join(", ")))
+    })?;
+    let target = args.required_string("target", "src/main.rs or parse_config")?;
+    if target.trim().is_empty() {
+        return Err(ToolError::invalid_args("`target` is empty", "pass a file path or a symbol name"));
+    }
+    let target_type = args.choice("target_type", &["auto", "file", "symbol"])?.unwrap_or_else(|| "auto".into());
+    let direction = match args.choice("direction", &["upstream", "downstream", "both"])?.as_deref() {
+        Some("upstream") => Direction::Upstream,
+        Some("downstream") => Direction::Downstream,
+        _ => Direction::Both,
+    };
+    let default_depth = match mode.as_str() {
+        "dependencies" => 1,
+        "impact" => 20,
+        "types" => 5,
+        _ => 3,
+    };
+    let max_depth = args.integer("max_depth")?.map_or(default_depth, |depth| depth as usize);
+    if max_depth == 0 {
+        return Err(ToolError::invalid_args("`max_depth` must be at least 1", format!("omit it (default {default_depth})")));
+    }
+    let max_nodes = args.integer("max_nodes")?.map_or(MAX_NODES_DEFAULT, |nodes| nodes as usize);
+    if max_nodes == 0 || max_nodes > MAX_NODES_CEILING {
+        return Err(ToolError::invalid_args(
+            format!("`max_nodes` must be between 1 and {MAX_NODES_CEILING}, got {max_nodes}"),
+            format!("omit it (default {MAX_NODES_DEFAULT})"),
+        ));
+    }
+    let path = args.string("path")?;
+    if let Some("minimal") = args.choice("metadata", &["minimal", "standard"])?.as_deref() {
+        *metadata = MetadataLevel::Minimal;
+    }
+    args.string("session_id")?;
+    args.finish(ACCEPTED)?;
+    Ok(Request { target: target.trim().to_owned(), target_type, mode, direction, max_depth, max_nodes, path, original })
+}
+
+/// What the target turned out to be.
+enum Target {
+    File(RepoPath),
+    Symbol(SymbolRef),
+}
+
+fn answer(engine: &Engine, request: &Request) -> Result<Response, ToolError> {
+    let index = engine.index_for_query().ok_or_else(|| {
+        ToolError::new(ErrorCode::IndexNotReady, "this server runs without an index", "restart loupe with an index dir")
+    })?;
+    let index_state = index.state();
+    let view = View::new(engine, index);
+    let target = resolve_target(&view, request)?;
+    let mut answer = Answer::new(request.max_nodes);
+    match (request.mode.as_str(), &target) {
+        ("dependencies", _) => dependencies(&view, request, &target, &mut answer),
+        ("impact", _) => impact(&view, request, &target, &mut answer),
+        ("calls", Target::Symbol(symbol)) => calls(&view, request, symbol, &mut answer),
+        ("references", Target::Symbol(symbol)) => references(&view, symbol, &mut answer),
+        ("types", Target::Symbol(symbol)) => types(&view, request, symbol, &mut answer),
+        ("data_flow", _) => flow::data_flow(&view, request, &mut answer)?,
+        (mode, Target::File(path)) => {
+            return Err(ToolError::invalid_args(
+                format!("mode `{mode}` takes a symbol, and `{}` is a file", path.as_str()),
+                "name a function, method or type; the file's outline lists them",
+            )
+            .with_next_call(NextCall::new("read", json!({"mode": "outline", "target": path.as_str()}))));
+        }
+        _ => unreachable!("modes are validated"),
+    }
+    Ok(render(request, &target, answer, index_state))
+}
+
+fn resolve_target(view: &View<'_>, request: &Request) -> Result<Target, ToolError> {
+    let engine = view.engine();
+    if request.mode == "data_flow" {
+        // data_flow names a variable inside a function: `flow` resolves it.
+        return Ok(Target::File(RepoPath::root()));
+    }
+    let as_file = match request.target_type.as_str() {
+        "symbol" => None,
+        wanted => match engine.root().resolve(&request.target) {
+            Ok(resolved) if resolved.real.as_ref().is_some_and(|real| real.is_file()) => Some(resolved.path),
+            Ok(_) | Err(_) if wanted == "file" => {
+                return Err(ToolError::new(
+                    ErrorCode::FileNotFound,
+                    format!("no file `{}` under the root", request.target),
+                    "pass a path relative to the root, or target_type `symbol`",
+                )
+                .with_next_call(NextCall::new("search", json!({"query": request.target, "type": "file"}))));
+            }
+            _ => None,
+        },
+    };
+    if let Some(path) = as_file {
+        return Ok(Target::File(path));
+    }
+    let want_type = request.mode == "types";
+    let keep = |definition: &Definition| !want_type || is_type_kind(definition.kind);
+    let resolved = crate::symbols::resolve_where(
+        engine,
+        "analyze",
+        &request.target,
+        request.path.as_deref(),
+        &request.original,
+        &keep,
+    )?;
+    let lang = Lang::from_path(resolved.path.as_str()).unwrap_or(Lang::Rust);
+    Ok(Target::Symbol(SymbolRef {
+        path: resolved.path,
+        lang,
+        name: resolved.name,
+        kind: resolved.kind,
+        container: resolved.container,
+        signature: resolved.signature,
+        span: resolved.span,
+        line: resolved.name_line,
+    }))
+}
+
+fn is_type_kind(kind: SymbolKind) -> bool {
+    matches!(
+        kind,
+        SymbolKind::Class
+            | SymbolKind::Struct
+            | SymbolKind::Interface
+            | SymbolKind::Trait
+            | SymbolKind::Enum
+            | SymbolKind::Union
+            | SymbolKind::TypeAlias
+    )
+}
+
+fn target_file(target: &Target) -> &RepoPath {
+    match target {
+        Target::File(path) => path,
+        Target::Symbol(symbol) => &symbol.path,
+    }
+}
+
+fn dependencies(view: &View<'_>, request: &Request, target: &Target, answer: &mut Answer) {
+    let start = Resolved::File(target_file(target).clone());
+    let root = answer.root_file(target_file(target));
+    let sides: &[(bool, Side)] = match request.direction {
+        Direction::Upstream => &[(true, Side::Upstream)],
+        Direction::Downstream => &[(false, Side::Downstream)],
+        Direction::Both => &[(false, Side::Downstream), (true, Side::Upstream)],
+    };
+    for &(upstream, side) in sides {
+        let walk = view.graphs.imports.walk(&start, upstream, request.max_depth, answer.room());
+        answer.truncated |= walk.truncated;
+        add_walk(answer, root, side, walk);
+    }
+}
+
+fn impact(view: &View<'_>, request: &Request, target: &Target, answer: &mut Answer) {
+    let start = Resolved::File(target_file(target).clone());
+    let root = answer.root_file(target_file(target));
+    let walk = view.graphs.imports.walk(&start, true, request.max_depth, answer.room());
+    answer.truncated |= walk.truncated;
+    add_walk(answer, root, Side::Upstream, walk);
+}
+
+fn add_walk(answer: &mut Answer, root: usize, side: Side, walk: loupe_graph::Walk) {
+    for step in walk.steps {
+        let parent_id = match side {
+            Side::Upstream => resolved_id(&step.to),
+            Side::Downstream => resolved_id(&step.from),
+        };
+        let parent = answer.index_of(&parent_id).unwrap_or(root);
+        let Some(node) = answer.add_resolved(&step.node, parent, side, step.depth) else { break };
+        answer.add_edge(resolved_id(&step.from), resolved_id(&step.to), "imports", None, Some(step.line), node);
+    }
+}
+
+fn resolved_id(resolved: &Resolved) -> String {
+    match resolved {
+        Resolved::File(path) => path.as_str().to_owned(),
+        Resolved::External(name) => format!("external:{name}"),
+    }
+}
+
+/// The innermost function-like definition around `line`, else any definition around it.
+fn enclosing<'f>(facts: &'f FileFacts, line: usize) -> Option<&'f Definition> {
+    let around = |definition: &&Definition| definition.span.start_line <= line && line <= definition.span.end_line;
+    let callable = |definition: &&Definition| {
+        matches!(definition.kind, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor)
+    };
+    let innermost = |found: Option<&'f Definition>, definition: &'f Definition| match found {
+        Some(best) if best.depth >= definition.depth => Some(best),
+        _ => Some(definition),
+    };
+    facts.definitions.iter().filter(around).filter(callable).fold(None, innermost).or_else(|| {
+        facts
+            .definitions
+            .iter()
+            .filter(around)
+            .filter(|definition| !matches!(definition.kind, SymbolKind::Impl))
+            .fold(None, innermost)
+    })
+}
+
+fn same_symbol(left: &SymbolRef, right: &SymbolRef) -> bool {
+    left.path == right.path && left.name == right.name && left.line == right.line
+}
+
+fn calls(view: &View<'_>, request: &Request, target: &SymbolRef, answer: &mut Answer) {
+    let root = answer.root_symbol(target);
+    if request.direction.down() {
+        let mut frontier = vec![(target.clone(), root)];
+        for depth in 1..=request.max_depth {
+            let mut next = Vec::new();
+            for (symbol, node) in &frontier {
+                let Some(facts) = view.facts(&symbol.path) else { continue };
+                for site in &facts.calls {
+                    let inside = enclosing(&facts, site.line)
+                        .is_some_and(|definition| definition.name_line == symbol.line && definition.name == symbol.name);
+                    if !inside {
+                        continue;
+                    }
+                    for (callee, confidence) in resolve_call(view, &symbol.path, symbol.lang, site) {
+                        let existed = answer.index_of(&callee.id()).is_some();
+                        let Some(callee_node) = answer.add_symbol(&callee, *node, Side::Downstream, depth) else {
+                            break;
+                        };
+                        answer.add_edge(symbol.id(), callee.id(), "calls", Some(confidence), Some(site.line), callee_node);
+                        if !existed {
+                            next.push((callee, callee_node));
+                        }
+                    }
+                }
+            }
+            if next.is_empty() || answer.full() {
+                break;
+            }
+            frontier = next;
+        }
+    }
+    if request.direction.up() {
+        let mut frontier = vec![(target.clone(), root)];
+        for depth in 1..=request.max_depth {
+            let mut next = Vec::new();
+            for (symbol, node) in &frontier {
+                for (caller, confidence, line) in callers_of(view, symbol) {
+                    let existed = answer.index_of(&caller.id()).is_some();
+                    let Some(caller_node) = answer.add_symbol(&caller, *node, Side::Upstream, depth) else { break };
+                    answer.add_edge(caller.id(), symbol.id(), "calls", Some(confidence), Some(line), caller_node);
+                    if !existed && caller.kind != SymbolKind::Module {
+                        next.push((caller, caller_node));
+                    }
+                }
+            }
+            if next.is_empty() || answer.full() {
+                break;
+            }
+            frontier = next;
+        }
+    }
+}
+
+/// Files that may mention `symbol`'s name (or an alias of it), per the text index.
+fn mentioning(view: &View<'_>, symbol: &SymbolRef) -> Vec<RepoPath> {
+    view.index().text_candidates(&plan_literal(&symbol.name))
+}
+
+/// Names under which `path` may call `name`: itself and its import aliases.
+fn aliases(view: &View<'_>, path: &RepoPath, name: &str) -> Vec<String> {
+    let mut names = vec![name.to_owned()];
+    for (import, _) in view.imports(path) {
+        if let Some(alias) = &import.alias
+            && import.names.iter().any(|imported| loupe_graph::types::simple_name(imported) == name)
+        {
+            names.push(alias.clone());
+        }
+    }
+    names
+}
+
+/// Every call of `symbol` in the workspace: (caller, confidence, line of the call).
+fn callers_of(view: &View<'_>, symbol: &SymbolRef) -> Vec<(SymbolRef, Confidence, usize)> {
+    let mut found = Vec::new();
+    for path in mentioning(view, symbol) {
+        let Some(lang) = Lang::from_path(path.as_str()) else { continue };
+        let names = aliases(view, &path, &symbol.name);
+        let Some(facts) = view.facts(&path) else { continue };
+        for site in &facts.calls {
+            if !names.iter().any(|name| name == site.callee.trim_end_matches('!')) {
+                continue;
+            }
+            let resolved = resolve_call(view, &path, lang, site);
+            let Some((_, confidence)) = resolved.iter().find(|(callee, _)| same_symbol(callee, symbol)) else {
+                continue;
+            };
+            let caller = match enclosing(&facts, site.line) {
+                Some(definition) => SymbolRef::from_definition(&path, lang, definition),
+                None => module_symbol(&path, lang),
+            };
+            found.push((caller, *confidence, site.line));
+        }
+    }
+    found
+}
+
+/// Code at the top level of a file, as a caller or a referrer.
+fn module_symbol(path: &RepoPath, lang: Lang) -> SymbolRef {
+    SymbolRef {
+        path: path.clone(),
+        lang,
+        name: "<module>".to_owned(),
+        kind: SymbolKind::Module,
+        container: None,
+        signature: String::new(),
+        span: loupe_syntax::Span { start_line: 1, end_line: 1 },
+        line: 1,
+    }
+}
+
+fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
+    let root = answer.root_symbol(target);
+    for path in mentioning(view, target) {
+        let Some(lang) = Lang::from_path(path.as_str()) else { continue };
+        let Some(facts) = view.facts(&path) else { continue };
+        let Some(file_confidence) = reference_confidence(view, &path, lang, target, &facts.definitions) else {
+            continue;
+        };
+        let names = aliases(view, &path, &target.name);
+        if matches!(lang, Lang::C | Lang::Cpp) && path != target.path && is_header(&path) {
+            // A header's prototype of a function defined in a source file is a use of it.
+            for definition in facts.definitions.iter().filter(|definition| definition.name == target.name) {
+                let user = module_symbol(&path, lang);
+                let Some(node) = answer.add_symbol(&user, root, Side::Upstream, 1) else { return };
+                answer.add_edge(user.id(), target.id(), "references", Some(Confidence::Scoped), Some(definition.name_line), node);
+            }
+        }
+        let mut last_line = 0;
+        for reference in &facts.references {
+            if !names.contains(&reference.name) || (path == target.path && reference.line == target.line) {
+                continue;
+            }
+            if reference.line == last_line {
+                continue;
+            }
+            // A use that is a call is judged by the call's own resolution.
+            let site = facts.calls.iter().find(|site| site.line == reference.line && site.column == reference.column);
+            let confidence = match site {
+                Some(site) => {
+                    let resolved = resolve_call(view, &path, lang, site);
+                    match resolved.iter().find(|(callee, _)| same_symbol(callee, target)) {
+                        Some((_, confidence)) => *confidence,
+                        None if resolved.iter().any(|(_, confidence)| *confidence != Confidence::NameOnly) => continue,
+                        None => file_confidence,
+                    }
+                }
+                None => file_confidence,
+            };
+            last_line = reference.line;
+            let user = match enclosing(&facts, reference.line) {
+                Some(definition) => SymbolRef::from_definition(&path, lang, definition),
+                None => module_symbol(&path, lang),
+            };
+            let Some(node) = answer.add_symbol(&user, root, Side::Upstream, 1) else { return };
+            answer.add_edge(user.id(), target.id(), "references", Some(confidence), Some(reference.line), node);
+        }
+    }
+}
+
+fn is_header(path: &RepoPath) -> bool {
+    let name = path.file_name();
+    [".h", ".hh", ".hpp", ".hxx"].iter().any(|extension| name.ends_with(extension))
+}
+
+fn relation_name(kind: RelationKind) -> &'static str {
+    match kind {
+        RelationKind::Extends => "extends",
+        RelationKind::Implements => "implements",
+        RelationKind::Impl => "impl",
+        RelationKind::Embeds => "embeds",
+    }
+}
+
+/// The type definition `name` means, seen from `path`: the one in that file, else the one the
+/// file imports, else the only one.
+fn type_named(view: &View<'_>, name: &str, from: &RepoPath) -> Option<(SymbolRef, Confidence)> {
+    let candidates: Vec<SymbolRef> =
+        view.named(name).into_iter().filter(|candidate| is_type_kind(candidate.kind)).collect();
+    if let Some(local) = candidates.iter().find(|candidate| &candidate.path == from) {
+        return Some((local.clone(), Confidence::Exact));
+    }
+    let imported: Vec<RepoPath> = view.imports(from).into_iter().flat_map(|(_, files)| files).collect();
+    let mut visible: Vec<&SymbolRef> = candidates.iter().filter(|candidate| imported.contains(&candidate.path)).collect();
+    if visible.is_empty() {
+        let package = view.package(from);
+        visible = candidates.iter().filter(|candidate| package.contains(&candidate.path)).collect();
+    }
+    match (visible.as_slice(), candidates.as_slice()) {
+        ([one], _) => Some(((*one).clone(), Confidence::Exact)),
+        ([], [one]) => Some((one.clone(), Confidence::Scoped)),
+        ([], many) if !many.is_empty() => Some((many[0].clone(), Confidence::NameOnly)),
+        _ => None,
+    }
+}
+
+fn types(view: &View<'_>, request: &Request, target: &SymbolRef, answer: &mut Answer) {
+    let root = answer.root_symbol(target);
+    for (side, wanted) in [(Side::Upstream, request.direction.up()), (Side::Downstream, request.direction.down())] {
+        if !wanted {
+            continue;
+        }
+        let mut frontier = vec![(target.clone(), root)];
+        for depth in 1..=request.max_depth {
+            let mut next = Vec::new();
+            for (symbol, node) in &frontier {
+                let relations = match side {
+                    Side::Upstream => view.graphs.types.supertypes_of(&symbol.name),
+                    Side::Downstream => view.graphs.types.subtypes_of(&symbol.name),
+                };
+                for relation in relations {
+                    let (other_name, from_file) = match side {
+                        Side::Upstream => (&relation.supertype, &relation.path),
+                        Side::Downstream => (&relation.subtype, &relation.path),
+                    };
+                    // The relation must be about this symbol: stated in its file, or naming a
+                    // type that resolves to it from where it is stated.
+                    let own = match side {
+                        Side::Upstream => type_named(view, &symbol.name, &relation.path),
+                        Side::Downstream => type_named(view, &relation.supertype, &relation.path),
+                    };
+                    if !own.as_ref().is_some_and(|(resolved, _)| same_symbol(resolved, symbol)) {
+                        continue;
+                    }
+                    let (other, confidence) = match type_named(view, other_name, from_file) {
+                        Some(found) => found,
+                        None => {
+                            let id = format!("type:{other_name}");
+                            let Some(other_node) = answer.add_external(&id, other_name, *node, side, depth) else {
+                                break;
+                            };
+                            let (source, target_id) = match side {
+                                Side::Upstream => (symbol.id(), id),
+                                Side::Downstream => (id, symbol.id()),
+                            };
+                            let relation_name = relation_name(relation.kind);
+                            answer.add_edge(source, target_id, relation_name, None, Some(relation.line), other_node);
+                            continue;
+                        }
+                    };
+                    let existed = answer.index_of(&other.id()).is_some();
+                    let Some(other_node) = answer.add_symbol(&other, *node, side, depth) else { break };
+                    let (source, target_id) = match side {
+                        Side::Upstream => (symbol.id(), other.id()),
+                        Side::Downstream => (other.id(), symbol.id()),
+                    };
+                    answer.add_edge(
+                        source,
+                        target_id,
+                        relation_name(relation.kind),
+                        Some(confidence),
+                        Some(relation.line),
+                        other_node,
+                    );
+                    if !existed {
+                        next.push((other, other_node));
+                    }
+                }
+            }
+            if next.is_empty() || answer.full() {
+                break;
+            }
+            frontier = next;
+        }
+    }
+}
+
+fn render(request: &Request, target: &Target, answer: Answer, index_state: IndexState) -> Response {
+    let resolved_target = match target {
+        Target::File(path) if request.mode == "data_flow" => answer.resolved_target(path),
+        Target::File(path) => json!({"type": "file", "path": path.as_str(), "name": path.file_name(), "line": null}),
+        Target::Symbol(symbol) => json!({
+            "type": "symbol", "path": symbol.path.as_str(), "name": symbol.qualified(),
+            "kind": symbol.kind, "line": symbol.line,
+        }),
+    };
+    let mut face = answer.face(&request.mode, request.direction.as_str(), request.max_depth);
+    let mut next_calls: Vec<NextCall> = answer.read_calls(3);
+    if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
+        let mut arguments = request.original.clone();
+        arguments.insert("max_nodes".into(), Value::from((request.max_nodes * 4).min(MAX_NODES_CEILING)));
+        let more = NextCall { tool: "analyze".into(), arguments };
+        face.push_str(&next_line(&more));
+        next_calls.insert(0, more);
+    } else if let Some(first) = next_calls.first() {
+        face.push_str(&next_line(first));
+    }
+    if index_state == IndexState::Building {
+        face.push_str("note: the index is still building; the graph covers the files indexed so far\n");
+    }
+    let mut meta = Map::new();
+    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
+    meta.insert("reason_codes".into(), json!([]));
+    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
+    meta.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
+    meta.insert("truncated".into(), Value::Bool(answer.truncated));
+    meta.insert("resolved_target".into(), resolved_target);
+    let (nodes, edges) = answer.into_json();
+    meta.insert("nodes".into(), nodes);
+    meta.insert("edges".into(), edges);
+    meta.insert("direction".into(), Value::from(request.direction.as_str()));
+    meta.insert("max_depth".into(), Value::from(request.max_depth));
+    Response {
+        ok: true,
+        tool: "analyze",
+        mode: Some(request.mode.clone()),
+        target: Some(request.target.clone()),
+        meta,
+        text: None,
+        location: None,
+        error: None,
+        face,
+        metadata: MetadataLevel::Standard,
+    }
+}

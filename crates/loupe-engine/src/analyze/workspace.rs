@@ -1,0 +1,203 @@
+//! What `analyze` knows about the workspace: the import and type graphs (rebuilt when the
+//! index's generation moves), and freshly parsed facts of the files a query touches (cached
+//! by content hash), behind the `loupe_graph::Workspace` view resolution asks through.
+
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
+
+use loupe_core::{ContentHash, RepoPath, text};
+use loupe_graph::{ImportGraph, Layout, Resolved, SymbolRef, TypeGraph};
+use loupe_index::{FileLinks, Index, Lang};
+use loupe_syntax::{Extract, FileFacts, Import};
+use rustc_hash::FxHashMap;
+
+use crate::Engine;
+
+/// The graphs of one index generation.
+#[derive(Debug)]
+pub(crate) struct Graphs {
+    generation: u64,
+    pub(crate) layout: Layout,
+    pub(crate) imports: ImportGraph,
+    pub(crate) types: TypeGraph,
+    /// Files by directory, with their language (the package of Go and Java files).
+    dirs: FxHashMap<RepoPath, Vec<(RepoPath, Option<Lang>)>>,
+}
+
+/// Files parsed with every fact, by path, checked against the content hash on each use.
+const FACTS_CACHE_FILES: usize = 4096;
+
+/// The engine's relationship state.
+#[derive(Debug, Default)]
+pub(crate) struct Relations {
+    graphs: Mutex<Option<Arc<Graphs>>>,
+    facts: Mutex<FxHashMap<RepoPath, (ContentHash, Arc<FileFacts>)>>,
+}
+
+impl Relations {
+    /// The graphs for the index as it is now, built when the index changed since the last.
+    pub(crate) fn graphs(&self, engine: &Engine, index: &Index) -> Arc<Graphs> {
+        let generation = index.generation();
+        let mut slot = self.graphs.lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Some(graphs) = slot.as_ref().filter(|graphs| graphs.generation == generation) {
+            return graphs.clone();
+        }
+        let graphs = Arc::new(build(engine, index, generation));
+        *slot = Some(graphs.clone());
+        graphs
+    }
+
+    /// The file's facts (all of them: calls and references too) as it is on disk now.
+    pub(crate) fn facts(&self, engine: &Engine, path: &RepoPath) -> Option<Arc<FileFacts>> {
+        let lang = Lang::from_path(path.as_str())?;
+        let bytes = engine.root().read_indexed(path, engine.config().max_file_bytes).ok()?;
+        let hash = ContentHash::of(&bytes);
+        {
+            let cache = self.facts.lock().unwrap_or_else(|poison| poison.into_inner());
+            if let Some((cached, facts)) = cache.get(path)
+                && *cached == hash
+            {
+                return Some(facts.clone());
+            }
+        }
+        let decoded = text::decode(&bytes).ok()?;
+        let facts = Arc::new(loupe_syntax::parse_with(lang, &decoded.text, Extract::All));
+        let mut cache = self.facts.lock().unwrap_or_else(|poison| poison.into_inner());
+        if cache.len() >= FACTS_CACHE_FILES {
+            cache.clear();
+        }
+        cache.insert(path.clone(), (hash, facts.clone()));
+        Some(facts)
+    }
+}
+
+fn build(engine: &Engine, index: &Index, generation: u64) -> Graphs {
+    let started = std::time::Instant::now();
+    let files = index.files();
+    let paths: Vec<RepoPath> = files.iter().map(|record| record.path.clone()).collect();
+    let read = |path: &RepoPath| -> Option<String> {
+        let bytes = engine.root().read_indexed(path, engine.config().max_file_bytes).ok()?;
+        text::decode(&bytes).ok().map(|decoded| decoded.text)
+    };
+    let layout = Layout::new(&paths, &read);
+    let mut linked: Vec<(RepoPath, Lang, FileLinks)> = Vec::new();
+    index.for_each_links(&mut |record, links| {
+        if let Some(lang) = record.lang {
+            linked.push((record.path.clone(), lang, links.clone()));
+        }
+    });
+    let imports = ImportGraph::build(&layout, linked.iter().map(|(path, lang, links)| (path, *lang, &*links.imports)));
+    let types = TypeGraph::build(linked.iter().map(|(path, _, links)| (path, &*links.type_relations)));
+    let mut dirs: FxHashMap<RepoPath, Vec<(RepoPath, Option<Lang>)>> = FxHashMap::default();
+    for record in files {
+        dirs.entry(record.path.parent()).or_default().push((record.path, record.lang));
+    }
+    let millis = started.elapsed().as_millis();
+    tracing::debug!(millis, nodes = imports.node_count(), relations = types.len(), "relationship graphs built");
+    Graphs { generation, layout, imports, types, dirs }
+}
+
+/// One query's view of the workspace, memoising what resolution asks repeatedly.
+pub(crate) struct View<'a> {
+    engine: &'a Engine,
+    index: &'a Index,
+    pub(crate) graphs: Arc<Graphs>,
+    named: RefCell<FxHashMap<String, Vec<SymbolRef>>>,
+    imports: RefCell<FxHashMap<RepoPath, Vec<(Import, Vec<RepoPath>)>>>,
+}
+
+impl<'a> View<'a> {
+    pub(crate) fn new(engine: &'a Engine, index: &'a Index) -> View<'a> {
+        let graphs = engine.relations.graphs(engine, index);
+        View { engine, index, graphs, named: RefCell::default(), imports: RefCell::default() }
+    }
+
+    pub(crate) fn engine(&self) -> &'a Engine {
+        self.engine
+    }
+
+    pub(crate) fn index(&self) -> &'a Index {
+        self.index
+    }
+
+    pub(crate) fn facts(&self, path: &RepoPath) -> Option<Arc<FileFacts>> {
+        self.engine.relations.facts(self.engine, path)
+    }
+}
+
+impl loupe_graph::Workspace for View<'_> {
+    fn named(&self, name: &str) -> Vec<SymbolRef> {
+        if let Some(found) = self.named.borrow().get(name) {
+            return found.clone();
+        }
+        let found: Vec<SymbolRef> = self
+            .index
+            .symbols_named(name)
+            .into_iter()
+            .filter(|hit| hit.symbol.name == name)
+            .filter_map(|hit| {
+                let lang = Lang::from_path(hit.path.as_str())?;
+                Some(SymbolRef {
+                    path: hit.path,
+                    lang,
+                    name: hit.symbol.name,
+                    kind: hit.symbol.kind,
+                    container: hit.symbol.container,
+                    signature: hit.symbol.signature,
+                    span: hit.symbol.span,
+                    line: hit.symbol.name_line,
+                })
+            })
+            .collect();
+        self.named.borrow_mut().insert(name.to_owned(), found.clone());
+        found
+    }
+
+    fn imports(&self, path: &RepoPath) -> Vec<(Import, Vec<RepoPath>)> {
+        if let Some(found) = self.imports.borrow().get(path) {
+            return found.clone();
+        }
+        let lang = Lang::from_path(path.as_str());
+        let links = self.index.links_of(path).unwrap_or_default();
+        let resolved: Vec<(Import, Vec<RepoPath>)> = match lang {
+            Some(lang) => links
+                .imports
+                .iter()
+                .map(|import| {
+                    let files = self
+                        .graphs
+                        .layout
+                        .resolve(path, lang, import)
+                        .into_iter()
+                        .filter_map(|target| match target {
+                            Resolved::File(file) => Some(file),
+                            Resolved::External(_) => None,
+                        })
+                        .collect();
+                    (import.clone(), files)
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        self.imports.borrow_mut().insert(path.clone(), resolved.clone());
+        resolved
+    }
+
+    fn package(&self, path: &RepoPath) -> Vec<RepoPath> {
+        let lang = Lang::from_path(path.as_str());
+        if !matches!(lang, Some(Lang::Go | Lang::Java | Lang::Kotlin)) {
+            return Vec::new();
+        }
+        self.graphs
+            .dirs
+            .get(&path.parent())
+            .map(|files| {
+                files.iter().filter(|(file, other)| *other == lang && file != path).map(|(file, _)| file.clone()).collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn types(&self) -> &TypeGraph {
+        &self.graphs.types
+    }
+}

@@ -1,0 +1,609 @@
+//! Resolving a call site (or a use of a name) to the definitions it may mean, with how sure
+//! the resolution is: through the file's own definitions, its imports (explicit names,
+//! aliases, modules, globs, re-exports one hop away), its package, the receiver (`self`,
+//! `this`, a type or module qualifier) and the type hierarchy.
+//!
+//! Resolution is syntactic: a receiver whose type is not written at the call (`client.get()`)
+//! is matched by name among the methods the file can see, and marked accordingly.
+
+use loupe_core::RepoPath;
+use loupe_syntax::{CallSite, Definition, Import, Lang, Span, SymbolKind};
+use serde::Serialize;
+
+use crate::types::{TypeGraph, simple_name};
+
+/// How sure an edge is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    /// Resolved through the file itself, an import that names it, a module qualifier, or the
+    /// enclosing type (`self.m()`).
+    Exact,
+    /// Resolved through a scope that could hold more than one candidate but holds one: a glob
+    /// or module import, the package, an inherited method, the only method of that name in
+    /// the files the caller can see.
+    Scoped,
+    /// Matched by name alone.
+    NameOnly,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Exact => "exact",
+            Confidence::Scoped => "scoped",
+            Confidence::NameOnly => "name_only",
+        }
+    }
+}
+
+/// A definition somewhere in the workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SymbolRef {
+    pub path: RepoPath,
+    pub lang: Lang,
+    pub name: String,
+    pub kind: SymbolKind,
+    pub container: Option<String>,
+    pub signature: String,
+    pub span: Span,
+    /// The line of the name.
+    pub line: usize,
+}
+
+impl SymbolRef {
+    pub fn from_definition(path: &RepoPath, lang: Lang, definition: &Definition) -> SymbolRef {
+        SymbolRef {
+            path: path.clone(),
+            lang,
+            name: definition.name.clone(),
+            kind: definition.kind,
+            container: definition.container.clone(),
+            signature: definition.signature.clone(),
+            span: definition.span,
+            line: definition.name_line,
+        }
+    }
+
+    /// The container chain and the name, joined by the language's separator: `Config::load`.
+    pub fn qualified(&self) -> String {
+        match &self.container {
+            Some(container) => format!("{container}{}{}", self.lang.separator(), self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// `path#qualified`: the node id analyze answers with.
+    pub fn id(&self) -> String {
+        format!("{}#{}", self.path.as_str(), self.qualified())
+    }
+
+    fn is_callable(&self) -> bool {
+        matches!(
+            self.kind,
+            SymbolKind::Function
+                | SymbolKind::Method
+                | SymbolKind::Constructor
+                | SymbolKind::Class
+                | SymbolKind::Struct
+                | SymbolKind::Macro
+        )
+    }
+
+    fn is_type(&self) -> bool {
+        matches!(
+            self.kind,
+            SymbolKind::Class
+                | SymbolKind::Struct
+                | SymbolKind::Interface
+                | SymbolKind::Trait
+                | SymbolKind::Enum
+                | SymbolKind::Union
+                | SymbolKind::TypeAlias
+        )
+    }
+
+    /// The last segment of the container (`Config` for `outer::Config`).
+    fn owner(&self) -> Option<&str> {
+        self.container.as_deref().map(simple_name)
+    }
+}
+
+/// Languages whose files can call each other.
+fn family(lang: Lang) -> u8 {
+    match lang {
+        Lang::Rust => 0,
+        Lang::Python => 1,
+        Lang::TypeScript | Lang::Tsx | Lang::JavaScript => 2,
+        Lang::Go => 3,
+        Lang::Java | Lang::Kotlin => 4,
+        Lang::C | Lang::Cpp => 5,
+        Lang::CSharp => 6,
+        Lang::Ruby => 7,
+        Lang::Php => 8,
+    }
+}
+
+/// What resolution asks of the workspace.
+pub trait Workspace {
+    /// Definitions whose name is exactly `name`.
+    fn named(&self, name: &str) -> Vec<SymbolRef>;
+    /// The imports of a file, each with the workspace files it resolved to.
+    fn imports(&self, path: &RepoPath) -> Vec<(Import, Vec<RepoPath>)>;
+    /// The other files of the file's package, visible without an import (Go, Java).
+    fn package(&self, path: &RepoPath) -> Vec<RepoPath>;
+    fn types(&self) -> &TypeGraph;
+}
+
+/// The files `path` can see a name through, and how.
+struct Visibility {
+    /// Imports that name it explicitly (`from x import f`, `use a::f`, `import {f}`), after
+    /// following one re-export.
+    named: Vec<RepoPath>,
+    /// Module, glob and include imports, and the package.
+    scoped: Vec<RepoPath>,
+}
+
+fn visibility(workspace: &dyn Workspace, path: &RepoPath, lang: Lang, name: &str) -> Visibility {
+    let mut visible = Visibility { named: Vec::new(), scoped: workspace.package(path) };
+    for (import, files) in workspace.imports(path) {
+        if names_it(&import, name) {
+            visible.named.extend(files.iter().cloned());
+            // A re-export: the file imported from may itself import the name from elsewhere.
+            for file in &files {
+                for (inner, inner_files) in workspace.imports(file) {
+                    if names_it(&inner, name) || is_glob(&inner) {
+                        visible.named.extend(inner_files);
+                    }
+                }
+            }
+        } else if is_glob(&import) || import.names.is_empty() || matches!(lang, Lang::C | Lang::Cpp) {
+            visible.scoped.extend(files);
+        } else {
+            // `use crate::config::{self, Config}` or `import pkg.mod`: the module is usable as a
+            // qualifier, and a Java/TS class import brings its file's names.
+            visible.scoped.extend(files);
+        }
+    }
+    visible.named.sort();
+    visible.named.dedup();
+    visible.scoped.sort();
+    visible.scoped.dedup();
+    visible
+}
+
+fn names_it(import: &Import, name: &str) -> bool {
+    import.names.iter().any(|imported| simple_name(imported) == name) || import.alias.as_deref() == Some(name)
+}
+
+fn is_glob(import: &Import) -> bool {
+    import.names.iter().any(|name| name == "*")
+}
+
+/// The name a call uses may be an alias: `use a::load as load_a` → `load`.
+fn unalias(workspace: &dyn Workspace, path: &RepoPath, callee: &str) -> String {
+    for (import, _) in workspace.imports(path) {
+        if import.alias.as_deref() == Some(callee)
+            && let Some(original) = import.names.first().filter(|name| name.as_str() != "*")
+        {
+            return simple_name(original).to_owned();
+        }
+    }
+    callee.to_owned()
+}
+
+const SELF_WORDS: &[&str] = &["self", "this", "Self", "cls", "self.__class__"];
+
+/// The definitions `site` (in `path`, of `lang`) may call, each with a confidence, best
+/// first. Empty when the callee is not defined in the workspace.
+pub fn resolve_call(
+    workspace: &dyn Workspace,
+    path: &RepoPath,
+    lang: Lang,
+    site: &CallSite,
+) -> Vec<(SymbolRef, Confidence)> {
+    let callee = site.callee.trim_end_matches('!');
+    if callee == "super" && site.qualifier.is_none() && site.receiver.is_none() {
+        // `super(...)` in a constructor (TypeScript, Java): the parent's constructor.
+        return parent_constructor(workspace, lang, site);
+    }
+    let name = unalias(workspace, path, callee);
+    let candidates: Vec<SymbolRef> = workspace
+        .named(&name)
+        .into_iter()
+        .filter(|candidate| candidate.is_callable() && family(candidate.lang) == family(lang))
+        .collect();
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    let head = site.qualifier.as_deref().or(site.receiver.as_deref());
+    let resolved = match head {
+        None => plain_call(workspace, path, lang, site, &name, candidates),
+        Some(head) if head == "super()" || head == "super" => {
+            let own = enclosing_types(site.container.as_deref());
+            inherited(workspace, &own, &candidates, Confidence::Exact)
+        }
+        Some(head) if SELF_WORDS.contains(&head) => {
+            let own = enclosing_types(site.container.as_deref());
+            let direct: Vec<SymbolRef> = candidates
+                .iter()
+                .filter(|candidate| candidate.owner().is_some_and(|owner| own.iter().any(|own| own == owner)))
+                .cloned()
+                .collect();
+            if let Some(best) = prefer_file(&direct, path) {
+                return vec![(best, Confidence::Exact)];
+            }
+            inherited(workspace, &own, &candidates, Confidence::Scoped)
+        }
+        Some(head) => qualified_call(workspace, path, lang, site, head, &name, candidates),
+    };
+    resolved
+        .into_iter()
+        .map(|(symbol, confidence)| (constructor_of(workspace, symbol), confidence))
+        .map(|(symbol, confidence)| (definition_of(workspace, symbol), confidence))
+        .collect()
+}
+
+/// A class called (`Item(…)`, `new Cart()`) runs its constructor when it declares one
+/// (`__init__`, `constructor`; Java's and C++'s share the class's name and are found as such).
+fn constructor_of(workspace: &dyn Workspace, symbol: SymbolRef) -> SymbolRef {
+    if !matches!(symbol.kind, SymbolKind::Class | SymbolKind::Struct) {
+        return symbol;
+    }
+    let name = match symbol.lang {
+        Lang::Python => "__init__",
+        Lang::TypeScript | Lang::Tsx | Lang::JavaScript => "constructor",
+        _ => return symbol,
+    };
+    workspace
+        .named(name)
+        .into_iter()
+        .find(|candidate| candidate.path == symbol.path && candidate.owner() == Some(symbol.name.as_str()))
+        .unwrap_or(symbol)
+}
+
+/// A C/C++ prototype in a header stands for the function's definition: the one in a source
+/// file (not `static` elsewhere) when there is exactly one.
+fn definition_of(workspace: &dyn Workspace, symbol: SymbolRef) -> SymbolRef {
+    if !matches!(symbol.lang, Lang::C | Lang::Cpp) || !is_header(&symbol.path) {
+        return symbol;
+    }
+    let bodies: Vec<SymbolRef> = workspace
+        .named(&symbol.name)
+        .into_iter()
+        .filter(|candidate| {
+            family(candidate.lang) == family(symbol.lang)
+                && !is_header(&candidate.path)
+                && candidate.container == symbol.container
+                && !candidate.signature.starts_with("static ")
+        })
+        .collect();
+    match <[SymbolRef; 1]>::try_from(bodies) {
+        Ok([body]) => body,
+        Err(_) => symbol,
+    }
+}
+
+fn is_header(path: &RepoPath) -> bool {
+    let name = path.file_name();
+    [".h", ".hh", ".hpp", ".hxx"].iter().any(|extension| name.ends_with(extension))
+}
+
+/// The constructor of the enclosing class's parent (`super(...)`).
+fn parent_constructor(workspace: &dyn Workspace, lang: Lang, site: &CallSite) -> Vec<(SymbolRef, Confidence)> {
+    let own = enclosing_types(site.container.as_deref());
+    for name in &own {
+        for relation in workspace.types().supertypes_of(name) {
+            if !matches!(relation.kind, loupe_syntax::RelationKind::Extends) {
+                continue;
+            }
+            let parent = relation.supertype.as_str();
+            let constructor_name = match lang {
+                Lang::TypeScript | Lang::Tsx | Lang::JavaScript => "constructor",
+                Lang::Python => "__init__",
+                _ => parent,
+            };
+            let found: Vec<SymbolRef> = workspace
+                .named(constructor_name)
+                .into_iter()
+                .filter(|candidate| {
+                    family(candidate.lang) == family(lang)
+                        && candidate.owner() == Some(parent)
+                        && (candidate.kind == SymbolKind::Constructor || constructor_name != parent)
+                })
+                .collect();
+            if let [one] = found.as_slice() {
+                return vec![(one.clone(), Confidence::Exact)];
+            }
+            if !found.is_empty() {
+                return name_only(found);
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// The candidate in `path` if there is one, else the only candidate.
+fn prefer_file(candidates: &[SymbolRef], path: &RepoPath) -> Option<SymbolRef> {
+    let local: Vec<&SymbolRef> = candidates.iter().filter(|candidate| &candidate.path == path).collect();
+    match (local.as_slice(), candidates) {
+        ([one], _) => Some((*one).clone()),
+        ([], [one]) => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// The simple names of the types around a call: for a container `Parser.parse` (a method)
+/// that is `Parser`; every segment but the last, innermost first.
+fn enclosing_types(container: Option<&str>) -> Vec<String> {
+    let Some(container) = container else { return Vec::new() };
+    let segments: Vec<&str> = container.split("::").flat_map(|part| part.split('.')).collect();
+    let mut types: Vec<String> = segments.iter().rev().map(|segment| (*segment).to_owned()).collect();
+    // The last segment is usually the method itself, but a call directly in a class body
+    // (or a Go method, whose container is its receiver type) has the type last.
+    types.dedup();
+    types
+}
+
+/// Methods of the supertypes (transitively, 5 levels) of `own`.
+fn inherited(
+    workspace: &dyn Workspace,
+    own: &[String],
+    candidates: &[SymbolRef],
+    confidence: Confidence,
+) -> Vec<(SymbolRef, Confidence)> {
+    let mut frontier: Vec<String> = own.to_vec();
+    let mut seen: Vec<String> = own.to_vec();
+    for _ in 0..5 {
+        let mut next = Vec::new();
+        for name in &frontier {
+            for relation in workspace.types().supertypes_of(name) {
+                if !seen.contains(&relation.supertype) {
+                    seen.push(relation.supertype.clone());
+                    next.push(relation.supertype.clone());
+                }
+            }
+        }
+        let found: Vec<SymbolRef> = candidates
+            .iter()
+            .filter(|candidate| candidate.owner().is_some_and(|owner| next.iter().any(|name| name == owner)))
+            .cloned()
+            .collect();
+        if !found.is_empty() {
+            let confidence = if found.len() == 1 { confidence } else { Confidence::NameOnly };
+            return found.into_iter().map(|candidate| (candidate, confidence)).collect();
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    Vec::new()
+}
+
+fn plain_call(
+    workspace: &dyn Workspace,
+    path: &RepoPath,
+    lang: Lang,
+    site: &CallSite,
+    name: &str,
+    candidates: Vec<SymbolRef>,
+) -> Vec<(SymbolRef, Confidence)> {
+    // In the file: a free function, or a method of the enclosing type (`helper()` in Java).
+    let own = enclosing_types(site.container.as_deref());
+    let local: Vec<&SymbolRef> = candidates
+        .iter()
+        .filter(|candidate| &candidate.path == path)
+        .filter(|candidate| match candidate.owner() {
+            None => true,
+            Some(owner) => own.iter().any(|own| own == owner) || candidate.kind == SymbolKind::Constructor,
+        })
+        .collect();
+    if let Some(best) = best_of(&local) {
+        return vec![(best, Confidence::Exact)];
+    }
+    let visible = visibility(workspace, path, lang, name);
+    let named: Vec<&SymbolRef> = candidates.iter().filter(|candidate| visible.named.contains(&candidate.path)).collect();
+    if let Some(best) = best_of(&named) {
+        return vec![(best, Confidence::Exact)];
+    }
+    let scoped: Vec<&SymbolRef> = candidates
+        .iter()
+        .filter(|candidate| visible.scoped.contains(&candidate.path))
+        .filter(|candidate| candidate.container.is_none() || candidate.kind == SymbolKind::Constructor)
+        .filter(|candidate| !is_declaration_only(candidate))
+        .collect();
+    if let [one] = scoped.as_slice() {
+        return vec![((*one).clone(), Confidence::Scoped)];
+    }
+    if matches!(lang, Lang::C | Lang::Cpp) {
+        // A prototype in an included header names a function defined in some `.c` file: the
+        // one definition that is not `static` elsewhere.
+        let external: Vec<&SymbolRef> = candidates
+            .iter()
+            .filter(|candidate| &candidate.path != path && !candidate.signature.starts_with("static "))
+            .filter(|candidate| !is_declaration_only(candidate))
+            .collect();
+        if let [one] = external.as_slice() {
+            return vec![((*one).clone(), Confidence::Scoped)];
+        }
+    }
+    let free: Vec<SymbolRef> = candidates
+        .into_iter()
+        .filter(|candidate| candidate.container.is_none() || candidate.kind == SymbolKind::Constructor)
+        .filter(|candidate| !is_declaration_only(candidate))
+        .filter(|candidate| !(matches!(lang, Lang::C | Lang::Cpp) && candidate.signature.starts_with("static ")))
+        .collect();
+    name_only(free)
+}
+
+/// A C prototype or a declaration without a body: one line ending in `;`.
+fn is_declaration_only(candidate: &SymbolRef) -> bool {
+    matches!(candidate.lang, Lang::C | Lang::Cpp)
+        && candidate.span.start_line == candidate.span.end_line
+        && candidate.signature.trim_end().ends_with(';')
+}
+
+/// A constructor, or the class itself, or the single candidate.
+fn best_of(candidates: &[&SymbolRef]) -> Option<SymbolRef> {
+    match candidates {
+        [] => None,
+        [one] => Some((*one).clone()),
+        many => {
+            // A class and its constructor: the constructor is what runs.
+            let constructors: Vec<&&SymbolRef> =
+                many.iter().filter(|candidate| candidate.kind == SymbolKind::Constructor).collect();
+            if let [one] = constructors.as_slice() {
+                return Some((**one).clone());
+            }
+            let bodies: Vec<&&SymbolRef> = many.iter().filter(|candidate| !is_declaration_only(candidate)).collect();
+            if let [one] = bodies.as_slice() { Some((**one).clone()) } else { None }
+        }
+    }
+}
+
+/// At most 3 name-only guesses; more than that is noise.
+fn name_only(candidates: Vec<SymbolRef>) -> Vec<(SymbolRef, Confidence)> {
+    if candidates.len() > 3 {
+        return Vec::new();
+    }
+    candidates.into_iter().map(|candidate| (candidate, Confidence::NameOnly)).collect()
+}
+
+fn qualified_call(
+    workspace: &dyn Workspace,
+    path: &RepoPath,
+    lang: Lang,
+    site: &CallSite,
+    head: &str,
+    name: &str,
+    candidates: Vec<SymbolRef>,
+) -> Vec<(SymbolRef, Confidence)> {
+    let segments: Vec<&str> = head.split("::").flat_map(|part| part.split('.')).filter(|s| !s.is_empty()).collect();
+    let first = segments.first().copied().unwrap_or(head);
+    let last = segments.last().copied().unwrap_or(head);
+    // A module qualifier: an import whose alias or last module segment is the head's first
+    // segment (`m.f` after `import pkg.mod as m`, `store.New` after importing `…/store`,
+    // `config::load` after `use crate::config`).
+    let mut module_files: Vec<RepoPath> = Vec::new();
+    for (import, files) in workspace.imports(path) {
+        let module_last = import.module.rsplit(['/', '.', ':']).find(|part| !part.is_empty()).unwrap_or("");
+        let binds = import.alias.as_deref() == Some(first)
+            || module_last == first
+            || import.names.iter().any(|imported| simple_name(imported) == first);
+        if binds {
+            module_files.extend(files);
+        }
+    }
+    let is_type_head = last.starts_with(|c: char| c.is_ascii_uppercase());
+    if !module_files.is_empty() {
+        let in_module: Vec<&SymbolRef> = candidates
+            .iter()
+            .filter(|candidate| module_files.contains(&candidate.path))
+            .filter(|candidate| {
+                candidate.container.is_none()
+                    || candidate.owner() == Some(last)
+                    || candidate.kind == SymbolKind::Constructor
+            })
+            .collect();
+        if let Some(best) = best_of(&in_module) {
+            return vec![(best, Confidence::Exact)];
+        }
+    }
+    if is_type_head {
+        // `Config::load`, `Parser.parse`, `Util.helper`: a member of a type of that name.
+        let members: Vec<SymbolRef> =
+            candidates.iter().filter(|candidate| candidate.owner() == Some(last)).cloned().collect();
+        let visible = visibility(workspace, path, lang, last);
+        let seen: Vec<&SymbolRef> = members
+            .iter()
+            .filter(|candidate| {
+                &candidate.path == path
+                    || visible.named.contains(&candidate.path)
+                    || visible.scoped.contains(&candidate.path)
+            })
+            .collect();
+        if let Some(best) = best_of(&seen) {
+            return vec![(best, Confidence::Exact)];
+        }
+        if let [one] = members.as_slice() {
+            return vec![(one.clone(), Confidence::Scoped)];
+        }
+        if !members.is_empty() {
+            return name_only(members);
+        }
+        // A type head whose member is inherited: `Child.helper()` defined on `Base`.
+        let inherited = inherited(workspace, &[last.to_owned()], &candidates, Confidence::Scoped);
+        if !inherited.is_empty() {
+            return inherited;
+        }
+        // `String.format(…)`: a type the workspace does not define.
+        let defined = workspace.named(last).iter().any(|symbol| symbol.is_type() && family(symbol.lang) == family(lang));
+        if !defined {
+            return Vec::new();
+        }
+    }
+    // A receiver whose type the syntax does not say: methods of that name the file can see,
+    // but not the calling method itself (`self.items.get()` inside `get` is another object's).
+    let caller = site.container.as_deref();
+    let methods: Vec<SymbolRef> = candidates
+        .into_iter()
+        .filter(|candidate| candidate.container.is_some())
+        .filter(|candidate| !(&candidate.path == path && Some(candidate.qualified().as_str()) == caller))
+        .collect();
+    let visible = visibility(workspace, path, lang, name);
+    let seen: Vec<&SymbolRef> = methods
+        .iter()
+        .filter(|candidate| {
+            &candidate.path == path || visible.named.contains(&candidate.path) || visible.scoped.contains(&candidate.path)
+        })
+        .collect();
+    if let [one] = seen.as_slice() {
+        return vec![((*one).clone(), Confidence::Scoped)];
+    }
+    name_only(methods)
+}
+
+/// How sure it is that a use of `target`'s name in `path` means `target`, from what `path`
+/// can see; `None` when the file has its own definition of that name (the use means that).
+pub fn reference_confidence(
+    workspace: &dyn Workspace,
+    path: &RepoPath,
+    lang: Lang,
+    target: &SymbolRef,
+    own_definitions: &[Definition],
+) -> Option<Confidence> {
+    if family(lang) != family(target.lang) {
+        return None;
+    }
+    if &target.path == path {
+        return Some(Confidence::Exact);
+    }
+    let shadowed = own_definitions.iter().any(|definition| {
+        definition.name == target.name
+            && definition.container.as_deref().map(simple_name) == target.owner()
+            && !matches!(definition.kind, SymbolKind::Impl)
+    });
+    if shadowed {
+        return None;
+    }
+    let visible = visibility(workspace, path, lang, &target.name);
+    if visible.named.contains(&target.path) {
+        return Some(Confidence::Exact);
+    }
+    if let Some(owner) = target.owner() {
+        let owner_visible = visibility(workspace, path, lang, owner);
+        if owner_visible.named.contains(&target.path) {
+            return Some(Confidence::Scoped);
+        }
+    }
+    if visible.scoped.contains(&target.path) {
+        return Some(Confidence::Scoped);
+    }
+    Some(Confidence::NameOnly)
+}
+
+/// Whether `definition` is a type (for `types` targets).
+pub fn is_type(symbol: &SymbolRef) -> bool {
+    symbol.is_type()
+}
