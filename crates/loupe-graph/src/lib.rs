@@ -4,3 +4,7 @@
 //!
 //! This crate does no IO: callers hand it paths, facts and the text of the few configuration
 //! files resolution needs (`Cargo.toml`, `tsconfig.json`, `package.json`, `go.mod`).
+
+mod resolve;
+
+pub use resolve::{Layout, Resolved};
