@@ -117,7 +117,7 @@ impl Found {
         self.external.push(name.into());
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.files.is_empty() && self.external.is_empty()
     }
 

@@ -1,6 +1,8 @@
 //! C and C++ `#include`: the includer's directory (quoted includes only), then the
-//! workspace's `include` directories nearest the includer first, then the workspace root,
-//! then a unique path-suffix match (quoted includes only). At most one file per include.
+//! workspace's `include` directories (and the `uapi` directory inside each, as Linux's build
+//! adds them) nearest the includer first, then the workspace root, then a unique path-suffix
+//! match (quoted includes only). At most one file per include; ties between equally near
+//! include directories go to the first in path order.
 //!
 //! Must not guess a file for `<...>` beyond the include directories: `<stdio.h>` stays
 //! external even when some vendored copy exists deep in the tree.
@@ -11,14 +13,23 @@ use rustc_hash::FxHashMap;
 use super::Found;
 use super::files::{FileId, Files, join_normalized, nearness, parent};
 
-/// The files under every directory named `include`, keyed by their path below it.
+/// The files under every directory named `include` (or `include/uapi`), keyed by their path
+/// below it.
 pub(crate) struct CLayout {
-    under_include: FxHashMap<Box<str>, Vec<FileId>>,
+    under_include: FxHashMap<Box<str>, Vec<IncludeCandidate>>,
+}
+
+/// A file some include directory offers for a path.
+#[derive(Clone, Copy)]
+struct IncludeCandidate {
+    id: FileId,
+    /// Offered by `…/include/uapi`, which ranks after its `…/include`.
+    uapi: bool,
 }
 
 impl CLayout {
     pub(crate) fn new(files: &Files) -> CLayout {
-        let mut under_include: FxHashMap<Box<str>, Vec<FileId>> = FxHashMap::default();
+        let mut under_include: FxHashMap<Box<str>, Vec<IncludeCandidate>> = FxHashMap::default();
         for (id, path) in files.all() {
             let mut start = 0;
             while let Some(offset) = path[start..].find("include/") {
@@ -26,7 +37,11 @@ impl CLayout {
                 let is_component = at == 0 || path.as_bytes()[at - 1] == b'/';
                 let rest = &path[at + "include/".len()..];
                 if is_component && !rest.is_empty() {
-                    under_include.entry(rest.into()).or_default().push(id);
+                    under_include.entry(rest.into()).or_default().push(IncludeCandidate { id, uapi: false });
+                    if let Some(below_uapi) = rest.strip_prefix("uapi/") {
+                        let candidate = IncludeCandidate { id, uapi: true };
+                        under_include.entry(below_uapi.into()).or_default().push(candidate);
+                    }
                 }
                 start = at + "include/".len();
             }
@@ -57,14 +72,17 @@ impl CLayout {
         let normalized = join_normalized("", written)?;
         if let Some(candidates) = self.under_include.get(normalized.as_str()) {
             // The include directory is the candidate's path minus `/<written>`; its parent is
-            // where it hangs in the tree (`arch/x86` for `arch/x86/include`).
-            let best = candidates.iter().copied().min_by_key(|&id| {
-                let path = files.path(id).as_str();
-                let include_dir = &path[..path.len() - normalized.len() - 1];
-                (nearness(from_dir, parent(include_dir)), path)
+            // where it hangs in the tree (`arch/x86` for `arch/x86/include[/uapi]`).
+            let best = candidates.iter().min_by_key(|candidate| {
+                let path = files.path(candidate.id).as_str();
+                let mut include_dir = &path[..path.len() - normalized.len() - 1];
+                if candidate.uapi {
+                    include_dir = parent(include_dir);
+                }
+                (nearness(from_dir, parent(include_dir)), candidate.uapi, path)
             });
-            if best.is_some() {
-                return best;
+            if let Some(best) = best {
+                return Some(best.id);
             }
         }
         if is_system {
@@ -112,6 +130,11 @@ mod tests {
         "drivers/net/foo/regs/foo_regs.h",
         "lib/a/dup.h",
         "lib/b/dup.h",
+        "include/uapi/linux/ioctl.h",
+        "include/uapi/linux/fs.h",
+        "arch/x86/include/uapi/asm/byteorder.h",
+        "arch/arm/include/uapi/asm/byteorder.h",
+        "arch/arm/include/asm/byteorder.h",
     ];
 
     #[test]
@@ -132,6 +155,29 @@ mod tests {
         check(&layout, "fs/ext4/inode.c", Lang::C, &include("stdio.h", true), &["ext:stdio.h"]);
         // An angle include never looks next to the includer.
         check(&layout, "fs/ext4/inode.c", Lang::C, &include("ext4.h", true), &["ext:ext4.h"]);
+    }
+
+    #[test]
+    fn uapi_directories_rank_after_their_include_directory() {
+        let layout = layout(LINUX, &[]);
+        check(&layout, "fs/ext4/inode.c", Lang::C, &include("linux/ioctl.h", true), &["include/uapi/linux/ioctl.h"]);
+        check(&layout, "fs/ext4/inode.c", Lang::C, &include("linux/fs.h", true), &["include/linux/fs.h"]);
+        check(
+            &layout,
+            "arch/x86/kernel/setup.c",
+            Lang::C,
+            &include("asm/byteorder.h", true),
+            &["arch/x86/include/uapi/asm/byteorder.h"],
+        );
+        check(
+            &layout,
+            "arch/arm/kernel/setup.c",
+            Lang::C,
+            &include("asm/byteorder.h", true),
+            &["arch/arm/include/asm/byteorder.h"],
+        );
+        // Equally near include directories: the first in path order.
+        check(&layout, "drivers/net/foo/foo.c", Lang::C, &include("asm/io.h", true), &["arch/arm/include/asm/io.h"]);
     }
 
     #[test]

@@ -162,6 +162,13 @@ mod tests {
     }
 
     #[test]
+    fn a_copied_go_mod_does_not_shadow_the_real_module() {
+        let configs = &[("go.mod", "module example.com/m\n"), ("a/testdata/go.mod", "module example.com/m\n")];
+        let layout = layout(&["pkg/p.go", "a/testdata/pkg/p.go"], configs);
+        check(&layout, "main.go", Lang::Go, &go("example.com/m/pkg"), &["pkg/p.go"]);
+    }
+
+    #[test]
     fn go_mod_module_line() {
         assert_eq!(module_path("module example.com/x // comment\n"), Some("example.com/x"));
         assert_eq!(module_path("go 1.21\nmodule\texample.com/y\n"), Some("example.com/y"));

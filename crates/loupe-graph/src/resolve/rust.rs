@@ -5,8 +5,11 @@
 //! `src/bin/*/main.rs`, `tests|examples|benches/*.rs` and `*/main.rs` below them, `build.rs`
 //! and every `path` of a `[[bin]]`, `[[test]]`, `[[example]]` or `[[bench]]` table. A file's
 //! module path is its path below the nearest directory holding its crate's roots
-//! (`src/a/b.rs` and `src/a/b/mod.rs` are both `crate::a::b`); a `.rs` file outside any
-//! package is treated as a crate root of its own (rustc compiles such files standalone).
+//! (`src/a/b.rs` and `src/a/b/mod.rs` are both `crate::a::b`). A `lib.rs` outside any package
+//! is a crate named after its directory (`rust/kernel/lib.rs` is `kernel`, `x/src/lib.rs` is
+//! `x`: Linux builds its Rust without Cargo), which only files outside packages may name; any
+//! other `.rs` file outside a package is a crate root of its own (rustc compiles such files
+//! standalone).
 //!
 //! Must not follow `#[path]` attributes or `cfg`s, which need the source: a module declared
 //! that way resolves only when the directory convention happens to agree.
@@ -24,6 +27,8 @@ pub(crate) struct RustLayout {
     crate_by_dir: FxHashMap<Box<str>, usize>,
     /// The library name (`[lib] name`, else the package name with `-` → `_`) → crates.
     by_name: FxHashMap<Box<str>, Vec<usize>>,
+    /// The name of a `lib.rs` outside any package → crates (for importers outside packages).
+    unpackaged_by_name: FxHashMap<Box<str>, Vec<usize>>,
     roots: FxHashSet<FileId>,
     /// Directory → the crate roots in it: the library first, then `main.rs`, then by path.
     root_dirs: FxHashMap<Box<str>, Vec<FileId>>,
@@ -32,6 +37,8 @@ pub(crate) struct RustLayout {
 struct Crate {
     dir: Box<str>,
     lib: Option<FileId>,
+    /// Described by a `Cargo.toml` (else a `lib.rs` outside any package).
+    has_manifest: bool,
 }
 
 /// Where a file sits in its crate's module tree.
@@ -78,9 +85,35 @@ impl RustLayout {
                 }
             }
             crate_by_dir.insert(dir.into(), crates.len());
-            crates.push(Crate { dir: dir.into(), lib });
+            crates.push(Crate { dir: dir.into(), lib, has_manifest: true });
         }
-        let mut layout = RustLayout { crates, crate_by_dir, by_name, roots, root_dirs: FxHashMap::default() };
+        let mut unpackaged_by_name: FxHashMap<Box<str>, Vec<usize>> = FxHashMap::default();
+        let packaged = |path: &str, crate_by_dir: &FxHashMap<Box<str>, usize>| {
+            ancestors(parent(path)).any(|dir| crate_by_dir.get(dir).is_some_and(|&index| crates[index].has_manifest))
+        };
+        let mut unpackaged = Vec::new();
+        for &lib in files.named("lib.rs") {
+            let path = files.path(lib).as_str();
+            if packaged(path, &crate_by_dir) {
+                continue;
+            }
+            let lib_dir = parent(path);
+            let dir = if file_name(lib_dir) == "src" { parent(lib_dir) } else { lib_dir };
+            if crate_by_dir.contains_key(dir) {
+                continue;
+            }
+            roots.insert(lib);
+            libs.insert(lib);
+            let index = crates.len() + unpackaged.len();
+            if !dir.is_empty() {
+                unpackaged_by_name.entry(file_name(dir).replace('-', "_").into()).or_default().push(index);
+            }
+            crate_by_dir.insert(dir.into(), index);
+            unpackaged.push(Crate { dir: dir.into(), lib: Some(lib), has_manifest: false });
+        }
+        crates.extend(unpackaged);
+        let mut layout =
+            RustLayout { crates, crate_by_dir, by_name, unpackaged_by_name, roots, root_dirs: FxHashMap::default() };
         layout.discover_roots(files);
         let mut root_dirs: FxHashMap<Box<str>, Vec<FileId>> = FxHashMap::default();
         for &root in &layout.roots {
@@ -94,7 +127,8 @@ impl RustLayout {
     }
 
     /// Adds the roots Cargo finds by convention: `src/main.rs`, `src/bin/*.rs`,
-    /// `src/bin/*/main.rs`, `tests|examples|benches/*.rs` and their `*/main.rs`.
+    /// `src/bin/*/main.rs`, `tests|examples|benches/*.rs` and their `*/main.rs` (and a `main.rs`
+    /// beside a `lib.rs` that has no manifest).
     fn discover_roots(&mut self, files: &Files) {
         for (id, path) in files.all() {
             if !path.ends_with(".rs") {
@@ -103,14 +137,17 @@ impl RustLayout {
             let Some(crate_dir) = self.crate_dir_of(path) else { continue };
             let below = if crate_dir.is_empty() { path } else { &path[crate_dir.len() + 1..] };
             let parts: Vec<&str> = below.split('/').collect();
-            let is_root = matches!(
-                parts.as_slice(),
-                ["src", "main.rs"]
-                    | ["src", "bin", _]
-                    | ["src", "bin", _, "main.rs"]
-                    | ["tests" | "examples" | "benches", _]
-                    | ["tests" | "examples" | "benches", _, "main.rs"]
-            );
+            let has_manifest = self.crates[self.crate_by_dir[crate_dir]].has_manifest;
+            // Next to a `lib.rs` without a manifest, `main.rs` is a binary compiled on its own.
+            let is_root = (!has_manifest && below == "main.rs")
+                || matches!(
+                    parts.as_slice(),
+                    ["src", "main.rs"]
+                        | ["src", "bin", _]
+                        | ["src", "bin", _, "main.rs"]
+                        | ["tests" | "examples" | "benches", _]
+                        | ["tests" | "examples" | "benches", _, "main.rs"]
+                );
             if is_root {
                 self.roots.insert(id);
             }
@@ -251,7 +288,14 @@ impl RustLayout {
     fn extern_crate(&self, files: &Files, from: &str, path: &[&str], found: &mut Found) {
         let Some((&name, rest)) = path.split_first() else { return };
         let from_dir = parent(from);
-        let library = self.by_name.get(name).and_then(|candidates| {
+        let in_package = self
+            .crate_dir_of(from)
+            .is_some_and(|dir| self.crate_by_dir.get(dir).is_some_and(|&index| self.crates[index].has_manifest));
+        let candidates = match self.by_name.get(name) {
+            None if !in_package => self.unpackaged_by_name.get(name),
+            named => named,
+        };
+        let library = candidates.and_then(|candidates| {
             let best = candidates.iter().min_by_key(|&&index| {
                 let dir = &*self.crates[index].dir;
                 (nearness(from_dir, dir), dir)
@@ -398,6 +442,16 @@ mod tests {
         "crates/odd/tools/gen.rs",
         "ui/standalone.rs",
         "ui/aux_mod.rs",
+        "ui/helpers.rs",
+        "ui/helpers/child.rs",
+        "rust/kernel/lib.rs",
+        "rust/kernel/sync/mod.rs",
+        "rust/kernel/sync/arc.rs",
+        "rust/macros/lib.rs",
+        "drivers/net/phy/ax88796b_rust.rs",
+        "fixtures/serde/src/lib.rs",
+        "fixtures/serde/src/main.rs",
+        "fixtures/serde/src/de.rs",
     ];
     const CONFIGS: &[(&str, &str)] = &[
         ("Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\n"),
@@ -600,6 +654,34 @@ mod tests {
         check(&layout, "ui/standalone.rs", Lang::Rust, &mod_("aux_mod"), &["ui/aux_mod.rs"]);
         check(&layout, "ui/standalone.rs", Lang::Rust, &use_("crate", &["X"]), &["ui/standalone.rs"]);
         check(&layout, "ui/standalone.rs", Lang::Rust, &use_("aux_mod", &["X"]), &["ui/aux_mod.rs"]);
+        // A standalone file may really be a submodule whose crate the workspace does not hold.
+        check(&layout, "ui/helpers.rs", Lang::Rust, &mod_("child"), &["ui/helpers/child.rs"]);
+        // But inside a crate the directory rules are strict.
+        check(&layout, "crates/core/src/config.rs", Lang::Rust, &mod_("path"), &["ext:path"]);
+    }
+
+    #[test]
+    fn lib_rs_outside_packages_is_a_crate_for_files_outside_packages() {
+        let layout = layout(FILES, CONFIGS);
+        let driver = "drivers/net/phy/ax88796b_rust.rs";
+        check(&layout, driver, Lang::Rust, &use_("kernel::sync::arc", &["Arc"]), &["rust/kernel/sync/arc.rs"]);
+        check(&layout, driver, Lang::Rust, &use_("kernel::prelude", &["*"]), &["rust/kernel/lib.rs"]);
+        check(&layout, driver, Lang::Rust, &use_("core::mem", &[]), &["ext:core"]);
+        check(
+            &layout,
+            "rust/kernel/sync/arc.rs",
+            Lang::Rust,
+            &use_("crate::sync", &["Lock"]),
+            &["rust/kernel/sync/mod.rs"],
+        );
+        check(&layout, "rust/kernel/lib.rs", Lang::Rust, &mod_("sync"), &["rust/kernel/sync/mod.rs"]);
+        check(&layout, "rust/kernel/lib.rs", Lang::Rust, &use_("macros", &["module"]), &["rust/macros/lib.rs"]);
+        check(&layout, driver, Lang::Rust, &use_("serde", &["Serialize"]), &["fixtures/serde/src/lib.rs"]);
+        check(&layout, "fixtures/serde/src/main.rs", Lang::Rust, &mod_("de"), &["fixtures/serde/src/de.rs"]);
+        check(&layout, "fixtures/serde/src/de.rs", Lang::Rust, &use_("crate", &["X"]), &["fixtures/serde/src/lib.rs"]);
+        // A package's file never names a crate that has no manifest.
+        check(&layout, "crates/app/src/cli.rs", Lang::Rust, &use_("serde", &["Serialize"]), &["ext:serde"]);
+        check(&layout, "crates/app/src/cli.rs", Lang::Rust, &use_("kernel", &["x"]), &["ext:kernel"]);
     }
 
     #[test]

@@ -86,8 +86,13 @@ impl ScriptLayout {
             }
             return;
         }
-        if specifier.is_empty() || specifier.starts_with('/') || specifier.contains("${") || specifier.contains(':') {
-            // Absolute paths, templates, `node:fs`, URLs: nothing in the workspace to find.
+        if specifier.is_empty() || specifier.starts_with('/') || specifier.contains("${") || specifier.contains("://") {
+            // Absolute paths, template strings, URLs: kept whole.
+            found.external(specifier);
+            return;
+        }
+        if specifier.contains(':') {
+            // `node:fs`, `bun:test`: built-in modules.
             found.external(package_name(specifier).0);
             return;
         }
@@ -650,6 +655,8 @@ mod tests {
         check(&layout, from, Lang::Tsx, &es("@other/pkg/deep"), &["ext:@other/pkg"]);
         check(&layout, from, Lang::JavaScript, &es("node:fs"), &["ext:node:fs"]);
         check(&layout, from, Lang::JavaScript, &es("lodash/fp"), &["ext:lodash"]);
+        check(&layout, from, Lang::JavaScript, &es("https://esm.sh/preact@10"), &["ext:https://esm.sh/preact@10"]);
+        check(&layout, from, Lang::JavaScript, &es("./locale/${lang}"), &["ext:./locale/${lang}"]);
     }
 
     #[test]
