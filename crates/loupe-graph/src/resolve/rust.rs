@@ -7,9 +7,9 @@
 //! module path is its path below the nearest directory holding its crate's roots
 //! (`src/a/b.rs` and `src/a/b/mod.rs` are both `crate::a::b`). A `lib.rs` outside any package
 //! is a crate named after its directory (`rust/kernel/lib.rs` is `kernel`, `x/src/lib.rs` is
-//! `x`: Linux builds its Rust without Cargo), which only files outside packages may name; any
-//! other `.rs` file outside a package is a crate root of its own (rustc compiles such files
-//! standalone).
+//! `x`: Linux builds its Rust without Cargo), nameable only in a workspace without any
+//! package manifest (elsewhere such files are test fixtures); any other `.rs` file outside a
+//! package is a crate root of its own (rustc compiles such files standalone).
 //!
 //! Must not follow `#[path]` attributes or `cfg`s, which need the source: a module declared
 //! that way resolves only when the directory convention happens to agree.
@@ -27,7 +27,8 @@ pub(crate) struct RustLayout {
     crate_by_dir: FxHashMap<Box<str>, usize>,
     /// The library name (`[lib] name`, else the package name with `-` → `_`) → crates.
     by_name: FxHashMap<Box<str>, Vec<usize>>,
-    /// The name of a `lib.rs` outside any package → crates (for importers outside packages).
+    /// The name of a `lib.rs` outside any package → crates; empty when the workspace has a
+    /// package manifest.
     unpackaged_by_name: FxHashMap<Box<str>, Vec<usize>>,
     roots: FxHashSet<FileId>,
     /// Directory → the crate roots in it: the library first, then `main.rs`, then by path.
@@ -88,8 +89,9 @@ impl RustLayout {
             crates.push(Crate { dir: dir.into(), lib, has_manifest: true });
         }
         let mut unpackaged_by_name: FxHashMap<Box<str>, Vec<usize>> = FxHashMap::default();
+        let manifest_count = crates.len();
         let packaged = |path: &str, crate_by_dir: &FxHashMap<Box<str>, usize>| {
-            ancestors(parent(path)).any(|dir| crate_by_dir.get(dir).is_some_and(|&index| crates[index].has_manifest))
+            ancestors(parent(path)).any(|dir| crate_by_dir.get(dir).is_some_and(|&index| index < manifest_count))
         };
         let mut unpackaged = Vec::new();
         for &lib in files.named("lib.rs") {
@@ -110,6 +112,9 @@ impl RustLayout {
             }
             crate_by_dir.insert(dir.into(), index);
             unpackaged.push(Crate { dir: dir.into(), lib: Some(lib), has_manifest: false });
+        }
+        if !crates.is_empty() {
+            unpackaged_by_name.clear();
         }
         crates.extend(unpackaged);
         let mut layout =
@@ -288,13 +293,7 @@ impl RustLayout {
     fn extern_crate(&self, files: &Files, from: &str, path: &[&str], found: &mut Found) {
         let Some((&name, rest)) = path.split_first() else { return };
         let from_dir = parent(from);
-        let in_package = self
-            .crate_dir_of(from)
-            .is_some_and(|dir| self.crate_by_dir.get(dir).is_some_and(|&index| self.crates[index].has_manifest));
-        let candidates = match self.by_name.get(name) {
-            None if !in_package => self.unpackaged_by_name.get(name),
-            named => named,
-        };
+        let candidates = self.by_name.get(name).or_else(|| self.unpackaged_by_name.get(name));
         let library = candidates.and_then(|candidates| {
             let best = candidates.iter().min_by_key(|&&index| {
                 let dir = &*self.crates[index].dir;
@@ -444,11 +443,6 @@ mod tests {
         "ui/aux_mod.rs",
         "ui/helpers.rs",
         "ui/helpers/child.rs",
-        "rust/kernel/lib.rs",
-        "rust/kernel/sync/mod.rs",
-        "rust/kernel/sync/arc.rs",
-        "rust/macros/lib.rs",
-        "drivers/net/phy/ax88796b_rust.rs",
         "fixtures/serde/src/lib.rs",
         "fixtures/serde/src/main.rs",
         "fixtures/serde/src/de.rs",
@@ -661,8 +655,19 @@ mod tests {
     }
 
     #[test]
-    fn lib_rs_outside_packages_is_a_crate_for_files_outside_packages() {
-        let layout = layout(FILES, CONFIGS);
+    fn lib_rs_outside_packages_is_a_crate() {
+        let files = &[
+            "rust/kernel/lib.rs",
+            "rust/kernel/sync/mod.rs",
+            "rust/kernel/sync/arc.rs",
+            "rust/macros/lib.rs",
+            "drivers/net/phy/ax88796b_rust.rs",
+            "samples/demo/src/lib.rs",
+            "samples/demo/src/main.rs",
+            "samples/demo/src/de.rs",
+            "samples/demo/src/nested/lib.rs",
+        ];
+        let layout = layout(files, &[]);
         let driver = "drivers/net/phy/ax88796b_rust.rs";
         check(&layout, driver, Lang::Rust, &use_("kernel::sync::arc", &["Arc"]), &["rust/kernel/sync/arc.rs"]);
         check(&layout, driver, Lang::Rust, &use_("kernel::prelude", &["*"]), &["rust/kernel/lib.rs"]);
@@ -676,12 +681,20 @@ mod tests {
         );
         check(&layout, "rust/kernel/lib.rs", Lang::Rust, &mod_("sync"), &["rust/kernel/sync/mod.rs"]);
         check(&layout, "rust/kernel/lib.rs", Lang::Rust, &use_("macros", &["module"]), &["rust/macros/lib.rs"]);
-        check(&layout, driver, Lang::Rust, &use_("serde", &["Serialize"]), &["fixtures/serde/src/lib.rs"]);
+        check(&layout, driver, Lang::Rust, &use_("demo", &["Thing"]), &["samples/demo/src/lib.rs"]);
+        check(&layout, "samples/demo/src/main.rs", Lang::Rust, &mod_("de"), &["samples/demo/src/de.rs"]);
+        check(&layout, "samples/demo/src/de.rs", Lang::Rust, &use_("crate", &["X"]), &["samples/demo/src/lib.rs"]);
+    }
+
+    #[test]
+    fn lib_rs_outside_packages_is_not_named_in_a_cargo_workspace() {
+        let layout = layout(FILES, CONFIGS);
+        // `fixtures/serde/src/lib.rs` has no manifest: a fixture, not the `serde` crate.
+        check(&layout, "crates/app/src/cli.rs", Lang::Rust, &use_("serde", &["Serialize"]), &["ext:serde"]);
+        check(&layout, "ui/standalone.rs", Lang::Rust, &use_("serde", &["Serialize"]), &["ext:serde"]);
+        // Its module tree still works.
         check(&layout, "fixtures/serde/src/main.rs", Lang::Rust, &mod_("de"), &["fixtures/serde/src/de.rs"]);
         check(&layout, "fixtures/serde/src/de.rs", Lang::Rust, &use_("crate", &["X"]), &["fixtures/serde/src/lib.rs"]);
-        // A package's file never names a crate that has no manifest.
-        check(&layout, "crates/app/src/cli.rs", Lang::Rust, &use_("serde", &["Serialize"]), &["ext:serde"]);
-        check(&layout, "crates/app/src/cli.rs", Lang::Rust, &use_("kernel", &["x"]), &["ext:kernel"]);
     }
 
     #[test]
