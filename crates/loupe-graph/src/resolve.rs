@@ -46,8 +46,10 @@ pub enum Resolved {
 
 impl Layout {
     /// `files`: every file of the workspace (any order). `read`: the text of a workspace file
-    /// (called only for config files: Cargo.toml, tsconfig.json / jsconfig.json, package.json,
-    /// go.mod); None when unreadable.
+    /// (called only for config files: every `Cargo.toml`, `package.json`, `go.mod`,
+    /// `tsconfig.json` / `jsconfig.json` and the configs their `extends` names, each at most
+    /// once); None when unreadable. Python's roots come from where `pyproject.toml`,
+    /// `setup.py` and `setup.cfg` are, not from their text.
     pub fn new(files: &[RepoPath], read: &dyn Fn(&RepoPath) -> Option<String>) -> Layout {
         let files = Files::new(files);
         let read_id = |id: FileId| read(files.path(id));
@@ -189,6 +191,13 @@ pub(crate) mod tests {
             })
             .collect();
         assert_eq!(actual, expected, "{import:?} from {from}");
+    }
+
+    #[test]
+    fn a_layout_can_be_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Layout>();
+        shared::<Resolved>();
     }
 
     #[test]
