@@ -163,7 +163,8 @@ impl RustLayout {
         self.crates.len()
     }
 
-    /// The directory of the nearest package `Cargo.toml` above `path`.
+    /// The nearest crate directory above `path`: a package's `Cargo.toml`, or a `lib.rs`
+    /// without one.
     fn crate_dir_of<'a>(&self, path: &'a str) -> Option<&'a str> {
         ancestors(parent(path)).find(|dir| self.crate_by_dir.contains_key(*dir))
     }

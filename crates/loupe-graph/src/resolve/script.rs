@@ -199,6 +199,18 @@ fn probe_target(files: &Files, dir: &str, target: &str) -> Option<FileId> {
     join_normalized(dir, &format!("src/{stem}")).and_then(|base| probe(files, &base))
 }
 
+/// The first of `targets` (paths relative to `dir`) naming a file; a TypeScript source
+/// (`.ts`, not `.d.ts`) goes first, since a package that ships its source through a custom
+/// condition (`"@zod/source": "./src/index.ts"`) is better read there than in its build output.
+fn pick_target<'t>(files: &Files, dir: &str, targets: impl Iterator<Item = &'t str> + Clone) -> Option<FileId> {
+    let is_source = |target: &str| {
+        let name = file_name(target);
+        [".ts", ".tsx", ".mts", ".cts"].iter().any(|extension| name.ends_with(extension)) && !name.contains(".d.")
+    };
+    let sources = targets.clone().filter(|target| is_source(target));
+    sources.chain(targets.filter(|target| !is_source(target))).find_map(|target| probe_target(files, dir, target))
+}
+
 /// The file `package` + `subpath` names: its entry, an `exports` subpath, or the subpath
 /// probed inside the package.
 fn package_file(files: &Files, package: &Package, subpath: &str) -> Option<FileId> {
@@ -207,10 +219,9 @@ fn package_file(files: &Files, package: &Package, subpath: &str) -> Option<FileI
     }
     let key = format!("./{subpath}");
     if let Some((pattern, star)) = best_pattern(&package.exports, &key) {
-        for target in &pattern.targets {
-            if let Some(id) = probe_target(files, &package.dir, &target.replacen('*', star, 1)) {
-                return Some(id);
-            }
+        let targets: Vec<String> = pattern.targets.iter().map(|target| target.replacen('*', star, 1)).collect();
+        if let Some(id) = pick_target(files, &package.dir, targets.iter().map(String::as_str)) {
+            return Some(id);
         }
     }
     probe_target(files, &package.dir, subpath)
@@ -395,9 +406,7 @@ fn package_entry(files: &Files, dir: &str, value: &Value) -> Option<FileId> {
         Some(exports) => condition_targets(exports, 0, &mut targets),
         None => {}
     }
-    targets
-        .iter()
-        .find_map(|target| probe_target(files, dir, target))
+    pick_target(files, dir, targets.iter().map(String::as_str))
         .or_else(|| probe(files, &join(dir, "src")))
         .or_else(|| probe(files, dir))
 }
@@ -625,6 +634,10 @@ mod tests {
             "packages/ui/index.js",
             "packages/feature/src/feature.ts",
             "examples/copy/index.ts",
+            "packages/shipped/index.d.cts",
+            "packages/shipped/src/index.ts",
+            "packages/shipped/v3/index.d.cts",
+            "packages/shipped/src/v3/index.ts",
         ];
         let configs = &[
             ("package.json", "{\"private\": true, \"workspaces\": [\"packages/*\"]}"),
@@ -642,6 +655,10 @@ mod tests {
                 "{\"name\": \"feature\", \"exports\": {\".\": \"./src/feature.ts\", \"./extra/*\": \"./src/*.ts\"}}",
             ),
             ("examples/copy/package.json", "{\"name\": \"@acme/core\"}"),
+            (
+                "packages/shipped/package.json",
+                "{\"name\": \"shipped\", \"exports\": {\".\": {\"types\": \"./index.d.cts\", \"@shipped/source\": \"./src/index.ts\"}, \"./v3\": {\"types\": \"./v3/index.d.cts\", \"@shipped/source\": \"./src/v3/index.ts\"}}}",
+            ),
         ];
         let layout = layout(files, configs);
         let from = "packages/web/src/app.tsx";
@@ -652,6 +669,9 @@ mod tests {
         check(&layout, from, Lang::Tsx, &es("ui"), &["packages/ui/index.js"]);
         check(&layout, from, Lang::Tsx, &es("feature"), &["packages/feature/src/feature.ts"]);
         check(&layout, from, Lang::Tsx, &es("feature/extra/feature"), &["packages/feature/src/feature.ts"]);
+        // Shipped build output and declarations lose to the source a custom condition names.
+        check(&layout, from, Lang::Tsx, &es("shipped"), &["packages/shipped/src/index.ts"]);
+        check(&layout, from, Lang::Tsx, &es("shipped/v3"), &["packages/shipped/src/v3/index.ts"]);
         check(&layout, from, Lang::Tsx, &es("@other/pkg/deep"), &["ext:@other/pkg"]);
         check(&layout, from, Lang::JavaScript, &es("node:fs"), &["ext:node:fs"]);
         check(&layout, from, Lang::JavaScript, &es("lodash/fp"), &["ext:lodash"]);
