@@ -7,7 +7,7 @@
 
 pub mod calls;
 pub mod imports;
-pub mod resolve;
+mod resolve;
 pub mod types;
 
 pub use calls::{Confidence, SymbolRef, Workspace, reference_confidence, resolve_call};

@@ -206,7 +206,7 @@ pub struct Definition {
 pub enum ImportKind {
     /// Rust `use` and `extern crate`, C++ `using`.
     Use,
-    /// Rust `mod x;`.
+    /// Rust `mod x;` (inside an inline `mod a { }` its module is `a::x`).
     Mod,
     /// `import` of Python, JS/TS (also dynamic `import()`), Go, Java, Kotlin; C# `using`; PHP `use`.
     Import,
@@ -231,7 +231,8 @@ pub struct Import {
     pub names: Vec<String>,
     pub alias: Option<String>,
     pub line: usize,
-    /// Python's leading dots; 1 for Ruby `require_relative`.
+    /// Python's leading dots; 1 for Ruby `require_relative`; for Rust `use` and `mod x;`, the
+    /// number of inline `mod m { … }` blocks around it (`use super::*` in `mod tests { }` is 1).
     pub relative_level: usize,
     /// C/C++ `#include <...>`.
     pub is_system: bool,

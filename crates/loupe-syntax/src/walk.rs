@@ -394,6 +394,17 @@ impl<'a> Walker<'a> {
         )
     }
 
+    /// The simple names of the enclosing module definitions, outermost first: the inline
+    /// `mod a { mod b { … } }` blocks around a Rust item.
+    pub(crate) fn enclosing_modules(&self) -> Vec<&str> {
+        let sep = self.lang.separator();
+        self.scopes
+            .iter()
+            .filter(|scope| scope.kind == SymbolKind::Module)
+            .map(|scope| scope.qualified.rsplit(sep).next().unwrap_or(&scope.qualified))
+            .collect()
+    }
+
     /// The simple name of the innermost enclosing definition (`Config` for `a::Config`).
     pub(crate) fn scope_name(&self) -> Option<&str> {
         let qualified = self.container()?;

@@ -64,6 +64,23 @@ fn rust_use_trees_are_flattened() {
 }
 
 #[test]
+fn rust_imports_inside_inline_modules_count_them() {
+    let text = "use a::b;\nmod outer {\n    mod file_child;\n    mod tests {\n        fn t() { use super::*; }\n    }\n}\nimpl X { fn f() { use self::y; } }\n";
+    let facts = parse(Lang::Rust, text);
+    let imports: Vec<(ImportKind, &str, usize)> =
+        facts.imports.iter().map(|i| (i.kind, i.module.as_str(), i.relative_level)).collect();
+    assert_eq!(
+        imports,
+        vec![
+            (ImportKind::Use, "a", 0),
+            (ImportKind::Mod, "outer::file_child", 1),
+            (ImportKind::Use, "super", 2),
+            (ImportKind::Use, "self", 0),
+        ]
+    );
+}
+
+#[test]
 fn cpp_out_of_line_method_is_contained_by_its_class() {
     let facts = parse(
         Lang::Cpp,

@@ -107,7 +107,11 @@ fn visit<'a>(w: &mut Walker<'a>, node: Node<'a>) -> Flow {
             let Some(name) = node.child_by_field_name("name") else { return Flow::Descend };
             let body = node.child_by_field_name("body");
             if body.is_none() {
-                let import = w.simple_import(ImportKind::Mod, w.text(name));
+                // `mod x;` inside `mod a { }` is the file `a/x.rs` under the declaring module.
+                let modules = w.enclosing_modules();
+                let path = join_path(&modules.join("::"), w.text(name));
+                let mut import = w.simple_import(ImportKind::Mod, &path);
+                import.relative_level = modules.len();
                 w.import(import);
             }
             let mut def = w.def(SymbolKind::Module, name);
@@ -369,10 +373,12 @@ fn use_declaration<'a>(w: &mut Walker<'a>, node: Node<'a>) {
         ImportKind::Use
     };
     let line = node.start_position().row + 1;
+    // `self` and `super` inside `mod tests { }` start from the inline module, not the file's.
+    let relative_level = w.enclosing_modules().len();
     let mut out = Vec::new();
     flatten_use(w, argument, "", &mut out, 0);
     for (module, names, alias) in out {
-        w.import(Import { kind, module, names, alias, line, relative_level: 0, is_system: false });
+        w.import(Import { kind, module, names, alias, line, relative_level, is_system: false });
     }
 }
 
