@@ -111,7 +111,10 @@ fn parse(arguments: Value, original: Map<String, Value>, metadata: &mut Metadata
     };
     let max_depth = args.integer("max_depth")?.map_or(default_depth, |depth| depth as usize);
     if max_depth == 0 {
-        return Err(ToolError::invalid_args("`max_depth` must be at least 1", format!("omit it (default {default_depth})")));
+        return Err(ToolError::invalid_args(
+            "`max_depth` must be at least 1",
+            format!("omit it (default {default_depth})"),
+        ));
     }
     let max_nodes = args.integer("max_nodes")?.map_or(MAX_NODES_DEFAULT, |nodes| nodes as usize);
     if max_nodes == 0 || max_nodes > MAX_NODES_CEILING {
@@ -271,8 +274,9 @@ fn resolved_id(resolved: &Resolved) -> String {
     }
 }
 
-/// The innermost function-like definition around `line`, else any definition around it.
-fn enclosing<'f>(facts: &'f FileFacts, line: usize) -> Option<&'f Definition> {
+/// The innermost function-like definition around `line`; else, when `any`, the innermost
+/// definition of any kind around it.
+fn enclosing<'f>(facts: &'f FileFacts, line: usize, any: bool) -> Option<&'f Definition> {
     let around = |definition: &&Definition| definition.span.start_line <= line && line <= definition.span.end_line;
     let callable = |definition: &&Definition| {
         matches!(definition.kind, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor)
@@ -281,14 +285,18 @@ fn enclosing<'f>(facts: &'f FileFacts, line: usize) -> Option<&'f Definition> {
         Some(best) if best.depth >= definition.depth => Some(best),
         _ => Some(definition),
     };
-    facts.definitions.iter().filter(around).filter(callable).fold(None, innermost).or_else(|| {
+    let found = facts.definitions.iter().filter(around).filter(callable).fold(None, innermost);
+    if found.is_some() || !any {
+        return found;
+    }
+    {
         facts
             .definitions
             .iter()
             .filter(around)
             .filter(|definition| !matches!(definition.kind, SymbolKind::Impl))
             .fold(None, innermost)
-    })
+    }
 }
 
 fn same_symbol(left: &SymbolRef, right: &SymbolRef) -> bool {
@@ -304,8 +312,9 @@ fn calls(view: &View<'_>, request: &Request, target: &SymbolRef, answer: &mut An
             for (symbol, node) in &frontier {
                 let Some(facts) = view.facts(&symbol.path) else { continue };
                 for site in &facts.calls {
-                    let inside = enclosing(&facts, site.line)
-                        .is_some_and(|definition| definition.name_line == symbol.line && definition.name == symbol.name);
+                    let inside = enclosing(&facts, site.line, false).is_some_and(|definition| {
+                        definition.name_line == symbol.line && definition.name == symbol.name
+                    });
                     if !inside {
                         continue;
                     }
@@ -314,7 +323,14 @@ fn calls(view: &View<'_>, request: &Request, target: &SymbolRef, answer: &mut An
                         let Some(callee_node) = answer.add_symbol(&callee, *node, Side::Downstream, depth) else {
                             break;
                         };
-                        answer.add_edge(symbol.id(), callee.id(), "calls", Some(confidence), Some(site.line), callee_node);
+                        answer.add_edge(
+                            symbol.id(),
+                            callee.id(),
+                            "calls",
+                            Some(confidence),
+                            Some(site.line),
+                            callee_node,
+                        );
                         if !existed {
                             next.push((callee, callee_node));
                         }
@@ -349,22 +365,45 @@ fn calls(view: &View<'_>, request: &Request, target: &SymbolRef, answer: &mut An
     }
 }
 
-/// Files that may mention `symbol`'s name (or an alias of it), per the text index.
-fn mentioning(view: &View<'_>, symbol: &SymbolRef) -> Vec<RepoPath> {
-    view.index().text_candidates(&plan_literal(&symbol.name))
+/// The name code uses for `symbol`: a constructor is called by its class's name.
+fn used_name(symbol: &SymbolRef) -> &str {
+    match symbol.owner() {
+        Some(owner) if symbol.is_constructor() => owner,
+        _ => &symbol.name,
+    }
 }
 
-/// Names under which `path` may call `name`: itself and its import aliases.
-fn aliases(view: &View<'_>, path: &RepoPath, name: &str) -> Vec<String> {
-    let mut names = vec![name.to_owned()];
-    for (import, _) in view.imports(path) {
-        if let Some(alias) = &import.alias
-            && import.names.iter().any(|imported| loupe_graph::types::simple_name(imported) == name)
-        {
-            names.push(alias.clone());
+/// Files that may use `symbol`: those that mention its name (per the text index), and those
+/// that import its file directly or through one re-export (they may use it under an alias).
+fn mentioning(view: &View<'_>, symbol: &SymbolRef) -> Vec<RepoPath> {
+    let mut files = view.index().text_candidates(&plan_literal(used_name(symbol)));
+    let graph = &view.graphs.imports;
+    let own = Resolved::File(symbol.path.clone());
+    for (importer, _) in graph.importers_of(&own) {
+        for (second, _) in graph.importers_of(&Resolved::File(importer.clone())) {
+            files.push(second);
         }
+        files.push(importer);
+    }
+    let mut seen = rustc_hash::FxHashSet::default();
+    files.retain(|file| seen.insert(file.clone()));
+    files
+}
+
+/// Callee names that may call `symbol` in `path`: its name, its import aliases, and for a
+/// constructor its class's name and `super`.
+fn call_names(view: &View<'_>, path: &RepoPath, symbol: &SymbolRef) -> Vec<String> {
+    let mut names = aliases(view, path, &symbol.name);
+    if symbol.is_constructor() {
+        names.extend(aliases(view, path, used_name(symbol)));
+        names.push("super".to_owned());
     }
     names
+}
+
+/// Names under which `path` may use `name`: itself and its import aliases.
+fn aliases(view: &View<'_>, path: &RepoPath, name: &str) -> Vec<String> {
+    loupe_graph::local_names(view, path, name)
 }
 
 /// Every call of `symbol` in the workspace: (caller, confidence, line of the call).
@@ -372,7 +411,7 @@ fn callers_of(view: &View<'_>, symbol: &SymbolRef) -> Vec<(SymbolRef, Confidence
     let mut found = Vec::new();
     for path in mentioning(view, symbol) {
         let Some(lang) = Lang::from_path(path.as_str()) else { continue };
-        let names = aliases(view, &path, &symbol.name);
+        let names = call_names(view, &path, symbol);
         let Some(facts) = view.facts(&path) else { continue };
         for site in &facts.calls {
             if !names.iter().any(|name| name == site.callee.trim_end_matches('!')) {
@@ -382,7 +421,7 @@ fn callers_of(view: &View<'_>, symbol: &SymbolRef) -> Vec<(SymbolRef, Confidence
             let Some((_, confidence)) = resolved.iter().find(|(callee, _)| same_symbol(callee, symbol)) else {
                 continue;
             };
-            let caller = match enclosing(&facts, site.line) {
+            let caller = match enclosing(&facts, site.line, false) {
                 Some(definition) => SymbolRef::from_definition(&path, lang, definition),
                 None => module_symbol(&path, lang),
             };
@@ -411,18 +450,23 @@ fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
     for path in mentioning(view, target) {
         let Some(lang) = Lang::from_path(path.as_str()) else { continue };
         let Some(facts) = view.facts(&path) else { continue };
-        let Some(file_confidence) = reference_confidence(view, &path, lang, target, &facts.definitions) else {
-            continue;
-        };
-        let names = aliases(view, &path, &target.name);
+        let mut uses: Vec<(usize, Confidence)> = Vec::new();
         if matches!(lang, Lang::C | Lang::Cpp) && path != target.path && is_header(&path) {
             // A header's prototype of a function defined in a source file is a use of it.
             for definition in facts.definitions.iter().filter(|definition| definition.name == target.name) {
-                let user = module_symbol(&path, lang);
-                let Some(node) = answer.add_symbol(&user, root, Side::Upstream, 1) else { return };
-                answer.add_edge(user.id(), target.id(), "references", Some(Confidence::Scoped), Some(definition.name_line), node);
+                uses.push((definition.name_line, Confidence::Scoped));
             }
         }
+        let file_confidence = reference_confidence(view, &path, lang, target, &facts.definitions);
+        if let Some(file_confidence) = file_confidence {
+            // `impl Config {`: a Rust impl block names its type.
+            for definition in &facts.definitions {
+                if definition.kind == SymbolKind::Impl && definition.name == target.name && is_type_kind(target.kind) {
+                    uses.push((definition.name_line, file_confidence));
+                }
+            }
+        }
+        let names = aliases(view, &path, &target.name);
         let mut last_line = 0;
         for reference in &facts.references {
             if !names.contains(&reference.name) || (path == target.path && reference.line == target.line) {
@@ -431,26 +475,59 @@ fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
             if reference.line == last_line {
                 continue;
             }
-            // A use that is a call is judged by the call's own resolution.
+            // A use that is a call is judged by the call's own resolution, one on an import
+            // line by where that import leads.
             let site = facts.calls.iter().find(|site| site.line == reference.line && site.column == reference.column);
-            let confidence = match site {
-                Some(site) => {
-                    let resolved = resolve_call(view, &path, lang, site);
-                    match resolved.iter().find(|(callee, _)| same_symbol(callee, target)) {
-                        Some((_, confidence)) => *confidence,
-                        None if resolved.iter().any(|(_, confidence)| *confidence != Confidence::NameOnly) => continue,
-                        None => file_confidence,
-                    }
+            let on_import: Vec<(loupe_syntax::Import, Vec<RepoPath>)> =
+                view.imports(&path).into_iter().filter(|(import, _)| import.line == reference.line).collect();
+            let confidence = if let Some(site) = site {
+                let resolved = resolve_call(view, &path, lang, site);
+                // `Item(…)` runs `Item.__init__`: a use of the class too.
+                let constructs = |callee: &SymbolRef| {
+                    callee.is_constructor()
+                        && callee.path == target.path
+                        && callee.owner() == Some(target.name.as_str())
+                };
+                match resolved.iter().find(|(callee, _)| same_symbol(callee, target) || constructs(callee)) {
+                    Some((_, confidence)) => *confidence,
+                    None => continue,
                 }
-                None => file_confidence,
+            } else if !on_import.is_empty() {
+                let leads_there = on_import.iter().any(|(_, files)| files.contains(&target.path));
+                // A re-export: the imported file defines no such name itself but imports the
+                // target (by name or glob) from its file.
+                let defines = |file: &RepoPath| view.named(&target.name).iter().any(|symbol| &symbol.path == file);
+                let via_reexport = on_import.iter().any(|(_, files)| {
+                    files.iter().filter(|file| !defines(file)).any(|file| {
+                        view.imports(file).iter().any(|(inner, inner_files)| {
+                            inner_files.contains(&target.path)
+                                && inner.names.iter().any(|name| name == "*" || name.ends_with(target.name.as_str()))
+                        })
+                    })
+                });
+                match (leads_there, via_reexport) {
+                    (true, _) => Confidence::Exact,
+                    (false, true) => Confidence::Scoped,
+                    (false, false) => continue,
+                }
+            } else {
+                match file_confidence {
+                    Some(confidence) => confidence,
+                    None => continue,
+                }
             };
             last_line = reference.line;
-            let user = match enclosing(&facts, reference.line) {
+            uses.push((reference.line, confidence));
+        }
+        uses.sort_by_key(|(line, _)| *line);
+        uses.dedup_by_key(|(line, _)| *line);
+        for (line, confidence) in uses {
+            let user = match enclosing(&facts, line, true) {
                 Some(definition) => SymbolRef::from_definition(&path, lang, definition),
                 None => module_symbol(&path, lang),
             };
             let Some(node) = answer.add_symbol(&user, root, Side::Upstream, 1) else { return };
-            answer.add_edge(user.id(), target.id(), "references", Some(confidence), Some(reference.line), node);
+            answer.add_edge(user.id(), target.id(), "references", Some(confidence), Some(line), node);
         }
     }
 }
@@ -478,7 +555,8 @@ fn type_named(view: &View<'_>, name: &str, from: &RepoPath) -> Option<(SymbolRef
         return Some((local.clone(), Confidence::Exact));
     }
     let imported: Vec<RepoPath> = view.imports(from).into_iter().flat_map(|(_, files)| files).collect();
-    let mut visible: Vec<&SymbolRef> = candidates.iter().filter(|candidate| imported.contains(&candidate.path)).collect();
+    let mut visible: Vec<&SymbolRef> =
+        candidates.iter().filter(|candidate| imported.contains(&candidate.path)).collect();
     if visible.is_empty() {
         let package = view.package(from);
         visible = candidates.iter().filter(|candidate| package.contains(&candidate.path)).collect();

@@ -144,19 +144,21 @@ pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
             crate::diff_preview::run(engine, &diff_request)
         }
         Window::Symbol { path, include_context, body } => {
-            crate::symbols::resolve(engine, "read", &request.target, path.as_deref(), &request.original).and_then(|resolved| {
-                let (start, end) = resolved.window(*include_context, *body);
-                let derived = ReadRequest {
-                    target: resolved.path.to_string(),
-                    window: Window::Snippet { start, end, context: 0 },
-                    label: Some(resolved.label()),
-                    ..request.clone()
-                };
-                read_window(engine, &derived).map(|mut response| {
-                    response.meta.insert("resolved_symbol".into(), resolved.to_json());
-                    response
-                })
-            })
+            crate::symbols::resolve(engine, "read", &request.target, path.as_deref(), &request.original).and_then(
+                |resolved| {
+                    let (start, end) = resolved.window(*include_context, *body);
+                    let derived = ReadRequest {
+                        target: resolved.path.to_string(),
+                        window: Window::Snippet { start, end, context: 0 },
+                        label: Some(resolved.label()),
+                        ..request.clone()
+                    };
+                    read_window(engine, &derived).map(|mut response| {
+                        response.meta.insert("resolved_symbol".into(), resolved.to_json());
+                        response
+                    })
+                },
+            )
         }
         _ => read_window(engine, &request),
     };

@@ -160,7 +160,8 @@ pub(crate) fn resolve_where(
         found.retain(|(path, definition)| {
             definition.kind != SymbolKind::Constructor
                 || !types.iter().any(|(type_path, name)| {
-                    type_path == path && definition.container.as_deref().map(loupe_graph::types::simple_name) == Some(name)
+                    type_path == path
+                        && definition.container.as_deref().map(loupe_graph::types::simple_name) == Some(name)
                 })
         });
     }

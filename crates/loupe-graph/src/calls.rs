@@ -73,6 +73,12 @@ impl SymbolRef {
         }
     }
 
+    /// A constructor: Java's and C++'s named after the class, `__init__`, `constructor`.
+    pub fn is_constructor(&self) -> bool {
+        self.kind == SymbolKind::Constructor
+            || (self.container.is_some() && matches!(self.name.as_str(), "__init__" | "constructor"))
+    }
+
     /// `path#qualified`: the node id analyze answers with.
     pub fn id(&self) -> String {
         format!("{}#{}", self.path.as_str(), self.qualified())
@@ -104,7 +110,7 @@ impl SymbolRef {
     }
 
     /// The last segment of the container (`Config` for `outer::Config`).
-    fn owner(&self) -> Option<&str> {
+    pub fn owner(&self) -> Option<&str> {
         self.container.as_deref().map(simple_name)
     }
 }
@@ -180,16 +186,65 @@ fn is_glob(import: &Import) -> bool {
     import.names.iter().any(|name| name == "*")
 }
 
-/// The name a call uses may be an alias: `use a::load as load_a` → `load`.
+/// The name a call uses may be an alias: `use a::load as load_a` → `load`, or a re-export's
+/// alias one file away (`export { applyDiscount as discount } from "./discount"`).
 fn unalias(workspace: &dyn Workspace, path: &RepoPath, callee: &str) -> String {
-    for (import, _) in workspace.imports(path) {
+    let original = |import: &Import| {
+        import
+            .names
+            .first()
+            .filter(|name| !matches!(name.as_str(), "*" | "default"))
+            .map(|name| simple_name(name).to_owned())
+    };
+    let imports = workspace.imports(path);
+    for (import, _) in &imports {
         if import.alias.as_deref() == Some(callee)
-            && let Some(original) = import.names.first().filter(|name| name.as_str() != "*")
+            && let Some(name) = original(import)
         {
-            return simple_name(original).to_owned();
+            return name;
+        }
+    }
+    for (import, files) in &imports {
+        if !names_it(import, callee) {
+            continue;
+        }
+        for file in files {
+            for (inner, _) in workspace.imports(file) {
+                if inner.alias.as_deref() == Some(callee)
+                    && let Some(name) = original(&inner)
+                {
+                    return name;
+                }
+            }
         }
     }
     callee.to_owned()
+}
+
+/// The names `path` may use for a definition called `name`: the name itself, import aliases
+/// of it, and aliases a re-export one file away gave it.
+pub fn local_names(workspace: &dyn Workspace, path: &RepoPath, name: &str) -> Vec<String> {
+    let mut names = vec![name.to_owned()];
+    for (import, files) in workspace.imports(path) {
+        if let Some(alias) = &import.alias
+            && import.names.iter().any(|imported| simple_name(imported) == name)
+        {
+            names.push(alias.clone());
+        }
+        for file in &files {
+            for (inner, _) in workspace.imports(file) {
+                if let Some(alias) = &inner.alias
+                    && inner.names.iter().any(|imported| simple_name(imported) == name)
+                    && import.names.iter().any(|imported| imported == alias)
+                {
+                    names.push(alias.clone());
+                }
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
 }
 
 const SELF_WORDS: &[&str] = &["self", "this", "Self", "cls", "self.__class__"];
@@ -203,7 +258,7 @@ pub fn resolve_call(
     site: &CallSite,
 ) -> Vec<(SymbolRef, Confidence)> {
     let callee = site.callee.trim_end_matches('!');
-    if callee == "super" && site.qualifier.is_none() && site.receiver.is_none() {
+    if callee == "super" && site.qualifier.is_none() && site.receiver.is_none() && lang != Lang::Python {
         // `super(...)` in a constructor (TypeScript, Java): the parent's constructor.
         return parent_constructor(workspace, lang, site);
     }
@@ -403,7 +458,8 @@ fn plain_call(
         return vec![(best, Confidence::Exact)];
     }
     let visible = visibility(workspace, path, lang, name);
-    let named: Vec<&SymbolRef> = candidates.iter().filter(|candidate| visible.named.contains(&candidate.path)).collect();
+    let named: Vec<&SymbolRef> =
+        candidates.iter().filter(|candidate| visible.named.contains(&candidate.path)).collect();
     if let Some(best) = best_of(&named) {
         return vec![(best, Confidence::Exact)];
     }
@@ -462,9 +518,9 @@ fn best_of(candidates: &[&SymbolRef]) -> Option<SymbolRef> {
     }
 }
 
-/// At most 3 name-only guesses; more than that is noise.
+/// At most 5 name-only guesses; more than that is noise.
 fn name_only(candidates: Vec<SymbolRef>) -> Vec<(SymbolRef, Confidence)> {
-    if candidates.len() > 3 {
+    if candidates.len() > 5 {
         return Vec::new();
     }
     candidates.into_iter().map(|candidate| (candidate, Confidence::NameOnly)).collect()
@@ -481,7 +537,9 @@ fn qualified_call(
 ) -> Vec<(SymbolRef, Confidence)> {
     let segments: Vec<&str> = head.split("::").flat_map(|part| part.split('.')).filter(|s| !s.is_empty()).collect();
     let first = segments.first().copied().unwrap_or(head);
-    let last = segments.last().copied().unwrap_or(head);
+    // `Rectangle::new` after `use shapes::Rect as Rectangle` is `Rect::new`.
+    let last = unalias(workspace, path, segments.last().copied().unwrap_or(head));
+    let last = last.as_str();
     // A module qualifier: an import whose alias or last module segment is the head's first
     // segment (`m.f` after `import pkg.mod as m`, `store.New` after importing `…/store`,
     // `config::load` after `use crate::config`).
@@ -538,7 +596,8 @@ fn qualified_call(
             return inherited;
         }
         // `String.format(…)`: a type the workspace does not define.
-        let defined = workspace.named(last).iter().any(|symbol| symbol.is_type() && family(symbol.lang) == family(lang));
+        let defined =
+            workspace.named(last).iter().any(|symbol| symbol.is_type() && family(symbol.lang) == family(lang));
         if !defined {
             return Vec::new();
         }
@@ -555,10 +614,34 @@ fn qualified_call(
     let seen: Vec<&SymbolRef> = methods
         .iter()
         .filter(|candidate| {
-            &candidate.path == path || visible.named.contains(&candidate.path) || visible.scoped.contains(&candidate.path)
+            &candidate.path == path
+                || visible.named.contains(&candidate.path)
+                || visible.scoped.contains(&candidate.path)
         })
         .collect();
-    if let [one] = seen.as_slice() {
+    // Only a receiver named after the type (`item.total()` on an `Item`) makes the match
+    // more than a name: `row.get()` is as likely a dictionary's.
+    let word: String = head
+        .rsplit(['.', ':', '>'])
+        .next()
+        .unwrap_or(head)
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .collect::<String>()
+        .to_lowercase();
+    let named_after = |candidate: &SymbolRef| {
+        candidate.owner().is_some_and(|owner| {
+            let owner = owner.to_lowercase();
+            word.len() >= 3 && (word.contains(&owner) || owner.contains(&word))
+        })
+    };
+    if let [one] = seen.as_slice()
+        && named_after(one)
+    {
+        return vec![((*one).clone(), Confidence::Scoped)];
+    }
+    let after: Vec<&SymbolRef> = methods.iter().filter(|candidate| named_after(candidate)).collect();
+    if let [one] = after.as_slice() {
         return vec![((*one).clone(), Confidence::Scoped)];
     }
     name_only(methods)

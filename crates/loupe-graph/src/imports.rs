@@ -58,7 +58,10 @@ pub struct Walk {
 
 impl ImportGraph {
     /// Resolves every import of `files` (path, language, imports) through `layout`.
-    pub fn build<'a>(layout: &Layout, files: impl IntoIterator<Item = (&'a RepoPath, Lang, &'a [Import])>) -> ImportGraph {
+    pub fn build<'a>(
+        layout: &Layout,
+        files: impl IntoIterator<Item = (&'a RepoPath, Lang, &'a [Import])>,
+    ) -> ImportGraph {
         let mut graph = ImportGraph::default();
         for (path, lang, imports) in files {
             let from = graph.file_id(path);

@@ -12,9 +12,9 @@ use loupe_index::{Lang, SymbolKind};
 use loupe_syntax::{CallSite, DataFlow, FlowKind};
 use serde_json::{Value, json};
 
+use super::Request;
 use super::graph::Answer;
 use super::workspace::View;
-use super::Request;
 
 /// A function-like definition and the variable in it.
 struct Scope {
@@ -113,8 +113,7 @@ fn resolve(view: &View<'_>, request: &Request) -> Result<Scope, ToolError> {
             users.push(Scope { path: path.clone(), lang, function: Some(function), variable: target.to_owned() });
         }
     }
-    if users.is_empty() && loupe_syntax::data_flow(lang, &text, 0, target).is_some_and(|flow| !flow.events.is_empty())
-    {
+    if users.is_empty() && loupe_syntax::data_flow(lang, &text, 0, target).is_some_and(|flow| !flow.events.is_empty()) {
         users.push(Scope { path: path.clone(), lang, function: None, variable: target.to_owned() });
     }
     match users.len() {

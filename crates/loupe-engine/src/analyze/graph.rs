@@ -193,7 +193,13 @@ impl Answer {
         })
     }
 
-    pub(crate) fn add_resolved(&mut self, resolved: &Resolved, parent: usize, side: Side, depth: usize) -> Option<usize> {
+    pub(crate) fn add_resolved(
+        &mut self,
+        resolved: &Resolved,
+        parent: usize,
+        side: Side,
+        depth: usize,
+    ) -> Option<usize> {
         let node = match resolved {
             Resolved::File(path) => Node {
                 id: path.as_str().to_owned(),

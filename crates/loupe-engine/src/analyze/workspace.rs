@@ -192,7 +192,11 @@ impl loupe_graph::Workspace for View<'_> {
             .dirs
             .get(&path.parent())
             .map(|files| {
-                files.iter().filter(|(file, other)| *other == lang && file != path).map(|(file, _)| file.clone()).collect()
+                files
+                    .iter()
+                    .filter(|(file, other)| *other == lang && file != path)
+                    .map(|(file, _)| file.clone())
+                    .collect()
             })
             .unwrap_or_default()
     }

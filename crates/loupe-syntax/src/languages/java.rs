@@ -34,6 +34,7 @@ pub(crate) static RULES: Rules = Rules {
         "import_declaration",
         "package_declaration",
         "method_invocation",
+        "explicit_constructor_invocation",
         "object_creation_expression",
         "formal_parameter",
         "spread_parameter",
@@ -121,6 +122,14 @@ fn visit<'a>(w: &mut Walker<'a>, node: Node<'a>) -> Flow {
                     let callee = w.text(name);
                     w.call(name, callee, None, None);
                 }
+            }
+        }
+        // `super(…)` / `this(…)` in a constructor: the parent's (or a sibling) constructor.
+        "explicit_constructor_invocation" => {
+            if let Some(constructor) = node.child_by_field_name("constructor")
+                && w.text(constructor) == "super"
+            {
+                w.call(constructor, "super", None, None);
             }
         }
         "object_creation_expression" => {

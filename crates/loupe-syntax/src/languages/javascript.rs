@@ -520,6 +520,8 @@ fn call<'a>(w: &mut Walker<'a>, node: Node<'a>) {
             }
             w.call(function, callee, None, None);
         }
+        // `super(…)` in a constructor: the parent's constructor.
+        "super" => w.call(function, "super", None, None),
         "import" => {
             if let Some(module) = first_string_argument(w, node) {
                 let import = w.simple_import(ImportKind::Import, module);
