@@ -149,3 +149,22 @@ fn manage_guidance_prints_the_reason_codes() {
     assert_eq!(undo.status.code(), Some(1));
     assert!(stdout(&undo).contains("nothing to undo"), "{}", stdout(&undo));
 }
+
+#[test]
+fn analyze_prints_the_call_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/lib.rs"),
+        "mod config;\n\npub fn run() {\n    config::parse_config(\"a\");\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("src/config.rs"), "pub fn parse_config(path: &str) -> usize {\n    path.len()\n}\n")
+        .unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"demo\"\n").unwrap();
+    let output = loupe(dir.path(), &["analyze", "--mode", "calls", "--direction", "upstream", "parse_config"], &[]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let face = stdout(&output);
+    assert!(face.starts_with("analyze calls · function parse_config  src/config.rs:1 · upstream"), "{face}");
+    assert!(face.contains("← function run  src/lib.rs:3  [exact] at line 4"), "{face}");
+}

@@ -30,6 +30,14 @@ impl Scope {
         self.function.as_ref().map_or(0, |function| function.line)
     }
 
+    /// `function.variable` (or the variable alone at the top level).
+    fn label(&self) -> String {
+        match &self.function {
+            Some(function) => format!("{}{}{}", function.qualified(), self.lang.separator(), self.variable),
+            None => self.variable.clone(),
+        }
+    }
+
     fn id(&self) -> String {
         match &self.function {
             Some(function) => format!("{}{}{}", function.id(), self.lang.separator(), self.variable),
@@ -48,7 +56,7 @@ pub(super) fn data_flow(view: &View<'_>, request: &Request, answer: &mut Answer)
         "function": scope.function.as_ref().map(SymbolRef::qualified),
         "line": flow.events.first().map(|event| event.line),
     }));
-    let root = answer.add_variable(scope.id(), &scope.variable, &scope.path, flow.span.start_line.max(1));
+    let root = answer.add_variable(scope.id(), &scope.label(), &scope.path, flow.span.start_line.max(1));
     let Some(root) = root else { return Ok(()) };
     follow(view, &scope, &flow, root, 1, request.max_depth, answer);
     Ok(())
@@ -197,13 +205,18 @@ fn follow(
     };
     answer.notes.push(format!("{}{where_} ({}):", "  ".repeat(depth - 1), scope.path.as_str()));
     let caller = scope.function.as_ref().map(SymbolRef::qualified);
+    let text = file_text(view, &scope.path).unwrap_or_default();
+    let source: Vec<&str> = text.lines().collect();
     for event in &flow.events {
-        let mut line = format!("{indent}{:>5} {:<6}", event.line, kind_word(&event.kind));
+        let code = source.get(event.line.wrapping_sub(1)).map_or("", |code| code.trim());
+        let clipped = loupe_core::text::truncate_at_char_boundary(code, 72);
+        let code = if clipped.len() < code.len() { format!("{clipped}…") } else { clipped.to_owned() };
+        let mut line = format!("{indent}{:>5} {:<6} {code}", event.line, kind_word(&event.kind));
         let FlowKind::Argument { callee, qualifier, receiver, index } = &event.kind else {
             answer.notes.push(line.trim_end().to_owned());
             continue;
         };
-        line.push_str(&format!(" #{index} of {callee}"));
+        line.push_str(&format!("  ← #{index} of {callee}"));
         let site = CallSite {
             callee: callee.clone(),
             qualifier: qualifier.clone(),
@@ -214,7 +227,7 @@ fn follow(
         };
         let resolved = resolve_call(view, &scope.path, scope.lang, &site);
         if resolved.is_empty() {
-            line.push_str(" (not in the workspace)");
+            line.push_str(" (outside the workspace)");
         }
         answer.notes.push(line);
         for (function, confidence) in resolved {
@@ -229,7 +242,7 @@ fn follow(
             let id = inner.id();
             let existed = answer.index_of(&id).is_some();
             let line_of = callee_flow.span.start_line;
-            let Some(child) = answer.add_variable_under(id.clone(), &inner.variable, &inner.path, line_of, node, depth)
+            let Some(child) = answer.add_variable_under(id.clone(), &inner.label(), &inner.path, line_of, node, depth)
             else {
                 return;
             };

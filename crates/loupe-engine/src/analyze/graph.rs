@@ -351,7 +351,8 @@ impl Answer {
             face.push('\n');
         }
         let cut = if self.truncated { format!(" · truncated at max_nodes={}", self.max_nodes) } else { String::new() };
-        face.push_str(&format!("{} nodes · {} edges{cut}\n", self.nodes.len(), self.edges.len()));
+        let plural = |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
+        face.push_str(&format!("{} · {}{cut}\n", plural(self.nodes.len(), "node"), plural(self.edges.len(), "edge")));
         face
     }
 }

@@ -1,0 +1,218 @@
+//! `analyze` at the engine boundary: every mode on a small Python workspace, the faces as
+//! snapshots, the errors with their next calls, `max_nodes` cutting a walk, and the graphs
+//! following an edit.
+
+use std::path::Path;
+
+use loupe_core::Config;
+use loupe_core::config::GateMode;
+use loupe_engine::{Engine, Response};
+use serde_json::{Value, json};
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "app/main.py",
+        "from .config import parse_config\nfrom .jobs import run\n\n\ndef main(argv):\n    path = argv[1]\n    config = parse_config(path)\n    run(config)\n    return config\n",
+    ),
+    (
+        "app/config.py",
+        "import os\n\nfrom .util import read_text\n\n\ndef parse_config(path):\n    text = read_text(path)\n    return dict(line.split('=') for line in text.splitlines())\n",
+    ),
+    ("app/util.py", "def read_text(path):\n    with open(path) as handle:\n        return handle.read()\n"),
+    ("app/jobs.py", "from .models import Child\n\n\ndef run(config):\n    return Child(config).start()\n"),
+    (
+        "app/models.py",
+        "class Base:\n    def start(self):\n        return self.name()\n\n    def name(self):\n        return 'base'\n\n\nclass Child(Base):\n    def __init__(self, config):\n        self.config = config\n",
+    ),
+    ("tools/run.py", "def run():\n    return 0\n"),
+    ("app/__init__.py", ""),
+];
+
+struct Workspace {
+    _root: tempfile::TempDir,
+    _index: tempfile::TempDir,
+    engine: Engine,
+}
+
+fn workspace() -> Workspace {
+    let root = tempfile::tempdir().unwrap();
+    for (path, text) in FILES {
+        let full = root.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine(root.path(), index.path());
+    Workspace { _root: root, _index: index, engine }
+}
+
+fn engine(root: &Path, index_dir: &Path) -> Engine {
+    let config = Config {
+        root: Some(root.to_path_buf()),
+        index_dir: Some(index_dir.to_path_buf()),
+        gate_mode: GateMode::Off,
+        analytics: false,
+        ..Config::default()
+    };
+    let engine = Engine::new(config).unwrap();
+    engine.refresh_index(&|_, _| {});
+    engine
+}
+
+fn analyze(engine: &Engine, arguments: Value) -> Response {
+    engine.call("analyze", arguments)
+}
+
+fn edges(response: &Response) -> Vec<String> {
+    response.meta["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|edge| {
+            let confidence = edge["confidence"].as_str().map(|c| format!(" [{c}]")).unwrap_or_default();
+            format!(
+                "{} -{}-> {}{confidence}",
+                edge["source"].as_str().unwrap(),
+                edge["relation"].as_str().unwrap(),
+                edge["target"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn calls_both_ways_with_confidence() {
+    let workspace = workspace();
+    let response = analyze(&workspace.engine, json!({"mode": "calls", "target": "parse_config"}));
+    assert!(response.ok, "{}", response.face);
+    insta::assert_snapshot!(response.face);
+    assert_eq!(
+        edges(&response),
+        [
+            "app/config.py#parse_config -calls-> app/util.py#read_text [exact]",
+            "app/main.py#main -calls-> app/config.py#parse_config [exact]",
+        ]
+    );
+    assert_eq!(
+        response.meta["resolved_target"],
+        json!({"type": "symbol", "path": "app/config.py", "name": "parse_config", "kind": "function", "line": 6})
+    );
+    let next = &response.meta["next_calls"][0];
+    assert_eq!(next["tool"], "read");
+    assert_eq!(next["arguments"]["mode"], "symbol");
+}
+
+#[test]
+fn dependencies_impact_and_types() {
+    let workspace = workspace();
+    let engine = &workspace.engine;
+    let response = analyze(engine, json!({"mode": "dependencies", "target": "app/config.py"}));
+    insta::assert_snapshot!("dependencies", response.face);
+    assert_eq!(
+        edges(&response),
+        [
+            "app/config.py -imports-> external:os",
+            "app/config.py -imports-> app/util.py",
+            "app/main.py -imports-> app/config.py"
+        ]
+    );
+
+    // impact: everything that depends on util.py, nearest first.
+    let response = analyze(engine, json!({"mode": "impact", "target": "app/util.py"}));
+    let nodes: Vec<(&str, u64)> = response.meta["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| (node["id"].as_str().unwrap(), node["depth"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(nodes, [("app/util.py", 0), ("app/config.py", 1), ("app/main.py", 2)]);
+
+    let response = analyze(engine, json!({"mode": "types", "target": "Base"}));
+    assert_eq!(edges(&response), ["app/models.py#Child -extends-> app/models.py#Base [exact]"]);
+    insta::assert_snapshot!("types", response.face);
+}
+
+#[test]
+fn data_flow_follows_an_argument_into_the_callee() {
+    let workspace = workspace();
+    let response = analyze(&workspace.engine, json!({"mode": "data_flow", "target": "main.path"}));
+    assert!(response.ok, "{}", response.face);
+    insta::assert_snapshot!(response.face);
+    assert_eq!(
+        edges(&response),
+        [
+            "app/main.py#main.path -passes_to-> app/config.py#parse_config.path [exact]",
+            "app/config.py#parse_config.path -passes_to-> app/util.py#read_text.path [exact]",
+        ]
+    );
+    // A bare variable with its file: the one function that uses it.
+    let bare = analyze(&workspace.engine, json!({"mode": "data_flow", "target": "config", "path": "app/main.py"}));
+    assert!(bare.ok, "{}", bare.face);
+    assert_eq!(bare.meta["resolved_target"]["function"], "main");
+}
+
+#[test]
+fn ambiguity_and_misuse_are_errors_with_next_calls_that_work() {
+    let workspace = workspace();
+    let engine = &workspace.engine;
+    let response = analyze(engine, json!({"mode": "calls", "target": "run"}));
+    assert_eq!(response.error_code(), Some("AMBIGUOUS_SYMBOL"), "{}", response.face);
+    let next_calls = response.meta["next_calls"].as_array().unwrap();
+    assert_eq!(next_calls.len(), 2);
+    for call in next_calls {
+        assert_eq!(call["tool"], "analyze");
+        let replay = analyze(engine, call["arguments"].clone());
+        assert!(replay.ok, "{}", replay.face);
+    }
+
+    let response = analyze(engine, json!({"mode": "calls", "target": "app/util.py"}));
+    assert_eq!(response.error_code(), Some("INVALID_ARGS"));
+    assert_eq!(response.meta["next_calls"][0]["arguments"], json!({"mode": "outline", "target": "app/util.py"}));
+
+    let response = analyze(engine, json!({"mode": "calls", "target": "parse_confg"}));
+    assert_eq!(response.error_code(), Some("SYMBOL_NOT_FOUND"));
+    assert!(response.face.contains("parse_config"), "{}", response.face);
+
+    for bad in [
+        json!({"target": "main"}),
+        json!({"mode": "calls", "target": "main", "max_nodes": 0}),
+        json!({"mode": "calls", "target": "main", "max_nodes": 501}),
+        json!({"mode": "calls", "target": "main", "depth": 2}),
+        json!({"mode": "flows", "target": "main"}),
+    ] {
+        let response = analyze(engine, bad.clone());
+        assert_eq!(response.error_code(), Some("INVALID_ARGS"), "{bad}: {}", response.face);
+    }
+
+    let response = analyze(engine, json!({"mode": "data_flow", "target": "main.nothing"}));
+    assert_eq!(response.error_code(), Some("SYMBOL_NOT_FOUND"));
+}
+
+#[test]
+fn max_nodes_cuts_the_walk_and_says_how_to_get_the_rest() {
+    let workspace = workspace();
+    let response = analyze(&workspace.engine, json!({"mode": "impact", "target": "app/util.py", "max_nodes": 2}));
+    assert_eq!(response.meta["truncated"], json!(true));
+    assert_eq!(response.meta["nodes"].as_array().unwrap().len(), 2);
+    assert!(response.face.contains("truncated at max_nodes=2"), "{}", response.face);
+    let more = &response.meta["next_calls"][0];
+    assert_eq!(more["tool"], "analyze");
+    assert_eq!(more["arguments"]["max_nodes"], json!(8));
+    let replay = analyze(&workspace.engine, more["arguments"].clone());
+    assert_eq!(replay.meta["truncated"], json!(false));
+}
+
+#[test]
+fn an_edit_updates_the_graphs_before_the_next_query() {
+    let workspace = workspace();
+    let engine = &workspace.engine;
+    let before = analyze(engine, json!({"mode": "dependencies", "target": "app/util.py", "direction": "upstream"}));
+    assert_eq!(edges(&before), ["app/config.py -imports-> app/util.py"]);
+    let edit = engine.call(
+        "edit",
+        json!({"edits": [{"path": "app/jobs.py", "operation": "insert", "line": 0, "new_string": "from .util import read_text\n"}]}),
+    );
+    assert!(edit.ok, "{}", edit.face);
+    let after = analyze(engine, json!({"mode": "dependencies", "target": "app/util.py", "direction": "upstream"}));
+    assert_eq!(edges(&after), ["app/config.py -imports-> app/util.py", "app/jobs.py -imports-> app/util.py"]);
+}
