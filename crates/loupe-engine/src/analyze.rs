@@ -478,7 +478,7 @@ fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
             // A use that is a call is judged by the call's own resolution, one on an import
             // line by where that import leads.
             let site = facts.calls.iter().find(|site| site.line == reference.line && site.column == reference.column);
-            let on_import: Vec<(loupe_syntax::Import, Vec<RepoPath>)> =
+            let on_import: loupe_graph::ResolvedImports =
                 view.imports(&path).into_iter().filter(|(import, _)| import.line == reference.line).collect();
             let confidence = if let Some(site) = site {
                 let resolved = resolve_call(view, &path, lang, site);

@@ -104,7 +104,7 @@ fn project_files(truth: &Value) -> BTreeSet<String> {
 fn definitions(root: &Path, files: &BTreeSet<String>) -> Vec<(String, String, String)> {
     let mut found = Vec::new();
     for file in files {
-        let Some(lang) = loupe_syntax::Lang::from_path(&file) else { continue };
+        let Some(lang) = loupe_syntax::Lang::from_path(file) else { continue };
         let Ok(text) = std::fs::read_to_string(root.join(file)) else { continue };
         for definition in loupe_syntax::parse(lang, &text).definitions {
             let qualified = match &definition.container {

@@ -130,12 +130,15 @@ fn family(lang: Lang) -> u8 {
     }
 }
 
+/// A file's imports, each with the workspace files it resolved to.
+pub type ResolvedImports = Vec<(Import, Vec<RepoPath>)>;
+
 /// What resolution asks of the workspace.
 pub trait Workspace {
     /// Definitions whose name is exactly `name`.
     fn named(&self, name: &str) -> Vec<SymbolRef>;
     /// The imports of a file, each with the workspace files it resolved to.
-    fn imports(&self, path: &RepoPath) -> Vec<(Import, Vec<RepoPath>)>;
+    fn imports(&self, path: &RepoPath) -> ResolvedImports;
     /// The other files of the file's package, visible without an import (Go, Java).
     fn package(&self, path: &RepoPath) -> Vec<RepoPath>;
     fn types(&self) -> &TypeGraph;

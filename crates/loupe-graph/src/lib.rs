@@ -10,7 +10,7 @@ pub mod imports;
 mod resolve;
 pub mod types;
 
-pub use calls::{Confidence, SymbolRef, Workspace, local_names, reference_confidence, resolve_call};
+pub use calls::{Confidence, ResolvedImports, SymbolRef, Workspace, local_names, reference_confidence, resolve_call};
 pub use imports::{ImportGraph, Step, Walk};
 pub use resolve::{Layout, Resolved};
 pub use types::{RelationAt, TypeGraph};

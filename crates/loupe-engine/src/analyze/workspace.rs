@@ -6,9 +6,9 @@ use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 use loupe_core::{ContentHash, RepoPath, text};
-use loupe_graph::{ImportGraph, Layout, Resolved, SymbolRef, TypeGraph};
+use loupe_graph::{ImportGraph, Layout, Resolved, ResolvedImports, SymbolRef, TypeGraph};
 use loupe_index::{FileLinks, Index, Lang};
-use loupe_syntax::{Extract, FileFacts, Import};
+use loupe_syntax::{Extract, FileFacts};
 use rustc_hash::FxHashMap;
 
 use crate::Engine;
@@ -103,7 +103,7 @@ pub(crate) struct View<'a> {
     index: &'a Index,
     pub(crate) graphs: Arc<Graphs>,
     named: RefCell<FxHashMap<String, Vec<SymbolRef>>>,
-    imports: RefCell<FxHashMap<RepoPath, Vec<(Import, Vec<RepoPath>)>>>,
+    imports: RefCell<FxHashMap<RepoPath, ResolvedImports>>,
 }
 
 impl<'a> View<'a> {
@@ -153,13 +153,13 @@ impl loupe_graph::Workspace for View<'_> {
         found
     }
 
-    fn imports(&self, path: &RepoPath) -> Vec<(Import, Vec<RepoPath>)> {
+    fn imports(&self, path: &RepoPath) -> ResolvedImports {
         if let Some(found) = self.imports.borrow().get(path) {
             return found.clone();
         }
         let lang = Lang::from_path(path.as_str());
         let links = self.index.links_of(path).unwrap_or_default();
-        let resolved: Vec<(Import, Vec<RepoPath>)> = match lang {
+        let resolved: ResolvedImports = match lang {
             Some(lang) => links
                 .imports
                 .iter()
