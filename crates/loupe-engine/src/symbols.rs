@@ -5,6 +5,8 @@
 //! The index only says where to look. The span that is read always comes from parsing the
 //! file as it is on disk now, so an edit since the last index update cannot shift the window.
 
+use std::borrow::Cow;
+
 use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError, text, tokens};
 use loupe_index::{IndexState, Lang, Span, SymbolKind};
 use loupe_syntax::Definition;
@@ -325,28 +327,21 @@ const VALUE_RUN: usize = 4;
 /// Characters of a value-like definition's signature shown on its own line.
 const VALUE_CHARS: usize = 72;
 
-/// The signature as the outline shows it: tidied, or, when a value makes it long, clipped on a
-/// character boundary with `…`.
-fn outline_signature(definition: &Definition) -> std::borrow::Cow<'_, str> {
-    let signature = definition.signature.as_str();
-    if !is_value(definition.kind) {
-        return tidy_signature(signature);
-    }
-    if signature.chars().count() <= VALUE_CHARS {
-        return signature.into();
-    }
-    let cut: String = signature.chars().take(VALUE_CHARS - 1).collect();
-    format!("{}…", cut.trim_end()).into()
+/// The signature as the outline shows it: tidied, and clipped when a value makes it long.
+fn outline_signature(definition: &Definition) -> Cow<'_, str> {
+    let signature = tidy_signature(&definition.signature);
+    if is_value(definition.kind) { clip(signature, VALUE_CHARS) } else { signature }
 }
 
 /// Characters of a member shown inline (`types = { "AutoField": int, …`).
 const MEMBER_CHARS: usize = 40;
 
-fn clip_member(signature: &str) -> std::borrow::Cow<'_, str> {
-    if signature.chars().count() <= MEMBER_CHARS {
-        return signature.into();
+/// `text` cut to `limit` characters on a character boundary, ending with `…` when cut.
+fn clip(text: Cow<'_, str>, limit: usize) -> Cow<'_, str> {
+    if text.chars().count() <= limit {
+        return text;
     }
-    let cut: String = signature.chars().take(MEMBER_CHARS - 1).collect();
+    let cut: String = text.chars().take(limit - 1).collect();
     format!("{}…", cut.trim_end()).into()
 }
 
@@ -393,7 +388,7 @@ fn has_listed_children(definitions: &[Definition], index: usize) -> bool {
 /// A signature as written, minus the padding a multi-line parameter list leaves once its
 /// whitespace is collapsed: `fn f( a: u32, b: u32, )` → `fn f(a: u32, b: u32)`. Text inside
 /// double quotes is kept as it is.
-fn tidy_signature(signature: &str) -> std::borrow::Cow<'_, str> {
+fn tidy_signature(signature: &str) -> Cow<'_, str> {
     if !["( ", " )", "[ ", " ]"].iter().any(|padding| signature.contains(padding)) {
         return signature.into();
     }
@@ -459,14 +454,14 @@ fn render_definitions(definitions: &[Definition], include_docs: bool, budget: us
             index += run;
             continue;
         }
-        let mut members: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+        let mut members: Vec<Cow<'_, str>> = Vec::new();
         for (offset, child) in definitions[index + 1..].iter().enumerate() {
             if child.span.start_line > definition.span.end_line {
                 break;
             }
             if rides_inline(child, definition) {
                 inlined[index + 1 + offset] = true;
-                members.push(clip_member(&child.signature));
+                members.push(clip(tidy_signature(&child.signature), MEMBER_CHARS));
             }
         }
         let lines = if definition.span.end_line > definition.span.start_line && has_listed_children(definitions, index)

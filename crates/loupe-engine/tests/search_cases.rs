@@ -345,6 +345,12 @@ fn outline_shows_ends_only_for_definitions_with_listed_children() {
     let outline = project.engine.call("read", json!({"mode": "outline", "target": "point.rs", "depth": 1}));
     let lines: Vec<&str> = outline.face.lines().skip(1).collect();
     assert_eq!(lines, ["1\tpub struct Point", "7\timpl Point", "16\tmod inner", "22\tfn f(s: &str) -> &str"]);
+
+    // Text in double quotes keeps its spaces.
+    let source = "def join(\n    parts,\n    sep=\" ( \",\n    end=\")\",\n):\n    pass\n";
+    std::fs::write(root.join("join.py"), source).unwrap();
+    let outline = project.engine.call("read", json!({"mode": "outline", "target": "join.py"}));
+    assert_eq!(outline.face, "outline · 6 lines\n1\tdef join(parts, sep=\" ( \", end=\")\"):\n");
 }
 
 /// A server restarted on a persisted index answers its first query from it: the query waits
