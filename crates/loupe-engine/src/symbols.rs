@@ -5,6 +5,8 @@
 //! The index only says where to look. The span that is read always comes from parsing the
 //! file as it is on disk now, so an edit since the last index update cannot shift the window.
 
+use std::borrow::Cow;
+
 use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError, text, tokens};
 use loupe_index::{IndexState, Lang, Span, SymbolKind};
 use loupe_syntax::Definition;
@@ -292,12 +294,11 @@ pub(crate) fn outline(
     let definitions: Vec<Definition> =
         loupe_syntax::parse(lang, &decoded.text).definitions.into_iter().filter(|d| d.depth < depth).collect();
     let hash = ContentHash::of(&bytes);
-    let width = digits(decoded.total_lines());
-    // The hash is in `meta.file_hash`; the face spends its tokens on the skeleton.
-    let header =
-        format!("{} · outline · {} definitions, {} lines\n", resolved.path, definitions.len(), decoded.total_lines());
+    // The caller named the file, `target` and `meta` carry its path, hash and definition count:
+    // the face spends its tokens on the skeleton (the path alone is 5 % of a small file's).
+    let header = format!("outline · {} lines\n", decoded.total_lines());
     let (body, shown) =
-        render_definitions(&definitions, width, include_docs, budget.saturating_sub(tokens::count(&header) + 40));
+        render_definitions(&definitions, include_docs, budget.saturating_sub(tokens::count(&header) + 40));
     let truncated = shown < definitions.len();
     let mut face = header + &body;
     let mut next_calls = Vec::new();
@@ -361,24 +362,21 @@ const VALUE_RUN: usize = 4;
 /// Characters of a value-like definition's signature shown on its own line.
 const VALUE_CHARS: usize = 72;
 
-/// The signature, clipped on a character boundary with `…` when a value makes it long.
-fn outline_signature(definition: &Definition) -> std::borrow::Cow<'_, str> {
-    let signature = definition.signature.as_str();
-    if !is_value(definition.kind) || signature.chars().count() <= VALUE_CHARS {
-        return signature.into();
-    }
-    let cut: String = signature.chars().take(VALUE_CHARS - 1).collect();
-    format!("{}…", cut.trim_end()).into()
+/// The signature as the outline shows it: tidied, and clipped when a value makes it long.
+fn outline_signature(definition: &Definition) -> Cow<'_, str> {
+    let signature = tidy_signature(&definition.signature);
+    if is_value(definition.kind) { clip(signature, VALUE_CHARS) } else { signature }
 }
 
 /// Characters of a member shown inline (`types = { "AutoField": int, …`).
 const MEMBER_CHARS: usize = 40;
 
-fn clip_member(signature: &str) -> std::borrow::Cow<'_, str> {
-    if signature.chars().count() <= MEMBER_CHARS {
-        return signature.into();
+/// `text` cut to `limit` characters on a character boundary, ending with `…` when cut.
+fn clip(text: Cow<'_, str>, limit: usize) -> Cow<'_, str> {
+    if text.chars().count() <= limit {
+        return text;
     }
-    let cut: String = signature.chars().take(MEMBER_CHARS - 1).collect();
+    let cut: String = text.chars().take(limit - 1).collect();
     format!("{}…", cut.trim_end()).into()
 }
 
@@ -408,10 +406,54 @@ fn plural(kind: SymbolKind) -> &'static str {
     }
 }
 
-/// One line per definition, `start-end│indent signature`, until `budget` tokens are used.
+/// Whether a definition gets its own line, or rides inline on its parent's.
+fn rides_inline(child: &Definition, parent: &Definition) -> bool {
+    child.depth == parent.depth + 1 && is_member(child.kind) && !is_member(parent.kind)
+}
+
+/// Whether any definition nested in the one at `index` gets a line of its own.
+fn has_listed_children(definitions: &[Definition], index: usize) -> bool {
+    let parent = &definitions[index];
+    definitions[index + 1..]
+        .iter()
+        .take_while(|child| child.span.start_line <= parent.span.end_line)
+        .any(|child| child.depth > parent.depth && !rides_inline(child, parent))
+}
+
+/// A signature as written, minus the padding a multi-line parameter list leaves once its
+/// whitespace is collapsed: `fn f( a: u32, b: u32, )` → `fn f(a: u32, b: u32)`. Text inside
+/// double quotes is kept as it is.
+fn tidy_signature(signature: &str) -> Cow<'_, str> {
+    if !["( ", " )", "[ ", " ]"].iter().any(|padding| signature.contains(padding)) {
+        return signature.into();
+    }
+    let mut tidy = String::with_capacity(signature.len());
+    let mut quoted = false;
+    for character in signature.chars() {
+        match character {
+            '"' => quoted = !quoted,
+            ' ' if !quoted && tidy.ends_with(['(', '[']) => continue,
+            ')' | ']' if !quoted && tidy.ends_with(' ') => {
+                tidy.pop();
+                if tidy.ends_with(',') {
+                    tidy.pop();
+                }
+            }
+            _ => {}
+        }
+        tidy.push(character);
+    }
+    tidy.into()
+}
+
+/// One line per definition, `line<TAB>indent signature`, until `budget` tokens are used: the
+/// line where the definition starts (its doc comment and attributes included), then a tab (the
+/// `cat -n` convention), then two spaces per level of nesting. A definition whose nested
+/// definitions are listed shows where it ends too (`start-end`); any other definition ends
+/// before the next one listed, so its end would only repeat what the outline already bounds.
 /// Fields, enum members and properties ride on their type's line (`{ a: u32, b }`), which is
 /// what keeps an outline near a tenth of the file.
-fn render_definitions(definitions: &[Definition], width: usize, include_docs: bool, budget: usize) -> (String, usize) {
+fn render_definitions(definitions: &[Definition], include_docs: bool, budget: usize) -> (String, usize) {
     let mut out = String::new();
     let mut used = 0;
     let mut inlined = vec![false; definitions.len()];
@@ -422,6 +464,7 @@ fn render_definitions(definitions: &[Definition], width: usize, include_docs: bo
             index += 1;
             continue;
         }
+        let indent = "  ".repeat(definition.depth);
         // `#define A 1`, `#define B 2`, … : a map needs the names, not every value.
         let run = value_run(definitions, index);
         if run >= VALUE_RUN {
@@ -430,9 +473,8 @@ fn render_definitions(definitions: &[Definition], width: usize, include_docs: bo
             let shown = names.iter().take(INLINE_MEMBERS * 2).copied().collect::<Vec<_>>().join(", ");
             let more = names.len().saturating_sub(INLINE_MEMBERS * 2);
             let more = if more > 0 { format!(", +{more}") } else { String::new() };
-            let indent = "  ".repeat(definition.depth);
             let line = format!(
-                "{:>width$}-{}│{indent}{} {}: {shown}{more}\n",
+                "{}-{}\t{indent}{} {}: {shown}{more}\n",
                 definition.span.start_line,
                 last.span.end_line,
                 run,
@@ -447,24 +489,23 @@ fn render_definitions(definitions: &[Definition], width: usize, include_docs: bo
             index += run;
             continue;
         }
-        let mut members: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+        let mut members: Vec<Cow<'_, str>> = Vec::new();
         for (offset, child) in definitions[index + 1..].iter().enumerate() {
             if child.span.start_line > definition.span.end_line {
                 break;
             }
-            if child.depth == definition.depth + 1 && is_member(child.kind) && !is_member(definition.kind) {
+            if rides_inline(child, definition) {
                 inlined[index + 1 + offset] = true;
-                members.push(clip_member(&child.signature));
+                members.push(clip(tidy_signature(&child.signature), MEMBER_CHARS));
             }
         }
-        let indent = "  ".repeat(definition.depth);
-        // `start-end` for blocks, `start` for one-liners; unpadded ends save a token a line.
-        let lines = if definition.span.end_line > definition.span.start_line {
-            format!("{:>width$}-{}", definition.span.start_line, definition.span.end_line)
+        let lines = if definition.span.end_line > definition.span.start_line && has_listed_children(definitions, index)
+        {
+            format!("{}-{}", definition.span.start_line, definition.span.end_line)
         } else {
-            format!("{:>width$}", definition.span.start_line)
+            definition.span.start_line.to_string()
         };
-        let mut line = format!("{lines}│{indent}{}", outline_signature(definition));
+        let mut line = format!("{lines}\t{indent}{}", outline_signature(definition));
         if !members.is_empty() {
             let shown: Vec<&str> = members.iter().take(INLINE_MEMBERS).map(|member| member.as_ref()).collect();
             let more = members.len().saturating_sub(shown.len());
@@ -473,7 +514,7 @@ fn render_definitions(definitions: &[Definition], width: usize, include_docs: bo
         }
         line.push('\n');
         if include_docs && let Some(doc) = definition.doc.as_deref().and_then(|doc| doc.lines().next()) {
-            line.push_str(&format!("{:>w$}│{indent}  // {doc}\n", "", w = width * 2 + 1));
+            line.push_str(&format!("\t{indent}  // {doc}\n"));
         }
         let cost = tokens::count(&line);
         if used + cost > budget {
@@ -512,8 +553,7 @@ fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs
             truncated = true;
             break;
         }
-        let (body, shown) =
-            render_definitions(&definitions, digits(decoded.total_lines()), include_docs, budget - used - header_cost);
+        let (body, shown) = render_definitions(&definitions, include_docs, budget - used - header_cost);
         face.push_str(&section_header);
         face.push_str(&body);
         used += header_cost + tokens::count(&body);
@@ -554,8 +594,4 @@ fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs
         face,
         metadata: MetadataLevel::Standard,
     }
-}
-
-fn digits(number: usize) -> usize {
-    number.max(1).ilog10() as usize + 1
 }

@@ -65,6 +65,10 @@ struct Cli {
     /// Files sampled for the outline ratio.
     #[arg(long, default_value_t = 50)]
     outline_files: usize,
+    /// Run one step only (after the cold build it needs): `outline` prints the outline table
+    /// and every sampled file's ratio.
+    #[arg(long, value_parser = ["outline"])]
+    only: Option<String>,
     /// Internal: measure the single corpus given and print its report as JSON.
     #[arg(long, hide = true)]
     worker: bool,
@@ -105,6 +109,7 @@ fn run(cli: &Cli) -> Result<(), String> {
             touch_runs: cli.touch_runs,
             cli_touch_runs: cli.cli_touch_runs,
             outline_files: cli.outline_files,
+            only_outline: cli.only.is_some(),
         };
         let report = worker::run(&options)?;
         println!("{}", serde_json::to_string(&report).map_err(|error| error.to_string())?);
@@ -118,7 +123,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         report.version = corpus_version(name, dir);
         reports.push(report);
     }
-    let tables = report::render(&reports);
+    let tables = if cli.only.is_some() { report::render_outline_only(&reports) } else { report::render(&reports) };
     print!("{tables}");
     if let Some(out) = &cli.out {
         let header = header(cli, &load_start);
@@ -146,6 +151,7 @@ fn spawn_worker(cli: &Cli, loupe: &Path, work: &Path, name: &str, dir: &Path) ->
         .args(["--touch-runs", &cli.touch_runs.to_string()])
         .args(["--cli-touch-runs", &cli.cli_touch_runs.to_string()])
         .args(["--outline-files", &cli.outline_files.to_string()])
+        .args(cli.only.iter().flat_map(|step| ["--only", step.as_str()]))
         .arg(format!("{name}={}", dir.display()))
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())

@@ -79,6 +79,25 @@ pub(crate) fn render(reports: &[CorpusReport]) -> String {
     out
 }
 
+/// `--only outline`: the outline table, then every sampled file, costliest first.
+pub(crate) fn render_outline_only(reports: &[CorpusReport]) -> String {
+    let mut out = String::new();
+    outline(&mut out, reports);
+    for r in reports {
+        let mut files: Vec<&(String, u64, u64)> = r.outline.files.iter().filter(|f| f.2 > 0).collect();
+        files.sort_by(|a, b| (b.1 as f64 / b.2 as f64).total_cmp(&(a.1 as f64 / a.2 as f64)).then(a.0.cmp(&b.0)));
+        let _ = writeln!(out, "{} (outline tokens of full-file tokens):\n", r.name);
+        for (path, tokens, full) in files {
+            let _ = writeln!(out, "- {} `{path}` {tokens} of {full}", percent(Some(*tokens as f64 / *full as f64)));
+        }
+        for error in &r.outline.errors {
+            let _ = writeln!(out, "- error: {error}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
 fn corpora(out: &mut String, reports: &[CorpusReport]) {
     out.push_str("## Corpora\n\n");
     out.push_str("| corpus | version | files on disk | files indexed (rg sees) | MB indexed | parsed files | symbols (distinct names) | languages (files) | load average, 1 min: start → end |\n");

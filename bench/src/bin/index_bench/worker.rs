@@ -48,6 +48,8 @@ pub(crate) struct WorkerOptions {
     pub(crate) touch_runs: usize,
     pub(crate) cli_touch_runs: usize,
     pub(crate) outline_files: usize,
+    /// Only the cold build and the outline ratios (`--only outline`).
+    pub(crate) only_outline: bool,
 }
 
 /// Everything measured on one corpus; the worker prints it as one JSON line.
@@ -174,6 +176,9 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
     let mut report = CorpusReport { name: options.name.clone(), load_start: load_1min(), ..CorpusReport::default() };
 
     // 1. The corpus on disk, and a warm page cache.
+    if options.only_outline {
+        return outline_only(options, &root, &index_dir, report);
+    }
     log(options, "scanning the corpus");
     let (files, bytes) = disk_usage(&root);
     report.disk_files = files;
@@ -299,6 +304,33 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
         touch_with_cli(options, &root, &index_dir, &touch_files, &mut report.touch);
     }
     log(options, "done");
+    report.load_end = load_1min();
+    Ok(report)
+}
+
+/// `--only outline`: the build the sample comes from, then the outline ratios on that engine.
+fn outline_only(
+    options: &WorkerOptions,
+    root: &Path,
+    index_dir: &Path,
+    mut report: CorpusReport,
+) -> Result<CorpusReport, String> {
+    log(options, "index (for the file list)");
+    let config = Config {
+        root: Some(root.to_path_buf()),
+        index_dir: Some(index_dir.to_path_buf()),
+        gate_mode: loupe_core::config::GateMode::Off,
+        relevance: loupe_core::config::RelevanceMode::Off,
+        max_reads_per_session: usize::MAX,
+        max_total_read_lines: usize::MAX,
+        analytics: false,
+        ..Config::default()
+    };
+    let engine = Engine::new(config)?;
+    engine.refresh_index(&|_, _| {}).ok_or("the engine has no index")?;
+    log(options, "outline ratios");
+    let sample = outline_sample(&engine, options.outline_files);
+    report.outline = measure_outline(&engine, &sample);
     report.load_end = load_1min();
     Ok(report)
 }
