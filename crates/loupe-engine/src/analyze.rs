@@ -390,6 +390,16 @@ fn mentioning(view: &View<'_>, symbol: &SymbolRef) -> Vec<RepoPath> {
     files
 }
 
+/// The files in a language that can use code of `lang` (a Python name in a `.c` file is not
+/// a use).
+fn same_family(mut files: Vec<RepoPath>, lang: Lang) -> Vec<RepoPath> {
+    files.retain(|file| {
+        Lang::from_path(file.as_str())
+            .is_some_and(|other| loupe_graph::calls::family(other) == loupe_graph::calls::family(lang))
+    });
+    files
+}
+
 /// Callee names that may call `symbol` in `path`: its name, its import aliases, and for a
 /// constructor its class's name and `super`.
 fn call_names(view: &View<'_>, path: &RepoPath, symbol: &SymbolRef) -> Vec<String> {
@@ -409,10 +419,12 @@ fn aliases(view: &View<'_>, path: &RepoPath, name: &str) -> Vec<String> {
 /// Every call of `symbol` in the workspace: (caller, confidence, line of the call).
 fn callers_of(view: &View<'_>, symbol: &SymbolRef) -> Vec<(SymbolRef, Confidence, usize)> {
     let mut found = Vec::new();
-    for path in mentioning(view, symbol) {
+    let files = same_family(mentioning(view, symbol), symbol.lang);
+    for (path, facts) in files.iter().zip(view.facts_of(&files)) {
         let Some(lang) = Lang::from_path(path.as_str()) else { continue };
+        let path = path.clone();
         let names = call_names(view, &path, symbol);
-        let Some(facts) = view.facts(&path) else { continue };
+        let Some(facts) = facts else { continue };
         for site in &facts.calls {
             if !names.iter().any(|name| name == site.callee.trim_end_matches('!')) {
                 continue;
@@ -447,9 +459,11 @@ fn module_symbol(path: &RepoPath, lang: Lang) -> SymbolRef {
 
 fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
     let root = answer.root_symbol(target);
-    for path in mentioning(view, target) {
+    let files = same_family(mentioning(view, target), target.lang);
+    for (path, facts) in files.iter().zip(view.facts_of(&files)) {
         let Some(lang) = Lang::from_path(path.as_str()) else { continue };
-        let Some(facts) = view.facts(&path) else { continue };
+        let path = path.clone();
+        let Some(facts) = facts else { continue };
         let mut uses: Vec<(usize, Confidence)> = Vec::new();
         if matches!(lang, Lang::C | Lang::Cpp) && path != target.path && is_header(&path) {
             // A header's prototype of a function defined in a source file is a use of it.
@@ -479,7 +493,7 @@ fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
             // line by where that import leads.
             let site = facts.calls.iter().find(|site| site.line == reference.line && site.column == reference.column);
             let on_import: loupe_graph::ResolvedImports =
-                view.imports(&path).into_iter().filter(|(import, _)| import.line == reference.line).collect();
+                view.imports(&path).iter().filter(|(import, _)| import.line == reference.line).cloned().collect();
             let confidence = if let Some(site) = site {
                 let resolved = resolve_call(view, &path, lang, site);
                 // `Item(…)` runs `Item.__init__`: a use of the class too.
@@ -554,7 +568,7 @@ fn type_named(view: &View<'_>, name: &str, from: &RepoPath) -> Option<(SymbolRef
     if let Some(local) = candidates.iter().find(|candidate| &candidate.path == from) {
         return Some((local.clone(), Confidence::Exact));
     }
-    let imported: Vec<RepoPath> = view.imports(from).into_iter().flat_map(|(_, files)| files).collect();
+    let imported: Vec<RepoPath> = view.imports(from).iter().flat_map(|(_, files)| files.iter().cloned()).collect();
     let mut visible: Vec<&SymbolRef> =
         candidates.iter().filter(|candidate| imported.contains(&candidate.path)).collect();
     if visible.is_empty() {

@@ -6,6 +6,8 @@
 //! Resolution is syntactic: a receiver whose type is not written at the call (`client.get()`)
 //! is matched by name among the methods the file can see, and marked accordingly.
 
+use std::sync::Arc;
+
 use loupe_core::RepoPath;
 use loupe_syntax::{CallSite, Definition, Import, Lang, Span, SymbolKind};
 use serde::Serialize;
@@ -115,8 +117,8 @@ impl SymbolRef {
     }
 }
 
-/// Languages whose files can call each other.
-fn family(lang: Lang) -> u8 {
+/// Languages whose files can call each other share a family number.
+pub fn family(lang: Lang) -> u8 {
     match lang {
         Lang::Rust => 0,
         Lang::Python => 1,
@@ -138,7 +140,7 @@ pub trait Workspace {
     /// Definitions whose name is exactly `name`.
     fn named(&self, name: &str) -> Vec<SymbolRef>;
     /// The imports of a file, each with the workspace files it resolved to.
-    fn imports(&self, path: &RepoPath) -> ResolvedImports;
+    fn imports(&self, path: &RepoPath) -> Arc<ResolvedImports>;
     /// The other files of the file's package, visible without an import (Go, Java).
     fn package(&self, path: &RepoPath) -> Vec<RepoPath>;
     fn types(&self) -> &TypeGraph;
@@ -153,25 +155,22 @@ struct Visibility {
     scoped: Vec<RepoPath>,
 }
 
-fn visibility(workspace: &dyn Workspace, path: &RepoPath, lang: Lang, name: &str) -> Visibility {
+fn visibility(workspace: &dyn Workspace, path: &RepoPath, name: &str) -> Visibility {
     let mut visible = Visibility { named: Vec::new(), scoped: workspace.package(path) };
-    for (import, files) in workspace.imports(path) {
-        if names_it(&import, name) {
+    for (import, files) in workspace.imports(path).iter() {
+        if names_it(import, name) {
             visible.named.extend(files.iter().cloned());
             // A re-export: the file imported from may itself import the name from elsewhere.
-            for file in &files {
-                for (inner, inner_files) in workspace.imports(file) {
-                    if names_it(&inner, name) || is_glob(&inner) {
-                        visible.named.extend(inner_files);
+            for file in files {
+                for (inner, inner_files) in workspace.imports(file).iter() {
+                    if names_it(inner, name) || is_glob(inner) {
+                        visible.named.extend(inner_files.iter().cloned());
                     }
                 }
             }
-        } else if is_glob(&import) || import.names.is_empty() || matches!(lang, Lang::C | Lang::Cpp) {
-            visible.scoped.extend(files);
         } else {
-            // `use crate::config::{self, Config}` or `import pkg.mod`: the module is usable as a
-            // qualifier, and a Java/TS class import brings its file's names.
-            visible.scoped.extend(files);
+            // Globs, includes, whole modules (usable as qualifiers), Java/TS class imports.
+            visible.scoped.extend(files.iter().cloned());
         }
     }
     visible.named.sort();
@@ -200,21 +199,21 @@ fn unalias(workspace: &dyn Workspace, path: &RepoPath, callee: &str) -> String {
             .map(|name| simple_name(name).to_owned())
     };
     let imports = workspace.imports(path);
-    for (import, _) in &imports {
+    for (import, _) in imports.iter() {
         if import.alias.as_deref() == Some(callee)
             && let Some(name) = original(import)
         {
             return name;
         }
     }
-    for (import, files) in &imports {
+    for (import, files) in imports.iter() {
         if !names_it(import, callee) {
             continue;
         }
         for file in files {
-            for (inner, _) in workspace.imports(file) {
+            for (inner, _) in workspace.imports(file).iter() {
                 if inner.alias.as_deref() == Some(callee)
-                    && let Some(name) = original(&inner)
+                    && let Some(name) = original(inner)
                 {
                     return name;
                 }
@@ -228,14 +227,14 @@ fn unalias(workspace: &dyn Workspace, path: &RepoPath, callee: &str) -> String {
 /// of it, and aliases a re-export one file away gave it.
 pub fn local_names(workspace: &dyn Workspace, path: &RepoPath, name: &str) -> Vec<String> {
     let mut names = vec![name.to_owned()];
-    for (import, files) in workspace.imports(path) {
+    for (import, files) in workspace.imports(path).iter() {
         if let Some(alias) = &import.alias
             && import.names.iter().any(|imported| simple_name(imported) == name)
         {
             names.push(alias.clone());
         }
-        for file in &files {
-            for (inner, _) in workspace.imports(file) {
+        for file in files {
+            for (inner, _) in workspace.imports(file).iter() {
                 if let Some(alias) = &inner.alias
                     && inner.names.iter().any(|imported| simple_name(imported) == name)
                     && import.names.iter().any(|imported| imported == alias)
@@ -460,7 +459,7 @@ fn plain_call(
     if let Some(best) = best_of(&local) {
         return vec![(best, Confidence::Exact)];
     }
-    let visible = visibility(workspace, path, lang, name);
+    let visible = visibility(workspace, path, name);
     let named: Vec<&SymbolRef> =
         candidates.iter().filter(|candidate| visible.named.contains(&candidate.path)).collect();
     if let Some(best) = best_of(&named) {
@@ -547,13 +546,13 @@ fn qualified_call(
     // segment (`m.f` after `import pkg.mod as m`, `store.New` after importing `…/store`,
     // `config::load` after `use crate::config`).
     let mut module_files: Vec<RepoPath> = Vec::new();
-    for (import, files) in workspace.imports(path) {
+    for (import, files) in workspace.imports(path).iter() {
         let module_last = import.module.rsplit(['/', '.', ':']).find(|part| !part.is_empty()).unwrap_or("");
         let binds = import.alias.as_deref() == Some(first)
             || module_last == first
             || import.names.iter().any(|imported| simple_name(imported) == first);
         if binds {
-            module_files.extend(files);
+            module_files.extend(files.iter().cloned());
         }
     }
     let is_type_head = last.starts_with(|c: char| c.is_ascii_uppercase());
@@ -575,7 +574,7 @@ fn qualified_call(
         // `Config::load`, `Parser.parse`, `Util.helper`: a member of a type of that name.
         let members: Vec<SymbolRef> =
             candidates.iter().filter(|candidate| candidate.owner() == Some(last)).cloned().collect();
-        let visible = visibility(workspace, path, lang, last);
+        let visible = visibility(workspace, path, last);
         let seen: Vec<&SymbolRef> = members
             .iter()
             .filter(|candidate| {
@@ -613,7 +612,7 @@ fn qualified_call(
         .filter(|candidate| candidate.container.is_some())
         .filter(|candidate| !(&candidate.path == path && Some(candidate.qualified().as_str()) == caller))
         .collect();
-    let visible = visibility(workspace, path, lang, name);
+    let visible = visibility(workspace, path, name);
     let seen: Vec<&SymbolRef> = methods
         .iter()
         .filter(|candidate| {
@@ -673,12 +672,12 @@ pub fn reference_confidence(
     if shadowed {
         return None;
     }
-    let visible = visibility(workspace, path, lang, &target.name);
+    let visible = visibility(workspace, path, &target.name);
     if visible.named.contains(&target.path) {
         return Some(Confidence::Exact);
     }
     if let Some(owner) = target.owner() {
-        let owner_visible = visibility(workspace, path, lang, owner);
+        let owner_visible = visibility(workspace, path, owner);
         if owner_visible.named.contains(&target.path) {
             return Some(Confidence::Scoped);
         }

@@ -600,6 +600,13 @@ impl Index {
         }
     }
 
+    /// The content hash the index recorded for a live file.
+    pub fn file_hash(&self, path: &RepoPath) -> Option<ContentHash> {
+        let state = self.read_state();
+        let doc = *state.by_path.get(path)?;
+        state.files.get(doc as usize).filter(|record| record.live).map(|record| record.hash.clone())
+    }
+
     /// The imports and type relations of one indexed file.
     pub fn links_of(&self, path: &RepoPath) -> Option<FileLinks> {
         let state = self.read_state();

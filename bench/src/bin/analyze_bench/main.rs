@@ -98,7 +98,17 @@ fn run(case: &Case, root: &Path, runs: usize) {
 
     let rg_impact = peer(root, &["-l", "-w", case.module_word], runs.min(10));
     let rg_calls = peer(root, &["-n", "-w", case.function], runs.min(10));
-    for (label, arguments, rg) in [("impact", &impact, rg_impact), ("calls depth 3", &calls, rg_calls)] {
+    let mut impact_all = impact.clone();
+    impact_all["max_nodes"] = json!(500);
+    let mut calls_all = calls.clone();
+    calls_all["max_nodes"] = json!(500);
+    let queries = [
+        ("impact", &impact, rg_impact),
+        ("impact, max_nodes 500", &impact_all, rg_impact),
+        ("calls depth 3", &calls, rg_calls),
+        ("calls depth 3, max_nodes 500", &calls_all, rg_calls),
+    ];
+    for (label, arguments, rg) in queries {
         let (first, nodes) = timed(&engine, arguments);
         let mut times: Vec<Duration> = (0..runs).map(|_| timed(&engine, arguments).0).collect();
         times.sort();

@@ -2,7 +2,6 @@
 //! index's generation moves), and freshly parsed facts of the files a query touches (cached
 //! by content hash), behind the `loupe_graph::Workspace` view resolution asks through.
 
-use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 use loupe_core::{ContentHash, RepoPath, text};
@@ -22,6 +21,9 @@ pub(crate) struct Graphs {
     pub(crate) types: TypeGraph,
     /// Files by directory, with their language (the package of Go and Java files).
     dirs: FxHashMap<RepoPath, Vec<(RepoPath, Option<Lang>)>>,
+    /// What queries of this generation asked already: definitions by name, resolved imports.
+    named: Mutex<FxHashMap<String, Vec<SymbolRef>>>,
+    imports_of: Mutex<FxHashMap<RepoPath, Arc<ResolvedImports>>>,
 }
 
 /// Files parsed with every fact, by path, checked against the content hash on each use.
@@ -47,18 +49,22 @@ impl Relations {
         graphs
     }
 
-    /// The file's facts (all of them: calls and references too) as it is on disk now.
-    pub(crate) fn facts(&self, engine: &Engine, path: &RepoPath) -> Option<Arc<FileFacts>> {
+    /// The file's facts (all of them: calls and references too): parsed from the disk, and
+    /// reused while the index records the same content hash for the file (the graphs answer
+    /// from the index's view too; the watcher and edits keep it current).
+    pub(crate) fn facts(&self, engine: &Engine, index: &Index, path: &RepoPath) -> Option<Arc<FileFacts>> {
         let lang = Lang::from_path(path.as_str())?;
+        let cached = |hash: &ContentHash| {
+            let cache = self.facts.lock().unwrap_or_else(|poison| poison.into_inner());
+            cache.get(path).filter(|(cached, _)| cached == hash).map(|(_, facts)| facts.clone())
+        };
+        if let Some(facts) = index.file_hash(path).and_then(|hash| cached(&hash)) {
+            return Some(facts);
+        }
         let bytes = engine.root().read_indexed(path, engine.config().max_file_bytes).ok()?;
         let hash = ContentHash::of(&bytes);
-        {
-            let cache = self.facts.lock().unwrap_or_else(|poison| poison.into_inner());
-            if let Some((cached, facts)) = cache.get(path)
-                && *cached == hash
-            {
-                return Some(facts.clone());
-            }
+        if let Some(facts) = cached(&hash) {
+            return Some(facts);
         }
         let decoded = text::decode(&bytes).ok()?;
         let facts = Arc::new(loupe_syntax::parse_with(lang, &decoded.text, Extract::All));
@@ -69,6 +75,10 @@ impl Relations {
         cache.insert(path.clone(), (hash, facts.clone()));
         Some(facts)
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 fn build(engine: &Engine, index: &Index, generation: u64) -> Graphs {
@@ -94,22 +104,20 @@ fn build(engine: &Engine, index: &Index, generation: u64) -> Graphs {
     }
     let millis = started.elapsed().as_millis();
     tracing::debug!(millis, nodes = imports.node_count(), relations = types.len(), "relationship graphs built");
-    Graphs { generation, layout, imports, types, dirs }
+    Graphs { generation, layout, imports, types, dirs, named: Mutex::default(), imports_of: Mutex::default() }
 }
 
-/// One query's view of the workspace, memoising what resolution asks repeatedly.
+/// One query's view of the workspace, through the graphs of the index's generation.
 pub(crate) struct View<'a> {
     engine: &'a Engine,
     index: &'a Index,
     pub(crate) graphs: Arc<Graphs>,
-    named: RefCell<FxHashMap<String, Vec<SymbolRef>>>,
-    imports: RefCell<FxHashMap<RepoPath, ResolvedImports>>,
 }
 
 impl<'a> View<'a> {
     pub(crate) fn new(engine: &'a Engine, index: &'a Index) -> View<'a> {
         let graphs = engine.relations.graphs(engine, index);
-        View { engine, index, graphs, named: RefCell::default(), imports: RefCell::default() }
+        View { engine, index, graphs }
     }
 
     pub(crate) fn engine(&self) -> &'a Engine {
@@ -121,13 +129,31 @@ impl<'a> View<'a> {
     }
 
     pub(crate) fn facts(&self, path: &RepoPath) -> Option<Arc<FileFacts>> {
-        self.engine.relations.facts(self.engine, path)
+        self.engine.relations.facts(self.engine, self.index, path)
+    }
+
+    /// The facts of `paths`, in order, parsed on every core (a first query may touch hundreds
+    /// of files; later ones find them cached).
+    pub(crate) fn facts_of(&self, paths: &[RepoPath]) -> Vec<Option<Arc<FileFacts>>> {
+        let threads = std::thread::available_parallelism().map_or(2, usize::from);
+        let mut found = Vec::with_capacity(paths.len());
+        loupe_core::parallel::map_in_order(
+            paths,
+            threads,
+            || (),
+            |(), path| self.facts(path),
+            |_, facts| {
+                found.push(facts);
+                true
+            },
+        );
+        found
     }
 }
 
 impl loupe_graph::Workspace for View<'_> {
     fn named(&self, name: &str) -> Vec<SymbolRef> {
-        if let Some(found) = self.named.borrow().get(name) {
+        if let Some(found) = lock(&self.graphs.named).get(name) {
             return found.clone();
         }
         let found: Vec<SymbolRef> = self
@@ -149,12 +175,12 @@ impl loupe_graph::Workspace for View<'_> {
                 })
             })
             .collect();
-        self.named.borrow_mut().insert(name.to_owned(), found.clone());
+        lock(&self.graphs.named).insert(name.to_owned(), found.clone());
         found
     }
 
-    fn imports(&self, path: &RepoPath) -> ResolvedImports {
-        if let Some(found) = self.imports.borrow().get(path) {
+    fn imports(&self, path: &RepoPath) -> Arc<ResolvedImports> {
+        if let Some(found) = lock(&self.graphs.imports_of).get(path) {
             return found.clone();
         }
         let lang = Lang::from_path(path.as_str());
@@ -179,7 +205,8 @@ impl loupe_graph::Workspace for View<'_> {
                 .collect(),
             None => Vec::new(),
         };
-        self.imports.borrow_mut().insert(path.clone(), resolved.clone());
+        let resolved = Arc::new(resolved);
+        lock(&self.graphs.imports_of).insert(path.clone(), resolved.clone());
         resolved
     }
 
