@@ -11,6 +11,7 @@ mod graph;
 pub(crate) mod workspace;
 
 use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError, tokens};
+use loupe_graph::calls::{family, is_header, is_type_kind};
 use loupe_graph::{Confidence, Resolved, SymbolRef, Workspace, reference_confidence, resolve_call};
 use loupe_index::trigram::plan_literal;
 use loupe_index::{IndexState, Lang, SymbolKind};
@@ -136,6 +137,8 @@ fn parse(arguments: Value, original: Map<String, Value>, metadata: &mut Metadata
 enum Target {
     File(RepoPath),
     Symbol(SymbolRef),
+    /// A variable in a function: `flow` resolves it.
+    Variable,
 }
 
 fn answer(engine: &Engine, request: &Request) -> Result<Response, ToolError> {
@@ -153,6 +156,7 @@ fn answer(engine: &Engine, request: &Request) -> Result<Response, ToolError> {
         ("references", Target::Symbol(symbol)) => references(&view, symbol, &mut answer),
         ("types", Target::Symbol(symbol)) => types(&view, request, symbol, &mut answer),
         ("data_flow", _) => flow::data_flow(&view, request, &mut answer)?,
+        (mode, Target::Variable) => unreachable!("only data_flow targets a variable, not {mode}"),
         (mode, Target::File(path)) => {
             return Err(ToolError::invalid_args(
                 format!("mode `{mode}` takes a symbol, and `{}` is a file", path.as_str()),
@@ -168,8 +172,7 @@ fn answer(engine: &Engine, request: &Request) -> Result<Response, ToolError> {
 fn resolve_target(view: &View<'_>, request: &Request) -> Result<Target, ToolError> {
     let engine = view.engine();
     if request.mode == "data_flow" {
-        // data_flow names a variable inside a function: `flow` resolves it.
-        return Ok(Target::File(RepoPath::root()));
+        return Ok(Target::Variable);
     }
     let as_file = match request.target_type.as_str() {
         "symbol" => None,
@@ -212,29 +215,18 @@ fn resolve_target(view: &View<'_>, request: &Request) -> Result<Target, ToolErro
     }))
 }
 
-fn is_type_kind(kind: SymbolKind) -> bool {
-    matches!(
-        kind,
-        SymbolKind::Class
-            | SymbolKind::Struct
-            | SymbolKind::Interface
-            | SymbolKind::Trait
-            | SymbolKind::Enum
-            | SymbolKind::Union
-            | SymbolKind::TypeAlias
-    )
-}
-
-fn target_file(target: &Target) -> &RepoPath {
+fn target_file(target: &Target) -> RepoPath {
     match target {
-        Target::File(path) => path,
-        Target::Symbol(symbol) => &symbol.path,
+        Target::File(path) => path.clone(),
+        Target::Symbol(symbol) => symbol.path.clone(),
+        Target::Variable => RepoPath::root(),
     }
 }
 
 fn dependencies(view: &View<'_>, request: &Request, target: &Target, answer: &mut Answer) {
-    let start = Resolved::File(target_file(target).clone());
-    let root = answer.root_file(target_file(target));
+    let file = target_file(target);
+    let root = answer.root_file(&file);
+    let start = Resolved::File(file);
     let sides: &[(bool, Side)] = match request.direction {
         Direction::Upstream => &[(true, Side::Upstream)],
         Direction::Downstream => &[(false, Side::Downstream)],
@@ -248,8 +240,9 @@ fn dependencies(view: &View<'_>, request: &Request, target: &Target, answer: &mu
 }
 
 fn impact(view: &View<'_>, request: &Request, target: &Target, answer: &mut Answer) {
-    let start = Resolved::File(target_file(target).clone());
-    let root = answer.root_file(target_file(target));
+    let file = target_file(target);
+    let root = answer.root_file(&file);
+    let start = Resolved::File(file);
     let walk = view.graphs.imports.walk(&start, true, request.max_depth, answer.room());
     answer.truncated |= walk.truncated;
     add_walk(answer, root, Side::Upstream, walk);
@@ -348,7 +341,9 @@ fn calls(view: &View<'_>, request: &Request, target: &SymbolRef, answer: &mut An
         for depth in 1..=request.max_depth {
             let mut next = Vec::new();
             for (symbol, node) in &frontier {
-                for (caller, confidence, line) in callers_of(view, symbol) {
+                let (callers, cut) = callers_of(view, symbol, answer.left());
+                answer.truncated |= cut;
+                for (caller, confidence, line) in callers {
                     let existed = answer.index_of(&caller.id()).is_some();
                     let Some(caller_node) = answer.add_symbol(&caller, *node, Side::Upstream, depth) else { break };
                     answer.add_edge(caller.id(), symbol.id(), "calls", Some(confidence), Some(line), caller_node);
@@ -393,10 +388,7 @@ fn mentioning(view: &View<'_>, symbol: &SymbolRef) -> Vec<RepoPath> {
 /// The files in a language that can use code of `lang` (a Python name in a `.c` file is not
 /// a use).
 fn same_family(mut files: Vec<RepoPath>, lang: Lang) -> Vec<RepoPath> {
-    files.retain(|file| {
-        Lang::from_path(file.as_str())
-            .is_some_and(|other| loupe_graph::calls::family(other) == loupe_graph::calls::family(lang))
-    });
+    files.retain(|file| Lang::from_path(file.as_str()).is_some_and(|other| family(other) == family(lang)));
     files
 }
 
@@ -416,31 +408,53 @@ fn aliases(view: &View<'_>, path: &RepoPath, name: &str) -> Vec<String> {
     loupe_graph::local_names(view, path, name)
 }
 
-/// Every call of `symbol` in the workspace: (caller, confidence, line of the call).
-fn callers_of(view: &View<'_>, symbol: &SymbolRef) -> Vec<(SymbolRef, Confidence, usize)> {
-    let mut found = Vec::new();
+/// Every call of `symbol` in the workspace: (caller, confidence, line of the call). Files are
+/// taken in path order, a chunk at a time, until `limit` distinct callers are found (a node
+/// budget will not hold more); the flag says whether files were left unread.
+fn callers_of(view: &View<'_>, symbol: &SymbolRef, limit: usize) -> (Vec<(SymbolRef, Confidence, usize)>, bool) {
+    let mut found: Vec<(SymbolRef, Confidence, usize)> = Vec::new();
+    let mut callers = rustc_hash::FxHashSet::default();
     let files = same_family(mentioning(view, symbol), symbol.lang);
-    for (path, facts) in files.iter().zip(view.facts_of(&files)) {
-        let Some(lang) = Lang::from_path(path.as_str()) else { continue };
-        let path = path.clone();
-        let names = call_names(view, &path, symbol);
-        let Some(facts) = facts else { continue };
-        for site in &facts.calls {
-            if !names.iter().any(|name| name == site.callee.trim_end_matches('!')) {
-                continue;
-            }
-            let resolved = resolve_call(view, &path, lang, site);
-            let Some((_, confidence)) = resolved.iter().find(|(callee, _)| same_symbol(callee, symbol)) else {
-                continue;
-            };
-            let caller = match enclosing(&facts, site.line, false) {
-                Some(definition) => SymbolRef::from_definition(&path, lang, definition),
-                None => module_symbol(&path, lang),
-            };
-            found.push((caller, *confidence, site.line));
+    for chunk in files.chunks(FILES_PER_CHUNK) {
+        if callers.len() >= limit {
+            return (found, true);
         }
+        for (path, facts) in chunk.iter().zip(view.facts_of(chunk)) {
+            callers_in(view, symbol, path, facts, &mut found);
+        }
+        callers.extend(found.iter().map(|(caller, _, _)| caller.id()));
     }
-    found
+    (found, false)
+}
+
+/// Files parsed together (on every core) before checking whether enough was found.
+const FILES_PER_CHUNK: usize = 64;
+
+/// The calls of `symbol` in one file.
+fn callers_in(
+    view: &View<'_>,
+    symbol: &SymbolRef,
+    path: &RepoPath,
+    facts: Option<std::sync::Arc<FileFacts>>,
+    found: &mut Vec<(SymbolRef, Confidence, usize)>,
+) {
+    let Some(lang) = Lang::from_path(path.as_str()) else { return };
+    let names = call_names(view, path, symbol);
+    let Some(facts) = facts else { return };
+    for site in &facts.calls {
+        if !names.iter().any(|name| name == site.callee.trim_end_matches('!')) {
+            continue;
+        }
+        let resolved = resolve_call(view, path, lang, site);
+        let Some((_, confidence)) = resolved.iter().find(|(callee, _)| same_symbol(callee, symbol)) else {
+            continue;
+        };
+        let caller = match enclosing(&facts, site.line, false) {
+            Some(definition) => SymbolRef::from_definition(path, lang, definition),
+            None => module_symbol(path, lang),
+        };
+        found.push((caller, *confidence, site.line));
+    }
 }
 
 /// Code at the top level of a file, as a caller or a referrer.
@@ -460,7 +474,12 @@ fn module_symbol(path: &RepoPath, lang: Lang) -> SymbolRef {
 fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
     let root = answer.root_symbol(target);
     let files = same_family(mentioning(view, target), target.lang);
-    for (path, facts) in files.iter().zip(view.facts_of(&files)) {
+    let parsed = files.chunks(FILES_PER_CHUNK).flat_map(|chunk| chunk.iter().zip(view.facts_of(chunk)));
+    for (path, facts) in parsed {
+        if answer.full() {
+            answer.truncated = true;
+            return;
+        }
         let Some(lang) = Lang::from_path(path.as_str()) else { continue };
         let path = path.clone();
         let Some(facts) = facts else { continue };
@@ -544,11 +563,6 @@ fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
             answer.add_edge(user.id(), target.id(), "references", Some(confidence), Some(line), node);
         }
     }
-}
-
-fn is_header(path: &RepoPath) -> bool {
-    let name = path.file_name();
-    [".h", ".hh", ".hpp", ".hxx"].iter().any(|extension| name.ends_with(extension))
 }
 
 fn relation_name(kind: RelationKind) -> &'static str {
@@ -656,7 +670,7 @@ fn types(view: &View<'_>, request: &Request, target: &SymbolRef, answer: &mut An
 
 fn render(request: &Request, target: &Target, answer: Answer, index_state: IndexState) -> Response {
     let resolved_target = match target {
-        Target::File(path) if request.mode == "data_flow" => answer.resolved_target(path),
+        Target::Variable => answer.flow_target.clone().unwrap_or(Value::Null),
         Target::File(path) => json!({"type": "file", "path": path.as_str(), "name": path.file_name(), "line": null}),
         Target::Symbol(symbol) => json!({
             "type": "symbol", "path": symbol.path.as_str(), "name": symbol.qualified(),

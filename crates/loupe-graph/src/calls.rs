@@ -99,22 +99,27 @@ impl SymbolRef {
     }
 
     fn is_type(&self) -> bool {
-        matches!(
-            self.kind,
-            SymbolKind::Class
-                | SymbolKind::Struct
-                | SymbolKind::Interface
-                | SymbolKind::Trait
-                | SymbolKind::Enum
-                | SymbolKind::Union
-                | SymbolKind::TypeAlias
-        )
+        is_type_kind(self.kind)
     }
 
     /// The last segment of the container (`Config` for `outer::Config`).
     pub fn owner(&self) -> Option<&str> {
         self.container.as_deref().map(simple_name)
     }
+}
+
+/// Kinds that name a type (what `types` walks and `Type::member` qualifies).
+pub fn is_type_kind(kind: SymbolKind) -> bool {
+    matches!(
+        kind,
+        SymbolKind::Class
+            | SymbolKind::Struct
+            | SymbolKind::Interface
+            | SymbolKind::Trait
+            | SymbolKind::Enum
+            | SymbolKind::Union
+            | SymbolKind::TypeAlias
+    )
 }
 
 /// Languages whose files can call each other share a family number.
@@ -341,7 +346,8 @@ fn definition_of(workspace: &dyn Workspace, symbol: SymbolRef) -> SymbolRef {
     }
 }
 
-fn is_header(path: &RepoPath) -> bool {
+/// A C/C++ header, by extension.
+pub fn is_header(path: &RepoPath) -> bool {
     let name = path.file_name();
     [".h", ".hh", ".hpp", ".hxx"].iter().any(|extension| name.ends_with(extension))
 }
@@ -686,9 +692,4 @@ pub fn reference_confidence(
         return Some(Confidence::Scoped);
     }
     Some(Confidence::NameOnly)
-}
-
-/// Whether `definition` is a type (for `types` targets).
-pub fn is_type(symbol: &SymbolRef) -> bool {
-    symbol.is_type()
 }

@@ -119,14 +119,12 @@ enum Processed {
     /// Gone or unreadable since the walk.
     Missing,
     /// Same bytes as recorded: only size/mtime move.
-    SameContent {
-        size: u64,
-        mtime_ns: u64,
-    },
+    SameContent { size: u64, mtime_ns: u64 },
     Indexed {
         record: FileRecord,
         definitions: Vec<loupe_syntax::Definition>,
-        links: FileLinks,
+        /// `FileLinks` encoded (on the worker thread, so the imports' strings die there).
+        links: Option<Box<[u8]>>,
         trigrams: Vec<u32>,
     },
 }
@@ -336,13 +334,13 @@ impl Index {
                             text: false,
                             live: false,
                         };
-                        (dead, Vec::new(), FileLinks::default(), Vec::new())
+                        (dead, Vec::new(), None, Vec::new())
                     }
                 };
                 builder.add(index as u32, &trigrams);
                 files.push(record);
                 symbols.push_file(&definitions);
-                links.set(index as u32, file_links);
+                links.set_encoded(index as u32, file_links);
                 let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
                 progress(done, total);
             },
@@ -474,12 +472,7 @@ impl Index {
         let Ok(decoded) = text::decode_owned(bytes) else {
             record.text = false;
             record.lang = None;
-            return Processed::Indexed {
-                record,
-                definitions: Vec::new(),
-                links: FileLinks::default(),
-                trigrams: Vec::new(),
-            };
+            return Processed::Indexed { record, definitions: Vec::new(), links: None, trigrams: Vec::new() };
         };
         // Trigrams of the decoded text: verification runs on it, so a Latin-1 or UTF-16
         // file must be indexed as the UTF-8 it is searched as.
@@ -487,9 +480,9 @@ impl Index {
         let (definitions, links) = match record.lang {
             Some(lang) => {
                 let facts = loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Declarations);
-                (facts.definitions, FileLinks::new(facts.imports, facts.type_relations))
+                (facts.definitions, FileLinks::new(facts.imports, facts.type_relations).encode())
             }
-            None => (Vec::new(), FileLinks::default()),
+            None => (Vec::new(), None),
         };
         Processed::Indexed { record, definitions, links, trigrams: trigram_buffer.clone() }
     }
@@ -595,7 +588,7 @@ impl Index {
         for &doc in &state.path_order {
             let Some(record) = state.files.get(doc as usize).filter(|record| record.live) else { continue };
             if let Some(links) = state.links.get(doc) {
-                visit(record, links);
+                visit(record, &links);
             }
         }
     }
@@ -611,7 +604,7 @@ impl Index {
     pub fn links_of(&self, path: &RepoPath) -> Option<FileLinks> {
         let state = self.read_state();
         let doc = *state.by_path.get(path)?;
-        Some(state.links.get(doc).cloned().unwrap_or_default())
+        Some(state.links.get(doc).unwrap_or_default())
     }
 
     /// Files whose content may contain a match of `plan`: a superset, to be verified.
@@ -680,7 +673,7 @@ impl State {
         doc: u32,
         record: FileRecord,
         definitions: &[loupe_syntax::Definition],
-        links: FileLinks,
+        links: Option<Box<[u8]>>,
         trigrams: &[u32],
     ) {
         if doc as usize >= self.files.len() {
@@ -693,7 +686,7 @@ impl State {
         self.by_path.insert(record.path.clone(), doc);
         self.files[doc as usize] = record;
         self.symbols.set_file(doc, definitions);
-        self.links.set(doc, links);
+        self.links.set_encoded(doc, links);
         self.text.upsert(doc, trigrams);
     }
 }

@@ -56,7 +56,7 @@ pub(super) fn data_flow(view: &View<'_>, request: &Request, answer: &mut Answer)
         "function": scope.function.as_ref().map(SymbolRef::qualified),
         "line": flow.events.first().map(|event| event.line),
     }));
-    let root = answer.add_variable(scope.id(), &scope.label(), &scope.path, flow.span.start_line.max(1));
+    let root = answer.add_variable(scope.id(), &scope.label(), &scope.path, flow.span.start_line.max(1), None);
     let Some(root) = root else { return Ok(()) };
     follow(view, &scope, &flow, root, 1, request.max_depth, answer);
     Ok(())
@@ -242,7 +242,8 @@ fn follow(
             let id = inner.id();
             let existed = answer.index_of(&id).is_some();
             let line_of = callee_flow.span.start_line;
-            let Some(child) = answer.add_variable_under(id.clone(), &inner.label(), &inner.path, line_of, node, depth)
+            let Some(child) =
+                answer.add_variable(id.clone(), &inner.label(), &inner.path, line_of, Some((node, depth)))
             else {
                 return;
             };

@@ -94,6 +94,11 @@ impl Answer {
         self.nodes.len() >= self.max_nodes
     }
 
+    /// How many more nodes fit.
+    pub(crate) fn left(&self) -> usize {
+        self.max_nodes.saturating_sub(self.nodes.len())
+    }
+
     /// How many more nodes a walk that counts its start may add (the start exists already).
     pub(crate) fn room(&self) -> usize {
         self.max_nodes.saturating_sub(self.nodes.len()) + 1
@@ -136,30 +141,15 @@ impl Answer {
         self.push(symbol_node(symbol, Some(parent), Some(side), depth))
     }
 
-    pub(crate) fn add_variable(&mut self, id: String, name: &str, path: &RepoPath, line: usize) -> Option<usize> {
-        let parent = (!self.nodes.is_empty()).then_some(0);
-        let side = parent.map(|_| Side::Downstream);
-        let depth = usize::from(parent.is_some());
-        self.push(Node {
-            id,
-            kind: NodeKind::Variable,
-            name: name.to_owned(),
-            path: Some(path.clone()),
-            line: Some(line),
-            depth,
-            side,
-            parent,
-        })
-    }
-
-    pub(crate) fn add_variable_under(
+    /// A variable (data flow): the target when `under` is `None`, else reached from node
+    /// `under.0` at depth `under.1`.
+    pub(crate) fn add_variable(
         &mut self,
         id: String,
         name: &str,
         path: &RepoPath,
         line: usize,
-        parent: usize,
-        depth: usize,
+        under: Option<(usize, usize)>,
     ) -> Option<usize> {
         self.push(Node {
             id,
@@ -167,9 +157,9 @@ impl Answer {
             name: name.to_owned(),
             path: Some(path.clone()),
             line: Some(line),
-            depth,
-            side: Some(Side::Downstream),
-            parent: Some(parent),
+            depth: under.map_or(0, |(_, depth)| depth),
+            side: under.map(|_| Side::Downstream),
+            parent: under.map(|(parent, _)| parent),
         })
     }
 
@@ -268,10 +258,6 @@ impl Answer {
             })
             .take(count)
             .collect()
-    }
-
-    pub(crate) fn resolved_target(&self, path: &RepoPath) -> Value {
-        self.flow_target.clone().unwrap_or_else(|| json!({"type": "file", "path": path.as_str(), "line": null}))
     }
 
     pub(crate) fn into_json(self) -> (Value, Value) {
