@@ -239,13 +239,35 @@ fn dependencies(view: &View<'_>, request: &Request, target: &Target, answer: &mu
     }
 }
 
+/// Everything that depends on the target, nearest first: for a file, the files importing it
+/// transitively; for a symbol, the symbols using it, then the files importing theirs.
 fn impact(view: &View<'_>, request: &Request, target: &Target, answer: &mut Answer) {
-    let file = target_file(target);
-    let root = answer.root_file(&file);
-    let start = Resolved::File(file);
-    let walk = view.graphs.imports.walk(&start, true, request.max_depth, answer.room());
-    answer.truncated |= walk.truncated;
-    add_walk(answer, root, Side::Upstream, walk);
+    let Target::Symbol(symbol) = target else {
+        let file = target_file(target);
+        let root = answer.root_file(&file);
+        let walk = view.graphs.imports.walk(&Resolved::File(file), true, request.max_depth, answer.room());
+        answer.truncated |= walk.truncated;
+        add_walk(answer, root, Side::Upstream, walk);
+        return;
+    };
+    references(view, symbol, answer);
+    if request.max_depth < 2 {
+        return;
+    }
+    // The users' files, each once, under the first user found in it.
+    let mut seen = rustc_hash::FxHashSet::default();
+    for (node, path) in answer.user_files() {
+        if !seen.insert(path.clone()) {
+            continue;
+        }
+        let walk = view.graphs.imports.walk(&Resolved::File(path), true, request.max_depth - 1, answer.room());
+        answer.truncated |= walk.truncated;
+        let steps = walk.steps.into_iter().map(|step| loupe_graph::Step { depth: step.depth + 1, ..step }).collect();
+        add_walk(answer, node, Side::Upstream, loupe_graph::Walk { steps, truncated: walk.truncated });
+        if answer.full() {
+            break;
+        }
+    }
 }
 
 fn add_walk(answer: &mut Answer, root: usize, side: Side, walk: loupe_graph::Walk) {
@@ -578,7 +600,7 @@ fn relation_name(kind: RelationKind) -> &'static str {
 /// file imports, else the only one.
 fn type_named(view: &View<'_>, name: &str, from: &RepoPath) -> Option<(SymbolRef, Confidence)> {
     let candidates: Vec<SymbolRef> =
-        view.named(name).into_iter().filter(|candidate| is_type_kind(candidate.kind)).collect();
+        view.named(name).iter().filter(|candidate| is_type_kind(candidate.kind)).cloned().collect();
     if let Some(local) = candidates.iter().find(|candidate| &candidate.path == from) {
         return Some((local.clone(), Confidence::Exact));
     }

@@ -127,6 +127,18 @@ fn dependencies_impact_and_types() {
         .collect();
     assert_eq!(nodes, [("app/util.py", 0), ("app/config.py", 1), ("app/main.py", 2)]);
 
+    // impact of a symbol: its users, then the files importing theirs.
+    let response = analyze(engine, json!({"mode": "impact", "target": "read_text"}));
+    assert_eq!(
+        edges(&response),
+        [
+            "app/config.py#<module> -references-> app/util.py#read_text [exact]",
+            "app/config.py#parse_config -references-> app/util.py#read_text [exact]",
+            "app/main.py -imports-> app/config.py",
+        ]
+    );
+    insta::assert_snapshot!("impact_of_a_symbol", response.face);
+
     let response = analyze(engine, json!({"mode": "types", "target": "Base"}));
     assert_eq!(edges(&response), ["app/models.py#Child -extends-> app/models.py#Base [exact]"]);
     insta::assert_snapshot!("types", response.face);

@@ -142,8 +142,8 @@ pub type ResolvedImports = Vec<(Import, Vec<RepoPath>)>;
 
 /// What resolution asks of the workspace.
 pub trait Workspace {
-    /// Definitions whose name is exactly `name`.
-    fn named(&self, name: &str) -> Vec<SymbolRef>;
+    /// Definitions whose name is exactly `name` (shared: `__init__` has thousands).
+    fn named(&self, name: &str) -> Arc<Vec<SymbolRef>>;
     /// The imports of a file, each with the workspace files it resolved to.
     fn imports(&self, path: &RepoPath) -> Arc<ResolvedImports>;
     /// The other files of the file's package, visible without an import (Go, Java).
@@ -272,8 +272,9 @@ pub fn resolve_call(
     let name = unalias(workspace, path, callee);
     let candidates: Vec<SymbolRef> = workspace
         .named(&name)
-        .into_iter()
+        .iter()
         .filter(|candidate| candidate.is_callable() && family(candidate.lang) == family(lang))
+        .cloned()
         .collect();
     if candidates.is_empty() {
         return Vec::new();
@@ -319,8 +320,9 @@ fn constructor_of(workspace: &dyn Workspace, symbol: SymbolRef) -> SymbolRef {
     };
     workspace
         .named(name)
-        .into_iter()
+        .iter()
         .find(|candidate| candidate.path == symbol.path && candidate.owner() == Some(symbol.name.as_str()))
+        .cloned()
         .unwrap_or(symbol)
 }
 
@@ -332,13 +334,14 @@ fn definition_of(workspace: &dyn Workspace, symbol: SymbolRef) -> SymbolRef {
     }
     let bodies: Vec<SymbolRef> = workspace
         .named(&symbol.name)
-        .into_iter()
+        .iter()
         .filter(|candidate| {
             family(candidate.lang) == family(symbol.lang)
                 && !is_header(&candidate.path)
                 && candidate.container == symbol.container
                 && !candidate.signature.starts_with("static ")
         })
+        .cloned()
         .collect();
     match <[SymbolRef; 1]>::try_from(bodies) {
         Ok([body]) => body,
@@ -368,12 +371,13 @@ fn parent_constructor(workspace: &dyn Workspace, lang: Lang, site: &CallSite) ->
             };
             let found: Vec<SymbolRef> = workspace
                 .named(constructor_name)
-                .into_iter()
+                .iter()
                 .filter(|candidate| {
                     family(candidate.lang) == family(lang)
                         && candidate.owner() == Some(parent)
                         && (candidate.kind == SymbolKind::Constructor || constructor_name != parent)
                 })
+                .cloned()
                 .collect();
             if let [one] = found.as_slice() {
                 return vec![(one.clone(), Confidence::Exact)];

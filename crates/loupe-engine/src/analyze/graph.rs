@@ -94,6 +94,16 @@ impl Answer {
         self.nodes.len() >= self.max_nodes
     }
 
+    /// The nodes at depth 1 (the target's direct users) with their files, in order.
+    pub(crate) fn user_files(&self) -> Vec<(usize, RepoPath)> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, node)| node.depth == 1)
+            .filter_map(|(index, node)| Some((index, node.path.clone()?)))
+            .collect()
+    }
+
     /// How many more nodes fit.
     pub(crate) fn left(&self) -> usize {
         self.max_nodes.saturating_sub(self.nodes.len())

@@ -22,7 +22,7 @@ pub(crate) struct Graphs {
     /// Files by directory, with their language (the package of Go and Java files).
     dirs: FxHashMap<RepoPath, Vec<(RepoPath, Option<Lang>)>>,
     /// What queries of this generation asked already: definitions by name, resolved imports.
-    named: Mutex<FxHashMap<String, Vec<SymbolRef>>>,
+    named: Mutex<FxHashMap<String, Arc<Vec<SymbolRef>>>>,
     imports_of: Mutex<FxHashMap<RepoPath, Arc<ResolvedImports>>>,
 }
 
@@ -152,7 +152,7 @@ impl<'a> View<'a> {
 }
 
 impl loupe_graph::Workspace for View<'_> {
-    fn named(&self, name: &str) -> Vec<SymbolRef> {
+    fn named(&self, name: &str) -> Arc<Vec<SymbolRef>> {
         if let Some(found) = lock(&self.graphs.named).get(name) {
             return found.clone();
         }
@@ -175,6 +175,7 @@ impl loupe_graph::Workspace for View<'_> {
                 })
             })
             .collect();
+        let found = Arc::new(found);
         lock(&self.graphs.named).insert(name.to_owned(), found.clone());
         found
     }
