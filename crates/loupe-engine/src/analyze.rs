@@ -699,7 +699,9 @@ fn render(request: &Request, target: &Target, answer: Answer, index_state: Index
             "kind": symbol.kind, "line": symbol.line,
         }),
     };
-    let mut face = answer.face(&request.mode, request.direction.as_str(), request.max_depth);
+    // impact only ever looks upstream, whatever `direction` says.
+    let direction = if request.mode == "impact" { "upstream" } else { request.direction.as_str() };
+    let mut face = answer.face(&request.mode, direction, request.max_depth);
     let mut next_calls: Vec<NextCall> = answer.read_calls(3);
     if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
         let mut arguments = request.original.clone();
@@ -723,7 +725,7 @@ fn render(request: &Request, target: &Target, answer: Answer, index_state: Index
     let (nodes, edges) = answer.into_json();
     meta.insert("nodes".into(), nodes);
     meta.insert("edges".into(), edges);
-    meta.insert("direction".into(), Value::from(request.direction.as_str()));
+    meta.insert("direction".into(), Value::from(direction));
     meta.insert("max_depth".into(), Value::from(request.max_depth));
     Response {
         ok: true,

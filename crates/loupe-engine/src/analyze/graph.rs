@@ -318,8 +318,17 @@ impl Answer {
             }
         }
         let mut edges_to: Vec<Vec<&Edge>> = vec![Vec::new(); self.nodes.len()];
+        // A node's note shows the edges between it and the node it hangs under (a caller of
+        // several walked functions is shown under the first; its other calls are elsewhere).
         for edge in &self.edges {
-            edges_to[edge.node].push(edge);
+            let node = &self.nodes[edge.node];
+            let Some(parent) = node.parent.map(|parent| &self.nodes[parent]) else { continue };
+            let other = if edge.source == node.id { &edge.target } else { &edge.source };
+            // An import edge reaches a symbol's file: `app/config.py` under `app/config.py#<module>`.
+            let joins = *other == parent.id || parent.path.as_ref().is_some_and(|path| path.as_str() == other);
+            if joins {
+                edges_to[edge.node].push(edge);
+            }
         }
         for side in [Side::Upstream, Side::Downstream] {
             let tops: Vec<usize> =
@@ -404,7 +413,10 @@ fn edge_note(edges: &[&Edge]) -> String {
         let names: Vec<&str> = confidences.iter().map(|confidence| confidence.as_str()).collect();
         note.push_str(&format!("[{}] ", names.join("/")));
     }
-    let lines: Vec<String> = edges.iter().filter_map(|edge| edge.line).map(|line| line.to_string()).collect();
+    let mut numbers: Vec<usize> = edges.iter().filter_map(|edge| edge.line).collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    let lines: Vec<String> = numbers.iter().map(usize::to_string).collect();
     if !lines.is_empty() {
         let shown: Vec<&str> = lines.iter().take(8).map(String::as_str).collect();
         let more = if lines.len() > 8 { format!(" +{}", lines.len() - 8) } else { String::new() };
