@@ -417,17 +417,12 @@ fn same_family(mut files: Vec<RepoPath>, lang: Lang) -> Vec<RepoPath> {
 /// Callee names that may call `symbol` in `path`: its name, its import aliases, and for a
 /// constructor its class's name and `super`.
 fn call_names(view: &View<'_>, path: &RepoPath, symbol: &SymbolRef) -> Vec<String> {
-    let mut names = aliases(view, path, &symbol.name);
+    let mut names = loupe_graph::local_names(view, path, &symbol.name);
     if symbol.is_constructor() {
-        names.extend(aliases(view, path, used_name(symbol)));
+        names.extend(loupe_graph::local_names(view, path, used_name(symbol)));
         names.push("super".to_owned());
     }
     names
-}
-
-/// Names under which `path` may use `name`: itself and its import aliases.
-fn aliases(view: &View<'_>, path: &RepoPath, name: &str) -> Vec<String> {
-    loupe_graph::local_names(view, path, name)
 }
 
 /// Every call of `symbol` in the workspace: (caller, confidence, line of the call). Files are
@@ -521,7 +516,7 @@ fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
                 }
             }
         }
-        let names = aliases(view, &path, &target.name);
+        let names = loupe_graph::local_names(view, &path, &target.name);
         let mut last_line = 0;
         for reference in &facts.references {
             if !names.contains(&reference.name) || (path == target.path && reference.line == target.line) {

@@ -6,29 +6,16 @@
 //! The table is printed (`cargo test -p loupe-engine --test analyze_accuracy -- --nocapture`);
 //! the assertions hold every section of every language to precision 0.95 and recall 0.9.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use loupe_core::Config;
-use loupe_core::config::GateMode;
 use loupe_engine::Engine;
 use serde_json::{Value, json};
 
 fn fixture_dir(lang: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/analyze").join(lang)
-}
-
-fn engine(root: &Path, index_dir: &Path) -> Engine {
-    let config = Config {
-        root: Some(root.to_path_buf()),
-        index_dir: Some(index_dir.to_path_buf()),
-        gate_mode: GateMode::Off,
-        analytics: false,
-        ..Config::default()
-    };
-    let engine = Engine::new(config).unwrap();
-    engine.refresh_index(&|_, _| {});
-    engine
 }
 
 /// Edges an analyze call reported: (source, target, relation, confidence, line).
@@ -130,7 +117,7 @@ fn evaluate(lang: &'static str) -> Report {
     let root = fixture_dir(lang);
     let truth: Value = serde_json::from_str(&std::fs::read_to_string(root.join("truth.json")).unwrap()).unwrap();
     let index_dir = tempfile::tempdir().unwrap();
-    let engine = engine(&root, index_dir.path());
+    let engine = common::indexed_engine(&root, index_dir.path());
     let files = project_files(&truth);
     let definitions = definitions(&root, &files);
     let mut details = Vec::new();

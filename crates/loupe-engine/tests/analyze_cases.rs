@@ -2,10 +2,8 @@
 //! snapshots, the errors with their next calls, `max_nodes` cutting a walk, and the graphs
 //! following an edit.
 
-use std::path::Path;
+mod common;
 
-use loupe_core::Config;
-use loupe_core::config::GateMode;
 use loupe_engine::{Engine, Response};
 use serde_json::{Value, json};
 
@@ -42,21 +40,8 @@ fn workspace() -> Workspace {
         std::fs::write(full, text).unwrap();
     }
     let index = tempfile::tempdir().unwrap();
-    let engine = engine(root.path(), index.path());
+    let engine = common::indexed_engine(root.path(), index.path());
     Workspace { _root: root, _index: index, engine }
-}
-
-fn engine(root: &Path, index_dir: &Path) -> Engine {
-    let config = Config {
-        root: Some(root.to_path_buf()),
-        index_dir: Some(index_dir.to_path_buf()),
-        gate_mode: GateMode::Off,
-        analytics: false,
-        ..Config::default()
-    };
-    let engine = Engine::new(config).unwrap();
-    engine.refresh_index(&|_, _| {});
-    engine
 }
 
 fn analyze(engine: &Engine, arguments: Value) -> Response {

@@ -6,7 +6,7 @@
 //! `Config::load::path`, `Config.load/path`; or just the variable with `path` set to its file,
 //! when one function (or the top level) of that file uses it.
 
-use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError, text};
+use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError};
 use loupe_graph::{SymbolRef, resolve_call};
 use loupe_index::{Lang, SymbolKind};
 use loupe_syntax::{CallSite, DataFlow, FlowKind};
@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::Request;
 use super::graph::Answer;
-use super::workspace::View;
+use super::workspace::{View, read_text};
 
 /// A function-like definition and the variable in it.
 struct Scope {
@@ -48,7 +48,8 @@ impl Scope {
 
 pub(super) fn data_flow(view: &View<'_>, request: &Request, answer: &mut Answer) -> Result<(), ToolError> {
     let scope = resolve(view, request)?;
-    let flow = flow_of(view, &scope).ok_or_else(|| not_used(&scope))?;
+    let traced = flow_of(view, &scope).ok_or_else(|| not_used(&scope))?;
+    let flow = &traced.flow;
     answer.flow_target = Some(json!({
         "type": "variable",
         "path": scope.path.as_str(),
@@ -58,7 +59,7 @@ pub(super) fn data_flow(view: &View<'_>, request: &Request, answer: &mut Answer)
     }));
     let root = answer.add_variable(scope.id(), &scope.label(), &scope.path, flow.span.start_line.max(1), None);
     let Some(root) = root else { return Ok(()) };
-    follow(view, &scope, &flow, root, 1, request.max_depth, answer);
+    follow(view, &scope, &traced, root, 1, request.max_depth, answer);
     Ok(())
 }
 
@@ -111,7 +112,7 @@ fn resolve(view: &View<'_>, request: &Request) -> Result<Scope, ToolError> {
     let facts = view.facts(&path).ok_or_else(|| {
         ToolError::new(ErrorCode::FileNotFound, format!("cannot read `{}`", path.as_str()), "check the path")
     })?;
-    let text = file_text(view, &path).unwrap_or_default();
+    let text = read_text(view.engine(), &path).unwrap_or_default();
     let mut users: Vec<Scope> = Vec::new();
     for definition in facts.definitions.iter().filter(|definition| is_callable(definition.kind)) {
         let uses = loupe_syntax::data_flow(lang, &text, definition.name_line, target)
@@ -165,16 +166,16 @@ fn not_used(scope: &Scope) -> ToolError {
     })
 }
 
-fn file_text(view: &View<'_>, path: &RepoPath) -> Option<String> {
-    let engine = view.engine();
-    let bytes = engine.root().read_indexed(path, engine.config().max_file_bytes).ok()?;
-    text::decode(&bytes).ok().map(|decoded| decoded.text)
+/// A variable's flow and the text of its file (the face quotes its lines).
+struct Traced {
+    flow: DataFlow,
+    text: String,
 }
 
-fn flow_of(view: &View<'_>, scope: &Scope) -> Option<DataFlow> {
-    let text = file_text(view, &scope.path)?;
+fn flow_of(view: &View<'_>, scope: &Scope) -> Option<Traced> {
+    let text = read_text(view.engine(), &scope.path)?;
     let flow = loupe_syntax::data_flow(scope.lang, &text, scope.line(), &scope.variable)?;
-    (!flow.events.is_empty()).then_some(flow)
+    (!flow.events.is_empty()).then_some(Traced { flow, text })
 }
 
 fn kind_word(kind: &FlowKind) -> &'static str {
@@ -188,11 +189,11 @@ fn kind_word(kind: &FlowKind) -> &'static str {
     }
 }
 
-/// Lists `flow`'s events under the scope, then follows each argument into its callee.
+/// Lists the traced events under the scope, then follows each argument into its callee.
 fn follow(
     view: &View<'_>,
     scope: &Scope,
-    flow: &DataFlow,
+    traced: &Traced,
     node: usize,
     depth: usize,
     max_depth: usize,
@@ -205,9 +206,8 @@ fn follow(
     };
     answer.notes.push(format!("{}{where_} ({}):", "  ".repeat(depth - 1), scope.path.as_str()));
     let caller = scope.function.as_ref().map(SymbolRef::qualified);
-    let text = file_text(view, &scope.path).unwrap_or_default();
-    let source: Vec<&str> = text.lines().collect();
-    for event in &flow.events {
+    let source: Vec<&str> = traced.text.lines().collect();
+    for event in &traced.flow.events {
         let code = source.get(event.line.wrapping_sub(1)).map_or("", |code| code.trim());
         let clipped = loupe_core::text::truncate_at_char_boundary(code, 72);
         let code = if clipped.len() < code.len() { format!("{clipped}…") } else { clipped.to_owned() };
@@ -231,8 +231,8 @@ fn follow(
         }
         answer.notes.push(line);
         for (function, confidence) in resolved {
-            let Some(callee_flow) = callee_parameter_flow(view, &function, *index) else { continue };
-            let Some(parameter) = callee_flow.parameters.get(*index).cloned() else { continue };
+            let Some(callee) = callee_parameter_flow(view, &function, *index) else { continue };
+            let Some(parameter) = callee.flow.parameters.get(*index).cloned() else { continue };
             let inner = Scope {
                 path: function.path.clone(),
                 lang: function.lang,
@@ -241,7 +241,7 @@ fn follow(
             };
             let id = inner.id();
             let existed = answer.index_of(&id).is_some();
-            let line_of = callee_flow.span.start_line;
+            let line_of = callee.flow.span.start_line;
             let Some(child) =
                 answer.add_variable(id.clone(), &inner.label(), &inner.path, line_of, Some((node, depth)))
             else {
@@ -249,16 +249,17 @@ fn follow(
             };
             answer.add_edge(scope.id(), id, "passes_to", Some(confidence), Some(event.line), child);
             if !existed && depth < max_depth {
-                follow(view, &inner, &callee_flow, child, depth + 1, max_depth, answer);
+                follow(view, &inner, &callee, child, depth + 1, max_depth, answer);
             }
         }
     }
 }
 
-/// The callee's flow of its parameter number `index`.
-fn callee_parameter_flow(view: &View<'_>, function: &SymbolRef, index: usize) -> Option<DataFlow> {
-    let text = file_text(view, &function.path)?;
+/// The callee's flow of its parameter number `index`, with the text of its file.
+fn callee_parameter_flow(view: &View<'_>, function: &SymbolRef, index: usize) -> Option<Traced> {
+    let text = read_text(view.engine(), &function.path)?;
     let parameters = loupe_syntax::data_flow(function.lang, &text, function.line, "")?.parameters;
     let parameter = parameters.get(index)?;
-    loupe_syntax::data_flow(function.lang, &text, function.line, parameter)
+    let flow = loupe_syntax::data_flow(function.lang, &text, function.line, parameter)?;
+    Some(Traced { flow, text })
 }

@@ -77,6 +77,12 @@ impl Relations {
     }
 }
 
+/// A workspace file's text as it is on disk now (decoded), through the root.
+pub(crate) fn read_text(engine: &Engine, path: &RepoPath) -> Option<String> {
+    let bytes = engine.root().read_indexed(path, engine.config().max_file_bytes).ok()?;
+    text::decode(&bytes).ok().map(|decoded| decoded.text)
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
@@ -85,11 +91,7 @@ fn build(engine: &Engine, index: &Index, generation: u64) -> Graphs {
     let started = std::time::Instant::now();
     let files = index.files();
     let paths: Vec<RepoPath> = files.iter().map(|record| record.path.clone()).collect();
-    let read = |path: &RepoPath| -> Option<String> {
-        let bytes = engine.root().read_indexed(path, engine.config().max_file_bytes).ok()?;
-        text::decode(&bytes).ok().map(|decoded| decoded.text)
-    };
-    let layout = Layout::new(&paths, &read);
+    let layout = Layout::new(&paths, &|path: &RepoPath| read_text(engine, path));
     let mut linked: Vec<(RepoPath, Lang, FileLinks)> = Vec::new();
     index.for_each_links(&mut |record, links| {
         if let Some(lang) = record.lang {

@@ -73,6 +73,21 @@ pub fn fixture_with(configure: impl FnOnce(&mut Config)) -> Fixture {
     Fixture { root, outside, index_dir, engine, renders: Default::default() }
 }
 
+/// An engine on an existing directory, gate off, its index built: for tests that bring their
+/// own workspace.
+pub fn indexed_engine(root: &Path, index_dir: &Path) -> Engine {
+    let config = Config {
+        root: Some(root.to_path_buf()),
+        index_dir: Some(index_dir.to_path_buf()),
+        gate_mode: GateMode::Off,
+        analytics: false,
+        ..Config::default()
+    };
+    let engine = Engine::new(config).unwrap();
+    engine.refresh_index(&|_, _| {});
+    engine
+}
+
 pub fn fixture() -> Fixture {
     fixture_with(|_| {})
 }
