@@ -191,16 +191,7 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
     // The benchmark measures the index and the tools, not the session layer's policy: no
     // gate (outlines are read without a search first), no relevance warnings (they would be
     // counted in the outline's tokens) and no session budget.
-    let config = Config {
-        root: Some(root.clone()),
-        index_dir: Some(index_dir.clone()),
-        gate_mode: loupe_core::config::GateMode::Off,
-        relevance: loupe_core::config::RelevanceMode::Off,
-        max_reads_per_session: usize::MAX,
-        max_total_read_lines: usize::MAX,
-        analytics: false,
-        ..Config::default()
-    };
+    let config = bench_config(&root, &index_dir);
     let cpu_before = cpu_millis();
     let started = Instant::now();
     let engine = Engine::new(config.clone())?;
@@ -316,16 +307,7 @@ fn outline_only(
     mut report: CorpusReport,
 ) -> Result<CorpusReport, String> {
     log(options, "index (for the file list)");
-    let config = Config {
-        root: Some(root.to_path_buf()),
-        index_dir: Some(index_dir.to_path_buf()),
-        gate_mode: loupe_core::config::GateMode::Off,
-        relevance: loupe_core::config::RelevanceMode::Off,
-        max_reads_per_session: usize::MAX,
-        max_total_read_lines: usize::MAX,
-        analytics: false,
-        ..Config::default()
-    };
+    let config = bench_config(root, index_dir);
     let engine = Engine::new(config)?;
     engine.refresh_index(&|_, _| {}).ok_or("the engine has no index")?;
     log(options, "outline ratios");
@@ -715,4 +697,19 @@ fn cpu_millis() -> f64 {
     // utime and stime are fields 14 and 15 of the whole line: 11 and 12 after the name.
     let ticks = |index: usize| fields.get(index).and_then(|value| value.parse::<f64>().ok()).unwrap_or(0.0);
     (ticks(11) + ticks(12)) * 10.0
+}
+
+/// The engine configuration of every step: the benchmark measures the index and the tools,
+/// not the session layer's policy, so no gate, no relevance warnings, no session budget.
+fn bench_config(root: &Path, index_dir: &Path) -> Config {
+    Config {
+        root: Some(root.to_path_buf()),
+        index_dir: Some(index_dir.to_path_buf()),
+        gate_mode: loupe_core::config::GateMode::Off,
+        relevance: loupe_core::config::RelevanceMode::Off,
+        max_reads_per_session: usize::MAX,
+        max_total_read_lines: usize::MAX,
+        analytics: false,
+        ..Config::default()
+    }
 }
