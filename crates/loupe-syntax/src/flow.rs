@@ -103,7 +103,7 @@ pub enum FlowKind {
 pub fn data_flow(lang: Lang, text: &str, line: usize, name: &str) -> Option<DataFlow> {
     let table = table(lang)?;
     let compiled = crate::languages::compiled(lang);
-    let tree = crate::parse_tree(lang, &compiled.language, text)?;
+    let tree = crate::parse_tree(lang, &compiled.language, text, None)?;
     let analyse = || analyse(table, &tree, text, line, name);
     if cfg!(debug_assertions) {
         // Debug builds (tests) let a bug surface; release builds answer nothing instead.

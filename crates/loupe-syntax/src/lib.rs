@@ -11,6 +11,7 @@
 mod facts;
 mod flow;
 mod languages;
+mod skim;
 mod text;
 mod walk;
 
@@ -46,7 +47,13 @@ pub enum Extract {
 /// `parse`, collecting only the facts `extract` asks for.
 pub fn parse_with(lang: Lang, text: &str, extract: Extract) -> FileFacts {
     let compiled = languages::compiled(lang);
-    let Some(tree) = parse_tree(lang, &compiled.language, text) else {
+    let parse = |ranges: Option<&[tree_sitter::Range]>| parse_tree(lang, &compiled.language, text, ranges);
+    // The walk of declarations skips C function bodies: the parser may leave them out too.
+    let tree = match (lang, extract) {
+        (Lang::C, Extract::Declarations) => skim::parse_c_declarations(text, parse),
+        _ => parse(None),
+    };
+    let Some(tree) = tree else {
         return FileFacts::empty(lang);
     };
     let extract = || walk::Walker::new(text, compiled, extract == Extract::All).run(&tree);
@@ -65,17 +72,32 @@ pub fn parse_with(lang: Lang, text: &str, extract: Extract) -> FileFacts {
 /// `parse(..).error_nodes`, without extracting facts (what an edit's syntax check needs).
 pub fn error_count(lang: Lang, text: &str) -> usize {
     let compiled = languages::compiled(lang);
-    let Some(tree) = parse_tree(lang, &compiled.language, text) else { return 0 };
+    let Some(tree) = parse_tree(lang, &compiled.language, text, None) else { return 0 };
     let root = tree.root_node();
     if root.has_error() { walk::count_errors(root) } else { 0 }
 }
 
-fn parse_tree(lang: Lang, language: &tree_sitter::Language, text: &str) -> Option<tree_sitter::Tree> {
+/// Parses `text`, all of it or only `ranges` (positions stay those of the whole text).
+fn parse_tree(
+    lang: Lang,
+    language: &tree_sitter::Language,
+    text: &str,
+    ranges: Option<&[tree_sitter::Range]>,
+) -> Option<tree_sitter::Tree> {
+    let parse = |parser: &mut tree_sitter::Parser| match ranges {
+        None => parser.parse(text, None),
+        Some(ranges) => {
+            let tree = parser.set_included_ranges(ranges).ok().and_then(|()| parser.parse(text, None));
+            // An empty list is the whole document again, for the thread's next parse.
+            let _ = parser.set_included_ranges(&[]);
+            tree
+        }
+    };
     PARSER.with(|cell| {
         let Ok(mut slot) = cell.try_borrow_mut() else {
             let mut parser = tree_sitter::Parser::new();
             parser.set_language(language).ok()?;
-            return parser.parse(text, None);
+            return parse(&mut parser);
         };
         if slot.as_ref().is_none_or(|(current, _)| *current != lang) {
             let mut parser = slot.take().map(|(_, parser)| parser).unwrap_or_default();
@@ -83,6 +105,6 @@ fn parse_tree(lang: Lang, language: &tree_sitter::Language, text: &str) -> Optio
             *slot = Some((lang, parser));
         }
         let (_, parser) = slot.as_mut()?;
-        parser.parse(text, None)
+        parse(parser)
     })
 }

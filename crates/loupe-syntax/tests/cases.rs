@@ -292,6 +292,29 @@ fn declarations_skip_clean_c_bodies_but_keep_their_macros_and_what_recovery_swal
     assert!(full.calls.iter().any(|call| call.callee == "helper"));
 }
 
+/// The declarations parse of C leaves long function bodies unparsed; what it reports must not
+/// change where the bodies were ordinary, and a struct after an attribute keeps its fields.
+#[test]
+fn declarations_of_c_skim_function_bodies_without_losing_spans_or_fields() {
+    let body =
+        "\tint total = 0;\n\tfor (int i = 0; i < n; i++) {\n\t\ttotal += weigh(i, \"}\");\n\t}\n\treturn total;\n";
+    let source = format!(
+        "/* Sums. */\nstatic int sum(int n)\n{{\n{body}}}\n\n\
+         SYSCALL_DEFINE1(sum, int, n)\n{{\n\tint local_total = 0;\n{body}}}\n\n\
+         typedef struct __attribute__((packed)) {{\n\tint alpha_field;\n\tint beta_field;\n\tint gamma_field;\n\tint delta_field;\n}} row_t;\n\n\
+         int after(void) {{ return sum(3); }}\n"
+    );
+    let declarations = parse_with(Lang::C, &source, Extract::Declarations);
+    let found = |name: &str| declarations.definitions.iter().find(|d| d.name == name).map(|d| (d.kind, d.span));
+    assert_eq!(found("sum").map(|(_, span)| (span.start_line, span.end_line)), Some((1, 9)));
+    assert_eq!(found("alpha_field").map(|(kind, _)| kind), Some(SymbolKind::Field));
+    assert_eq!(found("delta_field").map(|(kind, _)| kind), Some(SymbolKind::Field));
+    assert_eq!(found("after").map(|(_, span)| (span.start_line, span.end_line)), Some((28, 28)));
+    // A macro's block at file scope was parsed as a block of statements: its locals are not
+    // the file's variables.
+    assert_eq!(found("local_total"), None);
+}
+
 #[test]
 fn javascript_es5_classes_prototype_methods_exports_and_object_members() {
     let source = r#"var Subject = (function (_super) {
