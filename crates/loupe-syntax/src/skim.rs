@@ -123,19 +123,17 @@ fn body_gaps(b: &[u8]) -> Option<Vec<(usize, usize)>> {
             b'/' if b.get(i + 1) == Some(&b'/') => i = line_end(b, i),
             b'#' if line_start => {
                 let (name, after) = directive_name(b, i + 1);
-                match name {
-                    b"if" | b"ifdef" | b"ifndef" => conditionals.push(depth),
-                    b"elif" | b"else" | b"elifdef" | b"elifndef" => {
-                        if conditionals.last() != Some(&depth) {
-                            return None;
-                        }
+                let balanced = match name {
+                    b"if" | b"ifdef" | b"ifndef" => {
+                        conditionals.push(depth);
+                        true
                     }
-                    b"endif" => {
-                        if conditionals.pop() != Some(depth) {
-                            return None;
-                        }
-                    }
-                    _ => {}
+                    b"elif" | b"else" | b"elifdef" | b"elifndef" => conditionals.last() == Some(&depth),
+                    b"endif" => conditionals.pop() == Some(depth),
+                    _ => true,
+                };
+                if !balanced {
+                    return None;
                 }
                 i = directive_end(b, after)?;
                 last = b'#';
