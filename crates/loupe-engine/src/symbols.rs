@@ -364,7 +364,7 @@ const VALUE_CHARS: usize = 72;
 
 /// The signature as the outline shows it: tidied, and clipped when a value makes it long.
 fn outline_signature(definition: &Definition) -> Cow<'_, str> {
-    let signature = tidy_signature(&definition.signature);
+    let signature = Cow::Borrowed(definition.signature.as_str());
     if is_value(definition.kind) { clip(signature, VALUE_CHARS) } else { signature }
 }
 
@@ -420,32 +420,6 @@ fn has_listed_children(definitions: &[Definition], index: usize) -> bool {
         .any(|child| child.depth > parent.depth && !rides_inline(child, parent))
 }
 
-/// A signature as written, minus the padding a multi-line parameter list leaves once its
-/// whitespace is collapsed: `fn f( a: u32, b: u32, )` → `fn f(a: u32, b: u32)`. Text inside
-/// double quotes is kept as it is.
-fn tidy_signature(signature: &str) -> Cow<'_, str> {
-    if !["( ", " )", "[ ", " ]"].iter().any(|padding| signature.contains(padding)) {
-        return signature.into();
-    }
-    let mut tidy = String::with_capacity(signature.len());
-    let mut quoted = false;
-    for character in signature.chars() {
-        match character {
-            '"' => quoted = !quoted,
-            ' ' if !quoted && tidy.ends_with(['(', '[']) => continue,
-            ')' | ']' if !quoted && tidy.ends_with(' ') => {
-                tidy.pop();
-                if tidy.ends_with(',') {
-                    tidy.pop();
-                }
-            }
-            _ => {}
-        }
-        tidy.push(character);
-    }
-    tidy.into()
-}
-
 /// One line per definition, `line<TAB>indent signature`, until `budget` tokens are used: the
 /// line where the definition starts (its doc comment and attributes included), then a tab (the
 /// `cat -n` convention), then two spaces per level of nesting. A definition whose nested
@@ -496,7 +470,7 @@ fn render_definitions(definitions: &[Definition], include_docs: bool, budget: us
             }
             if rides_inline(child, definition) {
                 inlined[index + 1 + offset] = true;
-                members.push(clip(tidy_signature(&child.signature), MEMBER_CHARS));
+                members.push(clip(Cow::Borrowed(child.signature.as_str()), MEMBER_CHARS));
             }
         }
         let lines = if definition.span.end_line > definition.span.start_line && has_listed_children(definitions, index)

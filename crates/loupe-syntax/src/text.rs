@@ -9,11 +9,13 @@ pub(crate) const SIGNATURE_CHARS: usize = 200;
 pub(crate) const RECEIVER_CHARS: usize = 60;
 
 /// The text on one line: whitespace runs become one space, trimmed, trailing `{ ; , => =`
-/// dropped, cut to `SIGNATURE_CHARS` characters.
+/// dropped, cut to `SIGNATURE_CHARS` characters. The padding a multi-line parameter list
+/// leaves goes too, outside double quotes: `fn f(\n a: u32,\n)` → `fn f(a: u32)`.
 pub(crate) fn one_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len().min(SIGNATURE_CHARS + 8));
     let mut chars = 0usize;
     let mut pending_space = false;
+    let mut quoted = false;
     let mut cut = false;
     for c in text.chars() {
         if c.is_whitespace() {
@@ -23,6 +25,20 @@ pub(crate) fn one_line(text: &str) -> String {
         if chars >= SIGNATURE_CHARS {
             cut = true;
             break;
+        }
+        if pending_space && !quoted {
+            if out.ends_with(['(', '[']) {
+                pending_space = false;
+            } else if matches!(c, ')' | ']') {
+                pending_space = false;
+                if out.ends_with(',') {
+                    out.pop();
+                    chars -= 1;
+                }
+            }
+        }
+        if c == '"' {
+            quoted = !quoted;
         }
         if pending_space {
             out.push(' ');
@@ -160,8 +176,12 @@ mod tests {
     fn one_line_collapses_and_drops_trailing_punctuation() {
         assert_eq!(
             one_line("pub fn load(\n    path: &Path,\n) -> Result<Config> {"),
-            "pub fn load( path: &Path, ) -> Result<Config>"
+            "pub fn load(path: &Path) -> Result<Config>"
         );
+        assert_eq!(one_line("int f(\n\tint a,\n\tint b\n)"), "int f(int a, int b)");
+        assert_eq!(one_line("let t = [\n 1,\n 2,\n]"), "let t = [1, 2]");
+        assert_eq!(one_line("fn g(s = \"( x, )\")"), "fn g(s = \"( x, )\")");
+        assert_eq!(one_line("fn one() -> (u32,)"), "fn one() -> (u32,)");
         assert_eq!(one_line("int add(int a, int b);"), "int add(int a, int b)");
         assert_eq!(one_line("class Foo(Base):"), "class Foo(Base):");
         let long = "x".repeat(300);
