@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError, text, tokens};
 use loupe_index::{IndexState, Lang, Span, SymbolKind};
-use loupe_syntax::Definition;
+use loupe_syntax::{Definition, Extract};
 use serde_json::{Map, Value, json};
 
 use crate::Engine;
@@ -135,7 +135,7 @@ pub(crate) fn resolve_where(
         let Some(lang) = Lang::from_path(file.as_str()) else { continue };
         let Ok(bytes) = engine.root().read_indexed(&file, engine.config().max_file_bytes) else { continue };
         let Ok(decoded) = text::decode(&bytes) else { continue };
-        for definition in loupe_syntax::parse(lang, &decoded.text).definitions {
+        for definition in loupe_syntax::parse_with(lang, &decoded.text, Extract::Definitions).definitions {
             if definition.name.eq_ignore_ascii_case(name)
                 && container_matches(definition.container.as_deref(), container)
                 && keep(&definition)
@@ -151,6 +151,16 @@ pub(crate) fn resolve_where(
     // `impl` blocks share their type's name; the type itself is what a reader wants.
     if found.len() > 1 && found.iter().any(|(_, definition)| definition.kind != SymbolKind::Impl) {
         found.retain(|(_, definition)| definition.kind != SymbolKind::Impl);
+    }
+    // A C/C++ prototype and the function's definition share a name: the body is what is meant.
+    let is_prototype = |path: &RepoPath, definition: &Definition| {
+        matches!(Lang::from_path(path.as_str()), Some(Lang::C | Lang::Cpp)) && definition.signature.ends_with(';')
+    };
+    if found.iter().any(|(path, definition)| {
+        matches!(definition.kind, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor)
+            && !is_prototype(path, definition)
+    }) {
+        found.retain(|(path, definition)| !is_prototype(path, definition));
     }
     // A class and its constructor share a name (Java, C++, C#): the class is what is meant.
     if found.len() > 1 {
@@ -291,8 +301,11 @@ pub(crate) fn outline(
             json!({"mode": "file", "target": resolved.path.as_str(), "limit": 100}),
         )));
     };
-    let definitions: Vec<Definition> =
-        loupe_syntax::parse(lang, &decoded.text).definitions.into_iter().filter(|d| d.depth < depth).collect();
+    let definitions: Vec<Definition> = loupe_syntax::parse_with(lang, &decoded.text, Extract::Definitions)
+        .definitions
+        .into_iter()
+        .filter(|d| d.depth < depth)
+        .collect();
     let hash = ContentHash::of(&bytes);
     // The caller named the file, `target` and `meta` carry its path, hash and definition count:
     // the face spends its tokens on the skeleton (the path alone is 5 % of a small file's).
@@ -519,8 +532,11 @@ fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs
         let Some(lang) = Lang::from_path(path.as_str()) else { continue };
         let Ok(bytes) = engine.root().read_indexed(path, engine.config().max_file_bytes) else { continue };
         let Ok(decoded) = text::decode(&bytes) else { continue };
-        let definitions: Vec<Definition> =
-            loupe_syntax::parse(lang, &decoded.text).definitions.into_iter().filter(|d| d.depth < depth).collect();
+        let definitions: Vec<Definition> = loupe_syntax::parse_with(lang, &decoded.text, Extract::Definitions)
+            .definitions
+            .into_iter()
+            .filter(|d| d.depth < depth)
+            .collect();
         let section_header = format!("== {path} ({} lines)\n", decoded.total_lines());
         let header_cost = tokens::count(&section_header);
         if used + header_cost > budget {

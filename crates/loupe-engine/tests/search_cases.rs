@@ -75,6 +75,12 @@ export class Client {
 }
 "#;
 
+const RING_H: &str = "/* A ring buffer of ints. */\nstruct ring { int *slots; int head; int size; };\n\n\
+                      /* Adds `value`; returns 0, or -1 when full. */\nint ring_push(struct ring *ring,\n\t      int value);\n";
+
+const RING_C: &str = "#include \"ring.h\"\n\n/* Adds `value` after the last slot. */\nint ring_push(struct ring *ring, int value)\n{\n\
+                      \tif (ring->head == ring->size)\n\t\treturn -1;\n\tring->slots[ring->head++] = value;\n\treturn 0;\n}\n";
+
 fn project() -> Project {
     let root = tempfile::tempdir().unwrap();
     let index = tempfile::tempdir().unwrap();
@@ -88,6 +94,8 @@ fn project() -> Project {
     write("web/util.ts", UTIL_TS);
     write("README.md", "# demo\n\nCall parse_config to load settings.\nline one\nline two\nline three\n");
     write("docs/notes.txt", "line four\nline five\n");
+    write("lib/ring.h", RING_H);
+    write("lib/ring.c", RING_C);
     let config = loupe_core::Config {
         root: Some(root.path().to_path_buf()),
         index_dir: Some(index.path().to_path_buf()),
@@ -141,6 +149,10 @@ fn cases() -> Vec<(&'static str, &'static str, Value)> {
         ("read_symbol_ambiguous", "read", json!({"mode": "symbol", "target": "parse_config"})),
         ("read_symbol_with_path", "read", json!({"mode": "symbol", "target": "parse_config", "path": "app/server.py"})),
         ("read_symbol_not_found", "read", json!({"mode": "symbol", "target": "pars_confg"})),
+        // A C prototype in a header and the definition it declares: the definition is read,
+        // and ranks first in a search, the prototype marked by its `;`.
+        ("read_symbol_c_definition_over_prototype", "read", json!({"mode": "symbol", "target": "ring_push"})),
+        ("search_symbol_c_prototype_below_definition", "search", json!({"query": "ring_push", "type": "symbol"})),
         (
             "read_symbol_python_method",
             "read",
@@ -301,7 +313,7 @@ fn outline_lists_runs_of_values_by_name() {
     assert_eq!(lines[2], "6\t#define ONLY 1");
     assert!(lines[3].starts_with("7\tstatic const char *long_value = ") && lines[3].ends_with('…'), "{}", lines[3]);
     assert!(lines[3].chars().count() < 80, "{}", lines[3]);
-    assert_eq!(lines[4], "8\tint f(void)");
+    assert_eq!(lines[4], "8\tint f(void);");
     assert_eq!(outline.meta["definitions"], json!(8));
 
     let class = "class Mapper:\n    kind = \"short\"\n    types = {\"AutoField\": int, \"BigAutoField\": int, \"SmallAutoField\": int}\n";

@@ -505,11 +505,10 @@ fn plain_call(
     name_only(free)
 }
 
-/// A C prototype or a declaration without a body: one line ending in `;`.
+/// A C/C++ prototype: loupe-syntax ends the signature of a function declared without its
+/// body with `;`.
 fn is_declaration_only(candidate: &SymbolRef) -> bool {
-    matches!(candidate.lang, Lang::C | Lang::Cpp)
-        && candidate.span.start_line == candidate.span.end_line
-        && candidate.signature.trim_end().ends_with(';')
+    matches!(candidate.lang, Lang::C | Lang::Cpp) && candidate.signature.ends_with(';')
 }
 
 /// A constructor, or the class itself, or the single candidate.

@@ -188,7 +188,8 @@ pub struct Definition {
     /// nested module); for a Go method its receiver type, for C++ `Foo::bar` its scope `Foo`.
     pub container: Option<String>,
     /// The declaration head on one line, whitespace collapsed, without body, attributes or
-    /// decorators; cut to about 200 characters (a cut ends with `…`).
+    /// decorators; cut to about 200 characters (a cut ends with `…`). A C/C++ function
+    /// declared without its body (a prototype) ends with `;`.
     pub signature: String,
     /// Doc comment or docstring, comment markers stripped.
     pub doc: Option<String>,

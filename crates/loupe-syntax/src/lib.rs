@@ -39,8 +39,11 @@ pub fn parse(lang: Lang, text: &str) -> FileFacts {
 pub enum Extract {
     /// Every fact `FileFacts` has.
     All,
-    /// Definitions (without doc comments, though their lines still start the span), imports
-    /// and type relations; `calls` and `references` stay empty.
+    /// Definitions with their doc comments, imports and type relations; `calls` and
+    /// `references` stay empty. What symbol reads and outlines need.
+    Definitions,
+    /// `Definitions` without doc comments (their lines still start the span): what the index
+    /// keeps.
     Declarations,
 }
 
@@ -48,15 +51,15 @@ pub enum Extract {
 pub fn parse_with(lang: Lang, text: &str, extract: Extract) -> FileFacts {
     let compiled = languages::compiled(lang);
     let parse = |ranges: Option<&[tree_sitter::Range]>| parse_tree(lang, &compiled.language, text, ranges);
-    // The walk of declarations skips C function bodies: the parser may leave them out too.
+    // Without uses the walk skips C function bodies: the parser may leave them out too.
     let tree = match (lang, extract) {
-        (Lang::C, Extract::Declarations) => skim::parse_c_declarations(text, parse),
+        (Lang::C, Extract::Definitions | Extract::Declarations) => skim::parse_c_declarations(text, parse),
         _ => parse(None),
     };
     let Some(tree) = tree else {
         return FileFacts::empty(lang);
     };
-    let extract = || walk::Walker::new(text, compiled, extract == Extract::All).run(&tree);
+    let extract = || walk::Walker::new(text, compiled, extract).run(&tree);
     if cfg!(debug_assertions) {
         // Debug builds (tests) let a bug surface; release builds degrade to empty facts.
         return extract();

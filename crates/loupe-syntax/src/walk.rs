@@ -17,6 +17,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use tree_sitter::{Language, Node, Tree};
 
+use crate::Extract;
 use crate::facts::{
     CallSite, Definition, FileFacts, Import, ImportKind, Lang, Reference, RelationKind, Span, SymbolKind, TypeRelation,
 };
@@ -148,6 +149,9 @@ pub(crate) struct Def<'a> {
     pub(crate) doc: Option<String>,
     /// A signature the handler composed itself.
     pub(crate) signature: Option<String>,
+    /// A function declared without its body (a C/C++ prototype): the signature ends in `;`,
+    /// which is how readers tell it from the definition.
+    pub(crate) declaration_only: bool,
 }
 
 struct Scope {
@@ -201,10 +205,12 @@ pub(crate) struct Walker<'a> {
     ambiguous_calls: Vec<usize>,
     /// Whether calls and references are collected (`Extract::All`).
     uses: bool,
+    /// Whether doc comments are read (all but `Extract::Declarations`).
+    docs: bool,
 }
 
 impl<'a> Walker<'a> {
-    pub(crate) fn new(src: &'a str, compiled: &'a Compiled, uses: bool) -> Walker<'a> {
+    pub(crate) fn new(src: &'a str, compiled: &'a Compiled, extract: Extract) -> Walker<'a> {
         let lang = compiled.rules.lang;
         Walker {
             src,
@@ -217,7 +223,8 @@ impl<'a> Walker<'a> {
             scopes: Vec::new(),
             suppressed: BTreeSet::new(),
             ambiguous_calls: Vec::new(),
-            uses,
+            uses: extract == Extract::All,
+            docs: extract != Extract::Declarations,
         }
     }
 
@@ -430,6 +437,7 @@ impl<'a> Walker<'a> {
             scope_to_end: false,
             doc: None,
             signature: None,
+            declaration_only: false,
         }
     }
 
@@ -444,10 +452,13 @@ impl<'a> Walker<'a> {
                 (doc, Span { start_line: first_row + 1, end_line: last_row(outer) + 1 })
             }
         };
-        let signature = match def.signature {
+        let mut signature = match def.signature {
             Some(signature) => signature,
             None => self.signature(def.signature_node.unwrap_or(outer), def.body),
         };
+        if def.declaration_only && !signature.ends_with('…') {
+            signature.push(';');
+        }
         let doc = match (comment_doc, def.doc) {
             (Some(mut comment), Some(extra)) if !extra.is_empty() => {
                 comment.push('\n');
@@ -676,8 +687,8 @@ impl<'a> Walker<'a> {
             }
             first_row = trivia.start_row;
         }
-        // Without uses (the index's parse) nobody reads the doc text: only its rows count.
-        if doc_parts.is_empty() || !self.uses {
+        // The index's parse reads no doc text: only its rows count.
+        if doc_parts.is_empty() || !self.docs {
             return (None, first_row);
         }
         let doc = doc_parts

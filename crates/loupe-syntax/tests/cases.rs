@@ -92,6 +92,7 @@ fn cpp_out_of_line_method_is_contained_by_its_class() {
     assert_eq!(bar[1].container.as_deref(), Some("ns::Foo"));
     assert_eq!(bar[1].kind, SymbolKind::Method);
     assert_eq!(bar[1].depth, 0);
+    assert_eq!((bar[0].signature.as_str(), bar[1].signature.as_str()), ("void bar();", "void ns::Foo::bar()"));
     assert_eq!(facts.calls[0].container.as_deref(), Some("ns::Foo::bar"));
     assert_eq!(definition(&facts, "Foo", SymbolKind::Constructor).container.as_deref(), Some("Foo"));
 }
@@ -104,9 +105,10 @@ fn c_prototypes_pointers_and_macros() {
     );
     assert!(facts.imports[0].is_system);
     assert_eq!(facts.imports[0].module, "stdio.h");
-    assert_eq!(definition(&facts, "add", SymbolKind::Function).signature, "int add(int a, int b)");
-    definition(&facts, "handler", SymbolKind::Variable);
-    definition(&facts, "dup", SymbolKind::Function);
+    // A prototype says what it is with its `;`; the definition and a function pointer do not.
+    assert_eq!(definition(&facts, "add", SymbolKind::Function).signature, "int add(int a, int b);");
+    assert_eq!(definition(&facts, "handler", SymbolKind::Variable).signature, "int (*handler)(int)");
+    assert_eq!(definition(&facts, "dup", SymbolKind::Function).signature, "char *dup(const char *s)");
     let through_macro = facts.calls.iter().find(|c| c.callee == "do_call").unwrap();
     assert_eq!(through_macro.container.as_deref(), Some("CALL"));
     assert_eq!((through_macro.line, through_macro.column), (2, 17));

@@ -52,7 +52,7 @@ fn fixtures_snapshot() {
 
 /// The index parses with `Extract::Declarations`: the same definitions (less comment docs), imports and type
 /// relations as a full parse, no uses, except for types declared inside a clean C/C++
-/// function body, which that mode does not walk.
+/// function body, which that mode does not walk; `Extract::Definitions` keeps the docs.
 #[test]
 fn declarations_are_the_full_parse_without_uses() {
     for (name, path) in fixtures() {
@@ -84,6 +84,12 @@ fn declarations_are_the_full_parse_without_uses() {
             declarations.definitions.iter().filter(|d| !in_clean_c_body(d)).map(without_comment_docs).collect();
         assert_eq!(kept, expected, "{name}");
         assert!(!declarations.definitions.is_empty() || full.definitions.is_empty(), "{name}");
+        // Symbol reads and outlines parse with `Definitions`: the same, with the docs.
+        let definitions = parse_with(lang, &text, Extract::Definitions);
+        assert!(definitions.calls.is_empty() && definitions.references.is_empty(), "{name}: uses collected");
+        let with_docs: Vec<_> = full.definitions.iter().filter(|d| !in_clean_c_body(d)).cloned().collect();
+        let kept: Vec<_> = definitions.definitions.iter().filter(|d| !in_clean_c_body(d)).cloned().collect();
+        assert_eq!(kept, with_docs, "{name}");
     }
 }
 

@@ -292,6 +292,7 @@ fn declaration<'a>(w: &mut Walker<'a>, node: Node<'a>) {
         def.container = scope;
         def.opens_scope = false;
         def.outer = template_lifted(w, w.depth);
+        def.declaration_only = declared.is_function;
         if !single {
             def.signature = Some(text::one_line(&format!("{} {}", declaration_head(w, node), w.text(declarator))));
         }
