@@ -15,7 +15,7 @@ use crate::records::FileRecord;
 use crate::symbols::SymbolTable;
 
 /// Bumped whenever the on-disk layout or the meaning of a record changes.
-pub(crate) const FORMAT: u32 = 6;
+pub(crate) const FORMAT: u32 = 7;
 
 const SNAPSHOT_FILE: &str = "tables.bin";
 pub(crate) const TEXT_FILE: &str = "text.bin";
