@@ -605,10 +605,9 @@ fn import_statement<'a>(w: &mut Walker<'a>, node: Node<'a>) {
     let mut aliased: Vec<(String, String)> = Vec::new();
     for part in named_children(clause) {
         match part.kind() {
-            "identifier" => {
-                w.suppress(part);
-                aliased.push(("default".to_owned(), w.text(part).to_owned()));
-            }
+            // The default import's local name is the module's one mention of what it
+            // imports: it stays a reference (an alias of a named import does not).
+            "identifier" => aliased.push(("default".to_owned(), w.text(part).to_owned())),
             "namespace_import" => {
                 if let Some(alias) = named_children(part).into_iter().find(|c| c.kind() == "identifier") {
                     w.suppress(alias);
