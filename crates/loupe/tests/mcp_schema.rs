@@ -22,10 +22,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
+mod common;
+
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::process::Command;
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use boon::{Compiler, Draft, SchemaIndex, Schemas};
@@ -158,44 +159,25 @@ fn workspace() -> tempfile::TempDir {
 
 /// A raw stdio session whose every received line is checked before it is looked at.
 struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
+    io: common::Lines,
     schema: Schema,
     failures: Vec<String>,
 }
 
 impl Session {
     fn start(root: &Path, schema: Schema) -> Session {
-        let mut child = Command::new(LOUPE)
+        let mut command = Command::new(LOUPE);
+        command
             .env("XDG_CACHE_HOME", std::env::temp_dir().join("loupe-test-cache"))
             .arg("serve")
             .arg("--root")
             .arg(root)
-            .env_remove("LOUPE_TEST_HOOKS")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Session { child, stdin, lines, schema, failures: Vec::new() }
+            .env_remove("LOUPE_TEST_HOOKS");
+        Session { io: common::Lines::spawn(command), schema, failures: Vec::new() }
     }
 
     fn send(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
+        self.io.send(message);
     }
 
     /// Records a failure if `instance` does not match `definition`.
@@ -242,7 +224,7 @@ impl Session {
         let deadline = Instant::now() + TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = match self.lines.recv_timeout(left) {
+            let line = match self.io.receive(left) {
                 Ok(line) => line,
                 Err(RecvTimeoutError::Timeout) => {
                     panic!("[{}] no answer to {method} within {TIMEOUT:?}", self.schema.revision)
@@ -282,10 +264,10 @@ impl Session {
 
     /// Closes stdin and checks whatever the server still writes until it exits.
     fn finish(mut self) -> Vec<String> {
-        drop(self.stdin.take());
+        self.io.close_stdin();
         let deadline = Instant::now() + TIMEOUT;
         loop {
-            match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            match self.io.receive(deadline.saturating_duration_since(Instant::now())) {
                 Ok(line) => {
                     self.accept(&line);
                 }
@@ -309,8 +291,6 @@ impl Drop for Session {
         if std::thread::panicking() && !self.failures.is_empty() {
             eprintln!("failures collected before the session ended:\n{}", report(&self.failures));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -4,9 +4,9 @@
 // Roots are deprecated from protocol 2026-07-28 on; loupe still honours them (§2).
 #![allow(deprecated)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+mod common;
+
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
@@ -170,9 +170,7 @@ async fn without_root_flag_the_clients_first_root_is_the_workspace() {
 
 /// A raw line-level client for the inputs rmcp's client would never send.
 struct RawServer {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<String>,
+    io: common::Lines,
 }
 
 impl RawServer {
@@ -186,29 +184,16 @@ impl RawServer {
         for (key, value) in env {
             command.env(key, value);
         }
-        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        RawServer { child, stdin, lines }
+        RawServer { io: common::Lines::spawn(command) }
     }
 
     fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
+        self.io.send(line);
     }
 
     /// The next line the server writes, as JSON; every line must be JSON.
     fn receive(&self) -> Value {
-        let line = self.lines.recv_timeout(Duration::from_secs(10)).expect("the server answered within 10 s");
+        let line = self.io.receive(Duration::from_secs(10)).expect("the server answered within 10 s");
         serde_json::from_str(&line).unwrap_or_else(|error| panic!("stdout carried a non-JSON line {line:?}: {error}"))
     }
 
@@ -228,13 +213,6 @@ impl RawServer {
         let answer = self.request(json!(0), "initialize", params);
         self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         answer
-    }
-}
-
-impl Drop for RawServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -3,9 +3,9 @@
 //! group of the must-have list; the engine-boundary details live in
 //! `crates/loupe-engine/tests/session_cases.rs`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+mod common;
+
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -22,9 +22,7 @@ fn workspace() -> tempfile::TempDir {
 }
 
 struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<String>,
+    io: common::Lines,
     next_id: i64,
 }
 
@@ -41,19 +39,7 @@ impl Server {
         for (key, value) in env {
             command.env(key, value);
         }
-        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut server = Server { child, stdin, lines, next_id: 1 };
+        let mut server = Server { io: common::Lines::spawn(command), next_id: 1 };
         let init =
             json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
         server.request("initialize", init);
@@ -62,15 +48,14 @@ impl Server {
     }
 
     fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
+        self.io.send(message);
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let line = self.lines.recv_timeout(Duration::from_secs(20)).expect("an answer within 20 s");
+        let line = self.io.receive(Duration::from_secs(20)).expect("an answer within 20 s");
         let answer: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(answer["id"], json!(id), "{answer}");
         answer["result"].clone()
@@ -88,13 +73,6 @@ impl Server {
             face: result["content"][0]["text"].as_str().unwrap_or_default().to_owned(),
             envelope: result["structuredContent"].clone(),
         }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
