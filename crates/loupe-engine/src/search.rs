@@ -378,8 +378,8 @@ fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
         };
         score -= kind_penalty(kind_name);
         score -= (hit.symbol.depth as f64 * 0.01).min(0.05);
-        // A C/C++ prototype (its signature ends in `;`) ranks below the definition it declares.
-        if hit.symbol.signature.ends_with(';') {
+        // A C/C++ prototype ranks below the definition it declares.
+        if loupe_syntax::is_prototype(&hit.symbol.signature) {
             score -= 0.01;
         }
         let preview = hit.symbol.signature.clone();

@@ -153,14 +153,11 @@ pub(crate) fn resolve_where(
         found.retain(|(_, definition)| definition.kind != SymbolKind::Impl);
     }
     // A C/C++ prototype and the function's definition share a name: the body is what is meant.
-    let is_prototype = |path: &RepoPath, definition: &Definition| {
-        matches!(Lang::from_path(path.as_str()), Some(Lang::C | Lang::Cpp)) && definition.signature.ends_with(';')
-    };
-    if found.iter().any(|(path, definition)| {
+    if found.iter().any(|(_, definition)| {
         matches!(definition.kind, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor)
-            && !is_prototype(path, definition)
+            && !definition.is_prototype()
     }) {
-        found.retain(|(path, definition)| !is_prototype(path, definition));
+        found.retain(|(_, definition)| !definition.is_prototype());
     }
     // A class and its constructor share a name (Java, C++, C#): the class is what is meant.
     if found.len() > 1 {
@@ -375,7 +372,7 @@ const VALUE_RUN: usize = 4;
 /// Characters of a value-like definition's signature shown on its own line.
 const VALUE_CHARS: usize = 72;
 
-/// The signature as the outline shows it: tidied, and clipped when a value makes it long.
+/// The signature as the outline shows it: clipped when a value makes it long.
 fn outline_signature(definition: &Definition) -> Cow<'_, str> {
     let signature = Cow::Borrowed(definition.signature.as_str());
     if is_value(definition.kind) { clip(signature, VALUE_CHARS) } else { signature }

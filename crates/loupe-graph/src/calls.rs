@@ -505,10 +505,9 @@ fn plain_call(
     name_only(free)
 }
 
-/// A C/C++ prototype: loupe-syntax ends the signature of a function declared without its
-/// body with `;`.
+/// A C/C++ prototype (a function declared without its body).
 fn is_declaration_only(candidate: &SymbolRef) -> bool {
-    matches!(candidate.lang, Lang::C | Lang::Cpp) && candidate.signature.ends_with(';')
+    loupe_syntax::is_prototype(&candidate.signature)
 }
 
 /// A constructor, or the class itself, or the single candidate.

@@ -201,6 +201,19 @@ pub struct Definition {
     pub depth: usize,
 }
 
+impl Definition {
+    /// A C/C++ function declared without its body (a prototype): see `is_prototype`.
+    pub fn is_prototype(&self) -> bool {
+        is_prototype(&self.signature)
+    }
+}
+
+/// Whether `signature` is a prototype's: the walk ends those with `;` and strips a trailing
+/// `;` from every other signature.
+pub fn is_prototype(signature: &str) -> bool {
+    signature.ends_with(';')
+}
+
 /// How a module was brought in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

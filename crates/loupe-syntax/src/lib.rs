@@ -17,6 +17,7 @@ mod walk;
 
 use std::cell::RefCell;
 
+pub use facts::is_prototype;
 pub use facts::{
     CallSite, Definition, FileFacts, Import, ImportKind, Lang, Reference, RelationKind, Span, SymbolKind, TypeRelation,
 };
