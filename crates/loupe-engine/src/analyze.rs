@@ -202,17 +202,7 @@ fn resolve_target(view: &View<'_>, request: &Request) -> Result<Target, ToolErro
         &request.original,
         &keep,
     )?;
-    let lang = Lang::from_path(resolved.path.as_str()).unwrap_or(Lang::Rust);
-    Ok(Target::Symbol(SymbolRef {
-        path: resolved.path,
-        lang,
-        name: resolved.name,
-        kind: resolved.kind,
-        container: resolved.container,
-        signature: resolved.signature,
-        span: resolved.span,
-        line: resolved.name_line,
-    }))
+    Ok(Target::Symbol(resolved.into_symbol_ref()))
 }
 
 fn target_file(target: &Target) -> RepoPath {

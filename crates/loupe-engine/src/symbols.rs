@@ -29,6 +29,21 @@ pub(crate) struct ResolvedSymbol {
 }
 
 impl ResolvedSymbol {
+    /// The symbol as the relationship queries name it.
+    pub(crate) fn into_symbol_ref(self) -> loupe_graph::SymbolRef {
+        let lang = Lang::from_path(self.path.as_str()).unwrap_or(Lang::Rust);
+        loupe_graph::SymbolRef {
+            path: self.path,
+            lang,
+            name: self.name,
+            kind: self.kind,
+            container: self.container,
+            signature: self.signature,
+            span: self.span,
+            line: self.name_line,
+        }
+    }
+
     /// The lines to read: the whole span (doc comment included), or only the head.
     pub(crate) fn window(&self, include_context: usize, body: bool) -> (usize, usize) {
         let end = if body { self.span.end_line } else { self.name_line.max(self.span.start_line) };

@@ -160,6 +160,18 @@ struct Visibility {
     scoped: Vec<RepoPath>,
 }
 
+impl Visibility {
+    /// The `candidates` a file at `path` can see: its own, and those its imports reach.
+    fn seen_from<'a>(&self, path: &RepoPath, candidates: &'a [SymbolRef]) -> Vec<&'a SymbolRef> {
+        candidates
+            .iter()
+            .filter(|candidate| {
+                &candidate.path == path || self.named.contains(&candidate.path) || self.scoped.contains(&candidate.path)
+            })
+            .collect()
+    }
+}
+
 fn visibility(workspace: &dyn Workspace, path: &RepoPath, name: &str) -> Visibility {
     let mut visible = Visibility { named: Vec::new(), scoped: workspace.package(path) };
     for (import, files) in workspace.imports(path).iter() {
@@ -582,15 +594,7 @@ fn qualified_call(
         // `Config::load`, `Parser.parse`, `Util.helper`: a member of a type of that name.
         let members: Vec<SymbolRef> =
             candidates.iter().filter(|candidate| candidate.owner() == Some(last)).cloned().collect();
-        let visible = visibility(workspace, path, last);
-        let seen: Vec<&SymbolRef> = members
-            .iter()
-            .filter(|candidate| {
-                &candidate.path == path
-                    || visible.named.contains(&candidate.path)
-                    || visible.scoped.contains(&candidate.path)
-            })
-            .collect();
+        let seen = visibility(workspace, path, last).seen_from(path, &members);
         if let Some(best) = best_of(&seen) {
             return vec![(best, Confidence::Exact)];
         }
@@ -620,15 +624,7 @@ fn qualified_call(
         .filter(|candidate| candidate.container.is_some())
         .filter(|candidate| !(&candidate.path == path && Some(candidate.qualified().as_str()) == caller))
         .collect();
-    let visible = visibility(workspace, path, name);
-    let seen: Vec<&SymbolRef> = methods
-        .iter()
-        .filter(|candidate| {
-            &candidate.path == path
-                || visible.named.contains(&candidate.path)
-                || visible.scoped.contains(&candidate.path)
-        })
-        .collect();
+    let seen = visibility(workspace, path, name).seen_from(path, &methods);
     // Only a receiver named after the type (`item.total()` on an `Item`) makes the match
     // more than a name: `row.get()` is as likely a dictionary's.
     let word: String = head

@@ -82,18 +82,13 @@ fn resolve(view: &View<'_>, request: &Request) -> Result<Scope, ToolError> {
             &request.original,
             &keep,
         )?;
-        let lang = Lang::from_path(resolved.path.as_str()).unwrap_or(Lang::Rust);
-        let function = SymbolRef {
-            path: resolved.path.clone(),
-            lang,
-            name: resolved.name,
-            kind: resolved.kind,
-            container: resolved.container,
-            signature: resolved.signature,
-            span: resolved.span,
-            line: resolved.name_line,
-        };
-        return Ok(Scope { path: resolved.path, lang, function: Some(function), variable: variable.to_owned() });
+        let function = resolved.into_symbol_ref();
+        return Ok(Scope {
+            path: function.path.clone(),
+            lang: function.lang,
+            function: Some(function),
+            variable: variable.to_owned(),
+        });
     }
     // A bare variable: the functions of `path` that use it.
     let Some(path) = request.path.as_deref() else {
