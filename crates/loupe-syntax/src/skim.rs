@@ -37,7 +37,8 @@ pub(crate) fn parse_c_declarations(
         if gaps.is_empty() {
             break;
         }
-        let tree = parse(Some(&included_ranges(text, &gaps)))?;
+        // Ranges the parser refused: parse everything.
+        let Some(tree) = parse(Some(&included_ranges(text, &gaps))) else { break };
         let before = gaps.len();
         let root = tree.root_node();
         gaps.retain(|&(start, _)| parsed_as_block(root, start));
