@@ -18,15 +18,13 @@ use loupe_index::{IndexState, Lang, SymbolKind};
 use loupe_syntax::{Definition, FileFacts, RelationKind};
 use serde_json::{Map, Value, json};
 
-use crate::Engine;
-use crate::args::Args;
+use crate::args::{Args, Parsed, Rejected};
+use crate::engine::Engine;
+use crate::params;
 use crate::response::{MetadataLevel, Response, next_line};
 use graph::{Answer, Side};
 use workspace::View;
 
-const MODES: &[&str] = &["dependencies", "impact", "calls", "references", "types", "data_flow"];
-const ACCEPTED: &[&str] =
-    &["target", "target_type", "mode", "direction", "max_depth", "max_nodes", "path", "metadata", "session_id"];
 const MAX_NODES_DEFAULT: usize = 50;
 const MAX_NODES_CEILING: usize = 500;
 
@@ -55,8 +53,9 @@ impl Direction {
     }
 }
 
+/// An `analyze` call, parsed once.
 #[derive(Debug)]
-struct Request {
+pub(crate) struct AnalyzeRequest {
     target: String,
     target_type: String,
     mode: String,
@@ -64,42 +63,42 @@ struct Request {
     max_depth: usize,
     max_nodes: usize,
     path: Option<String>,
+    metadata: MetadataLevel,
     original: Map<String, Value>,
 }
 
-pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
+/// Runs a parsed `analyze` call.
+pub(crate) fn run(engine: &Engine, request: &AnalyzeRequest) -> Response {
+    let mut response = answer(engine, request).unwrap_or_else(|error| {
+        Response::failure("analyze", Some(request.mode.clone()), Some(request.target.clone()), error)
+    });
+    response.metadata = request.metadata;
+    response
+}
+
+/// Parses an `analyze` call's arguments into its request.
+pub(crate) fn parse(arguments: Value) -> Parsed<AnalyzeRequest> {
     let original = match &arguments {
         Value::Object(map) => map.clone(),
         _ => Map::new(),
     };
-    let mut metadata = MetadataLevel::Standard;
-    let request = parse(arguments, original, &mut metadata);
-    let (mode, target) = match &request {
-        Ok(request) => (Some(request.mode.clone()), Some(request.target.clone())),
-        Err(_) => (None, None),
-    };
-    let mut response = match request.and_then(|request| answer(engine, &request)) {
-        Ok(response) => response,
-        Err(error) => Response::failure("analyze", mode, target, error),
-    };
-    response.metadata = metadata;
-    response
+    parse_request(arguments, original.clone()).map_err(|error| Rejected::new("analyze", error, &original))
 }
 
-fn parse(arguments: Value, original: Map<String, Value>, metadata: &mut MetadataLevel) -> Result<Request, ToolError> {
-    let mut args = Args::new("analyze", arguments)?;
-    args.alias("targetType", "target_type")?;
-    args.alias("maxDepth", "max_depth")?;
-    args.alias("maxNodes", "max_nodes")?;
-    let mode = args.choice("mode", MODES)?.ok_or_else(|| {
-        ToolError::invalid_args("`mode` is required for `analyze`", format!("add `mode`: one of {}", MODES.join(", ")))
+fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<AnalyzeRequest, ToolError> {
+    let mut args = Args::new(&params::ANALYZE, arguments)?;
+    let mode = args.choice("mode")?.ok_or_else(|| {
+        ToolError::invalid_args(
+            "`mode` is required for `analyze`",
+            format!("add `mode`: one of {}", params::ANALYZE_MODES.join(", ")),
+        )
     })?;
     let target = args.required_string("target", "src/main.rs or parse_config")?;
     if target.trim().is_empty() {
         return Err(ToolError::invalid_args("`target` is empty", "pass a file path or a symbol name"));
     }
-    let target_type = args.choice("target_type", &["auto", "file", "symbol"])?.unwrap_or_else(|| "auto".into());
-    let direction = match args.choice("direction", &["upstream", "downstream", "both"])?.as_deref() {
+    let target_type = args.choice("target_type")?.unwrap_or_else(|| "auto".into());
+    let direction = match args.choice("direction")?.as_deref() {
         Some("upstream") => Direction::Upstream,
         Some("downstream") => Direction::Downstream,
         _ => Direction::Both,
@@ -125,12 +124,23 @@ fn parse(arguments: Value, original: Map<String, Value>, metadata: &mut Metadata
         ));
     }
     let path = args.string("path")?;
-    if let Some("minimal") = args.choice("metadata", &["minimal", "standard"])?.as_deref() {
-        *metadata = MetadataLevel::Minimal;
-    }
+    let metadata = match args.choice("metadata")?.as_deref() {
+        Some("minimal") => MetadataLevel::Minimal,
+        _ => MetadataLevel::Standard,
+    };
     args.string("session_id")?;
-    args.finish(ACCEPTED)?;
-    Ok(Request { target: target.trim().to_owned(), target_type, mode, direction, max_depth, max_nodes, path, original })
+    args.finish()?;
+    Ok(AnalyzeRequest {
+        target: target.trim().to_owned(),
+        target_type,
+        mode,
+        direction,
+        max_depth,
+        max_nodes,
+        path,
+        metadata,
+        original,
+    })
 }
 
 /// What the target turned out to be.
@@ -141,7 +151,7 @@ enum Target {
     Variable,
 }
 
-fn answer(engine: &Engine, request: &Request) -> Result<Response, ToolError> {
+fn answer(engine: &Engine, request: &AnalyzeRequest) -> Result<Response, ToolError> {
     let index = engine.index_for_query().ok_or_else(|| {
         ToolError::new(ErrorCode::IndexNotReady, "this server runs without an index", "restart loupe with an index dir")
     })?;
@@ -169,7 +179,7 @@ fn answer(engine: &Engine, request: &Request) -> Result<Response, ToolError> {
     Ok(render(request, &target, answer, index_state))
 }
 
-fn resolve_target(view: &View<'_>, request: &Request) -> Result<Target, ToolError> {
+fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, ToolError> {
     let engine = view.engine();
     if request.mode == "data_flow" {
         return Ok(Target::Variable);
@@ -213,7 +223,7 @@ fn target_file(target: &Target) -> RepoPath {
     }
 }
 
-fn dependencies(view: &View<'_>, request: &Request, target: &Target, answer: &mut Answer) {
+fn dependencies(view: &View<'_>, request: &AnalyzeRequest, target: &Target, answer: &mut Answer) {
     let file = target_file(target);
     let root = answer.root_file(&file);
     let start = Resolved::File(file);
@@ -231,7 +241,7 @@ fn dependencies(view: &View<'_>, request: &Request, target: &Target, answer: &mu
 
 /// Everything that depends on the target, nearest first: for a file, the files importing it
 /// transitively; for a symbol, the symbols using it, then the files importing theirs.
-fn impact(view: &View<'_>, request: &Request, target: &Target, answer: &mut Answer) {
+fn impact(view: &View<'_>, request: &AnalyzeRequest, target: &Target, answer: &mut Answer) {
     let Target::Symbol(symbol) = target else {
         let file = target_file(target);
         let root = answer.root_file(&file);
@@ -308,7 +318,7 @@ fn same_symbol(left: &SymbolRef, right: &SymbolRef) -> bool {
     left.path == right.path && left.name == right.name && left.line == right.line
 }
 
-fn calls(view: &View<'_>, request: &Request, target: &SymbolRef, answer: &mut Answer) {
+fn calls(view: &View<'_>, request: &AnalyzeRequest, target: &SymbolRef, answer: &mut Answer) {
     let root = answer.root_symbol(target);
     if request.direction.down() {
         let mut frontier = vec![(target.clone(), root)];
@@ -604,7 +614,7 @@ fn type_named(view: &View<'_>, name: &str, from: &RepoPath) -> Option<(SymbolRef
     }
 }
 
-fn types(view: &View<'_>, request: &Request, target: &SymbolRef, answer: &mut Answer) {
+fn types(view: &View<'_>, request: &AnalyzeRequest, target: &SymbolRef, answer: &mut Answer) {
     let root = answer.root_symbol(target);
     for (side, wanted) in [(Side::Upstream, request.direction.up()), (Side::Downstream, request.direction.down())] {
         if !wanted {
@@ -675,7 +685,7 @@ fn types(view: &View<'_>, request: &Request, target: &SymbolRef, answer: &mut An
     }
 }
 
-fn render(request: &Request, target: &Target, answer: Answer, index_state: IndexState) -> Response {
+fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, index_state: IndexState) -> Response {
     let resolved_target = match target {
         Target::Variable => answer.flow_target.clone().unwrap_or(Value::Null),
         Target::File(path) => json!({"type": "file", "path": path.as_str(), "name": path.file_name(), "line": null}),

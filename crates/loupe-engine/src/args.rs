@@ -1,30 +1,104 @@
-//! Reading a tool's JSON arguments: unknown names refused by name, mode-only parameters
-//! refused with the §3.4 message, numbers accepted as numbers or numeric strings.
+//! Reading a tool's JSON arguments against its parameter table (`params.rs`): aliases renamed
+//! to their canonical names, unknown names refused by name, parameters of another mode refused
+//! with the §3.4 message, numbers accepted as numbers or numeric strings.
 //!
 //! Every adapter (MCP, CLI) hands the engine the same JSON object, so this is the one place
-//! where argument shape is checked.
+//! where argument shape is checked; each tool's parser turns what it reads into its typed
+//! request, and nothing after that looks at the JSON again.
 
 use loupe_core::ToolError;
 use serde_json::{Map, Value};
+
+use crate::params::{Param, ParamType, ToolSpec};
+
+/// A call whose arguments did not parse: the error, and what the call named (for the answer's
+/// header and the session it belongs to).
+#[derive(Debug)]
+pub(crate) struct Rejected {
+    pub(crate) tool: &'static str,
+    pub(crate) error: ToolError,
+    pub(crate) mode: Option<String>,
+    pub(crate) target: Option<String>,
+    pub(crate) session_id: Option<String>,
+}
+
+/// A parse's outcome: the typed request, or why the arguments were refused.
+pub(crate) type Parsed<T> = Result<T, Box<Rejected>>;
+
+impl Rejected {
+    /// A rejection of `tool`'s `arguments` (as given) for `error`.
+    pub(crate) fn new(tool: &'static str, error: ToolError, arguments: &Map<String, Value>) -> Box<Rejected> {
+        let session_id = arguments.get("session_id").and_then(Value::as_str).map(str::to_owned);
+        Box::new(Rejected { tool, error, mode: None, target: None, session_id })
+    }
+
+    /// The answer to the call.
+    pub(crate) fn into_response(self) -> crate::response::Response {
+        crate::response::Response::failure(self.tool, self.mode, self.target, self.error)
+    }
+}
 
 /// A tool's arguments being consumed. Keys are removed as they are read, so whatever is
 /// left at the end is unknown.
 #[derive(Debug)]
 pub(crate) struct Args {
     tool: &'static str,
+    params: &'static [Param],
+    /// The parameter whose value `only_for` refers to (`mode`, `command`, `operation`).
+    selector: &'static str,
     map: Map<String, Value>,
 }
 
 impl Args {
-    pub(crate) fn new(tool: &'static str, value: Value) -> Result<Args, ToolError> {
-        match value {
-            Value::Object(map) => Ok(Args { tool, map }),
-            Value::Null => Ok(Args { tool, map: Map::new() }),
-            other => Err(ToolError::invalid_args(
-                format!("arguments for `{tool}` must be a JSON object, got {}", kind_of(&other)),
-                "pass the parameters as an object, e.g. {\"mode\":\"file\",\"target\":\"src/main.rs\"}",
-            )),
+    /// A tool's arguments, with the table's aliases already renamed.
+    pub(crate) fn new(spec: &'static ToolSpec, value: Value) -> Result<Args, ToolError> {
+        Args::with_params(spec.name, spec.params, spec.selector.unwrap_or("mode"), value)
+    }
+
+    /// Arguments described by `params` (an entry of `edit`'s `edits`, for one).
+    pub(crate) fn with_params(
+        tool: &'static str,
+        params: &'static [Param],
+        selector: &'static str,
+        value: Value,
+    ) -> Result<Args, ToolError> {
+        let map = match value {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(ToolError::invalid_args(
+                    format!("arguments for `{tool}` must be a JSON object, got {}", kind_of(&other)),
+                    "pass the parameters as an object, e.g. {\"mode\":\"file\",\"target\":\"src/main.rs\"}",
+                ));
+            }
+        };
+        let mut args = Args { tool, params, selector, map };
+        for param in params {
+            for alias in param.aliases {
+                args.alias(alias, param.name)?;
+            }
         }
+        Ok(args)
+    }
+
+    /// Refuses every present parameter that the table does not allow with the selector set to
+    /// `value`, with the §3.4 message.
+    pub(crate) fn refuse_other_modes(&self, value: &str) -> Result<(), ToolError> {
+        for param in self.params {
+            if !param.valid_for(value) {
+                self.refuse_for_mode(param.name, param.only_for)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One of the choices the table lists for `key`; the error lists them.
+    pub(crate) fn choice(&mut self, key: &str) -> Result<Option<String>, ToolError> {
+        let choices = match self.params.iter().find(|param| param.name == key).map(|param| param.ty) {
+            Some(ParamType::Choice(choices)) => choices,
+            _ => &[],
+        };
+        self.choice_of(key, choices)
     }
 
     pub(crate) fn has(&self, key: &str) -> bool {
@@ -117,7 +191,7 @@ impl Args {
     }
 
     /// One of `choices`; the error lists them.
-    pub(crate) fn choice(&mut self, key: &str, choices: &[&str]) -> Result<Option<String>, ToolError> {
+    fn choice_of(&mut self, key: &str, choices: &[&str]) -> Result<Option<String>, ToolError> {
         let Some(text) = self.string(key)? else { return Ok(None) };
         if choices.contains(&text.as_str()) {
             return Ok(Some(text));
@@ -129,30 +203,21 @@ impl Args {
     }
 
     /// Refuses a present parameter that belongs to another mode, with the §3.4 message.
-    pub(crate) fn refuse_for_mode(&self, key: &str, owner_modes: &[&str]) -> Result<(), ToolError> {
+    fn refuse_for_mode(&self, key: &str, owner_modes: &[&str]) -> Result<(), ToolError> {
         if !self.has(key) {
             return Ok(());
         }
-        let owners = owner_modes.iter().map(|mode| format!("mode='{mode}'")).collect::<Vec<_>>().join(" or ");
+        let selector = self.selector;
+        let owners = owner_modes.iter().map(|mode| format!("{selector}='{mode}'")).collect::<Vec<_>>().join(" or ");
         Err(ToolError::invalid_args(
-            format!("{key} is only valid for {owners}. Remove it or switch mode."),
+            format!("{key} is only valid for {owners}. Remove it or switch {selector}."),
             format!("remove `{key}`, or call with {owners}"),
         ))
     }
 
-    /// Refuses a present parameter that belongs to another `manage` command.
-    pub(crate) fn refuse_for_command(&self, key: &str, owner: &str) -> Result<(), ToolError> {
-        if !self.has(key) {
-            return Ok(());
-        }
-        Err(ToolError::invalid_args(
-            format!("{key} is only valid for command='{owner}'. Remove it or switch command."),
-            format!("remove `{key}`"),
-        ))
-    }
-
     /// Ends reading: any key not consumed is unknown and refused by name.
-    pub(crate) fn finish(mut self, accepted: &[&str]) -> Result<(), ToolError> {
+    pub(crate) fn finish(mut self) -> Result<(), ToolError> {
+        let accepted: Vec<&str> = self.params.iter().map(|param| param.name).collect();
         self.map.retain(|_, value| !value.is_null());
         let mut unknown: Vec<&String> = self.map.keys().collect();
         if unknown.is_empty() {

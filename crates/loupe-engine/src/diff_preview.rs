@@ -12,7 +12,7 @@ use loupe_core::{ContentHash, ErrorCode, NextCall, ToolError, text, tokens};
 use loupe_git::{Baseline, GitError, Repository};
 use serde_json::{Map, Value, json};
 
-use crate::Engine;
+use crate::engine::Engine;
 use crate::response::{Location, MetadataLevel, Response, next_line};
 
 /// A diff_preview request, as `read.rs` parsed it.

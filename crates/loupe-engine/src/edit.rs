@@ -15,30 +15,10 @@ use loupe_syntax::Lang;
 use loupe_vfs::{ApplyError, FileChange, Plan, VfsError};
 use serde_json::{Map, Value, json};
 
-use crate::Engine;
-use crate::args::Args;
+use crate::args::{Args, Parsed, Rejected};
+use crate::engine::Engine;
+use crate::params;
 use crate::response::{MetadataLevel, Response, next_line};
-
-const ACCEPTED: &[&str] =
-    &["edits", "dry_run", "create_missing_dirs", "fuzzy", "check_syntax", "session_id", "metadata"];
-
-const EDIT_ACCEPTED: &[&str] = &[
-    "path",
-    "operation",
-    "old_string",
-    "new_string",
-    "replace_all",
-    "expected_count",
-    "start_line",
-    "end_line",
-    "line",
-    "content",
-    "overwrite",
-    "expected_hash",
-    "expected_text",
-];
-
-const OPERATIONS: &[&str] = &["replace", "replace_lines", "insert", "create", "delete"];
 
 /// How much of a region a conflict or a failure shows.
 const REGION_PREVIEW_CHARS: usize = 1200;
@@ -120,11 +100,27 @@ struct FileReport {
     touched: Option<(usize, usize)>,
 }
 
-pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
-    let (options, specs) = match parse(arguments) {
-        Ok(parsed) => parsed,
-        Err(error) => return Response::failure("edit", None, None, error),
+/// An `edit` call, parsed once: its options and every edit, validated as to shape.
+#[derive(Debug)]
+pub(crate) struct EditRequest {
+    options: Options,
+    specs: Vec<EditSpec>,
+}
+
+/// Parses an `edit` call's arguments into its request (every malformed edit listed).
+pub(crate) fn parse(arguments: Value) -> Parsed<EditRequest> {
+    let original = match &arguments {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
     };
+    parse_request(arguments)
+        .map(|(options, specs)| EditRequest { options, specs })
+        .map_err(|error| Rejected::new("edit", error, &original))
+}
+
+/// Runs a parsed `edit` call.
+pub(crate) fn run(engine: &Engine, request: &EditRequest) -> Response {
+    let EditRequest { options, specs } = request;
     if engine.config().read_only && !options.dry_run {
         return Response::failure(
             "edit",
@@ -139,7 +135,7 @@ pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
     }
     // Edits to one root are serialised: validation and apply see one state of the disk.
     let _serial = engine.edit_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut response = match execute(engine, &options, specs) {
+    let mut response = match execute(engine, options, specs.clone()) {
         Ok(response) => response,
         Err(error) => Response::failure("edit", None, None, error),
     };
@@ -147,25 +143,23 @@ pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
     response
 }
 
-fn parse(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError> {
-    let mut args = Args::new("edit", arguments)?;
-    args.alias("ignore_mistakes", "fuzzy")?;
-    args.alias("dryRun", "dry_run")?;
+fn parse_request(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError> {
+    let mut args = Args::new(&params::EDIT, arguments)?;
     let edits = args.take_value("edits").unwrap_or(Value::Null);
     let dry_run = args.boolean("dry_run")?.unwrap_or(false);
     let create_missing_dirs = args.boolean("create_missing_dirs")?.unwrap_or(false);
     let fuzzy = args.boolean("fuzzy")?.unwrap_or(false);
-    let check_syntax = match args.choice("check_syntax", &["warn", "block", "off"])?.as_deref() {
+    let check_syntax = match args.choice("check_syntax")?.as_deref() {
         Some("block") => SyntaxCheck::Block,
         Some("off") => SyntaxCheck::Off,
         _ => SyntaxCheck::Warn,
     };
-    let metadata = match args.choice("metadata", &["minimal", "standard"])?.as_deref() {
+    let metadata = match args.choice("metadata")?.as_deref() {
         Some("minimal") => MetadataLevel::Minimal,
         _ => MetadataLevel::Standard,
     };
     let _session_id = args.string("session_id")?;
-    args.finish(ACCEPTED)?;
+    args.finish()?;
     let list = match edits {
         Value::Array(list) if !list.is_empty() => list,
         Value::Object(_) => vec![edits],
@@ -192,18 +186,9 @@ fn parse(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError> {
 }
 
 fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
-    let mut args = Args::new("edit", value)?;
-    for (alias, canonical) in [
-        ("file_path", "path"),
-        ("filePath", "path"),
-        ("target", "path"),
-        ("targetString", "old_string"),
-        ("replacementString", "new_string"),
-    ] {
-        args.alias(alias, canonical)?;
-    }
+    let mut args = Args::with_params("edit", params::EDIT_ITEM, "operation", value)?;
     let path_input = args.required_string("path", "\"path\": \"src/lib.rs\"")?;
-    let operation = match args.choice("operation", OPERATIONS)? {
+    let operation = match args.choice("operation")? {
         Some(operation) => operation,
         // Agents often leave it out; infer it from the fields when that is unambiguous.
         None if args.has("old_string") => "replace".into(),
@@ -370,7 +355,7 @@ fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
             Operation::Delete
         }
     };
-    args.finish(EDIT_ACCEPTED).map_err(|mut error| {
+    args.finish().map_err(|mut error| {
         error.message = format!("edit #{}: {}", index + 1, error.message);
         error
     })?;

@@ -10,65 +10,122 @@ use loupe_core::{ToolError, tokens};
 use loupe_index::IndexState;
 use serde_json::{Map, Value, json};
 
-use crate::Engine;
-use crate::args::Args;
+use crate::args::{Args, Parsed, Rejected};
+use crate::engine::Engine;
+use crate::params;
 use crate::response::{MetadataLevel, Response};
 use crate::session::CallContext;
 use crate::session::reasons;
 
-const COMMANDS: &[&str] = &["status", "metrics", "guidance", "undo", "redo", "history", "reindex"];
-const ACCEPTED: &[&str] = &["command", "session_id", "transaction_id", "path", "force", "metadata"];
+/// What `manage` does, fixed by `command`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ManageCommand {
+    Status,
+    Metrics,
+    Guidance,
+    Undo,
+    Redo,
+    History,
+    Reindex,
+}
 
-pub(crate) fn run(engine: &Engine, context: &CallContext, arguments: Value) -> Response {
+impl ManageCommand {
+    fn parse(command: &str) -> Option<ManageCommand> {
+        Some(match command {
+            "status" => ManageCommand::Status,
+            "metrics" => ManageCommand::Metrics,
+            "guidance" => ManageCommand::Guidance,
+            "undo" => ManageCommand::Undo,
+            "redo" => ManageCommand::Redo,
+            "history" => ManageCommand::History,
+            "reindex" => ManageCommand::Reindex,
+            _ => return None,
+        })
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            ManageCommand::Status => "status",
+            ManageCommand::Metrics => "metrics",
+            ManageCommand::Guidance => "guidance",
+            ManageCommand::Undo => "undo",
+            ManageCommand::Redo => "redo",
+            ManageCommand::History => "history",
+            ManageCommand::Reindex => "reindex",
+        }
+    }
+}
+
+/// A `manage` call, parsed once.
+#[derive(Debug)]
+pub(crate) struct ManageRequest {
+    command: ManageCommand,
+    session_id: Option<String>,
+    transaction_id: Option<String>,
+    force: bool,
+    limit: Option<u64>,
+    metadata: MetadataLevel,
+}
+
+/// Parses a `manage` call's arguments into its request.
+pub(crate) fn parse(arguments: Value) -> Parsed<ManageRequest> {
     let original = match &arguments {
         Value::Object(map) => map.clone(),
         _ => Map::new(),
     };
-    let parsed = (|| {
-        let mut args = Args::new("manage", arguments)?;
-        let command = args.choice("command", COMMANDS)?.ok_or_else(|| {
-            ToolError::invalid_args(
-                "`command` is required for `manage`",
-                format!("add `command`: one of {}", COMMANDS.join(", ")),
-            )
-        })?;
-        let metadata = match args.choice("metadata", &["minimal", "standard"])?.as_deref() {
-            Some("minimal") => MetadataLevel::Minimal,
-            _ => MetadataLevel::Standard,
-        };
-        Ok::<_, ToolError>((args, command, metadata))
-    })();
-    let (mut args, command, metadata) = match parsed {
-        Ok(parsed) => parsed,
-        Err(error) => return Response::failure("manage", None, None, error),
+    parse_request(arguments).map_err(|error| Rejected::new("manage", error, &original))
+}
+
+fn parse_request(arguments: Value) -> Result<ManageRequest, ToolError> {
+    let mut args = Args::new(&params::MANAGE, arguments)?;
+    let command = args.choice("command")?.as_deref().and_then(ManageCommand::parse).ok_or_else(|| {
+        ToolError::invalid_args(
+            "`command` is required for `manage`",
+            format!("add `command`: one of {}", params::MANAGE_COMMANDS.join(", ")),
+        )
+    })?;
+    args.refuse_other_modes(command.as_str())?;
+    let metadata = match args.choice("metadata")?.as_deref() {
+        Some("minimal") => MetadataLevel::Minimal,
+        _ => MetadataLevel::Standard,
     };
-    let result = match command.as_str() {
-        // The journal's commands take their own arguments (`transaction_id`, `force`, `limit`).
-        "undo" => journal::undo(engine, args, true),
-        "redo" => journal::undo(engine, args, false),
-        "history" => journal::history(engine, args),
-        other => (|| {
-            args.string("session_id")?;
-            args.string("transaction_id")?;
-            args.string("path")?;
-            args.boolean("force")?;
-            args.finish(ACCEPTED)?;
-            let (face, data) = match other {
-                "status" => status(engine, context, &original),
-                "metrics" => metrics(engine, context, &original),
-                "guidance" => guidance(),
-                _ => return Err(not_available(other)),
-            };
-            Ok(success(other, face, data))
-        })(),
+    let request = ManageRequest {
+        command,
+        session_id: args.string("session_id")?,
+        transaction_id: args.string("transaction_id")?,
+        force: args.boolean("force")?.unwrap_or(false),
+        limit: args.integer("limit")?,
+        metadata,
     };
-    let mut response = result.unwrap_or_else(|error| Response::failure("manage", Some(command.clone()), None, error));
-    response.mode = Some(command);
-    response.metadata = metadata;
+    args.string("path")?;
+    args.finish()?;
+    Ok(request)
+}
+
+/// Runs a parsed `manage` call.
+pub(crate) fn run(engine: &Engine, context: &CallContext, request: &ManageRequest) -> Response {
+    let command = request.command.as_str();
+    let session_id = request.session_id.as_deref();
+    let result = match request.command {
+        ManageCommand::Undo | ManageCommand::Redo => journal::undo(
+            engine,
+            request.transaction_id.as_deref(),
+            request.force,
+            request.command == ManageCommand::Undo,
+        ),
+        ManageCommand::History => journal::history(engine, request.limit),
+        ManageCommand::Status => Ok(success(command, status(engine, context, session_id))),
+        ManageCommand::Metrics => Ok(success(command, metrics(engine, context, session_id))),
+        ManageCommand::Guidance => Ok(success(command, guidance())),
+        ManageCommand::Reindex => Err(not_available(command)),
+    };
+    let mut response = result.unwrap_or_else(|error| Response::failure("manage", Some(command.into()), None, error));
+    response.mode = Some(command.into());
+    response.metadata = request.metadata;
     response
 }
 
-fn success(command: &str, face: String, data: Value) -> Response {
+fn success(command: &str, (face, data): (String, Value)) -> Response {
     let mut meta = Map::new();
     meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
     meta.insert("reason_codes".into(), json!([]));
@@ -103,9 +160,9 @@ fn not_available(command: &str) -> ToolError {
 }
 
 /// Root, version, index and watcher, the configuration that steers, and this session.
-fn status(engine: &Engine, context: &CallContext, arguments: &Map<String, Value>) -> (String, Value) {
+fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (String, Value) {
     let config = engine.config();
-    let session = engine.session_layer().describe(config, context, arguments);
+    let session = engine.session_layer().describe(config, context, session_id);
     let index = engine.index().map(|index| index.status());
     let watching = engine.is_watching();
     let mut face = format!("loupe {} · root {}\n", env!("CARGO_PKG_VERSION"), engine.root_path().display());
@@ -207,9 +264,9 @@ fn session_line(config: &loupe_core::Config, session: &Value) -> String {
 }
 
 /// The session's §9.3 metrics and the analytics counters.
-fn metrics(engine: &Engine, context: &CallContext, arguments: &Map<String, Value>) -> (String, Value) {
+fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (String, Value) {
     let config = engine.config();
-    let session = engine.session_layer().describe(config, context, arguments);
+    let session = engine.session_layer().describe(config, context, session_id);
     let analytics = engine.session_layer().analytics().counters();
     let mut face = session_line(config, &session);
     if let Some(metrics) = session["metrics"].as_object() {

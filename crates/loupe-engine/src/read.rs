@@ -10,58 +10,12 @@ use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError, tokens};
 use loupe_vfs::VfsError;
 use serde_json::{Map, Value, json};
 
-use crate::Engine;
-use crate::args::Args;
+use crate::args::{Args, Parsed, Rejected};
 use crate::cursor::ReadCursor;
+use crate::engine::Engine;
+use crate::params;
 use crate::response::{Location, MetadataLevel, Response, next_line};
 use crate::suggest::closest;
-
-const MODES: &[&str] = &["file", "snippet", "symbol", "outline", "diff_preview"];
-
-/// Every parameter `read` accepts, for the unknown-parameter error.
-const ACCEPTED: &[&str] = &[
-    "mode",
-    "target",
-    "offset",
-    "limit",
-    "max_tokens",
-    "max_bytes",
-    "max_lines",
-    "max_preview_chars",
-    "preview_mode",
-    "cursor",
-    "metadata",
-    "candidate_id",
-    "bundle_id",
-    "session_id",
-    "fresh",
-    "start_line",
-    "end_line",
-    "context_lines",
-    "line_range",
-    "path",
-    "include_context",
-    "body",
-    "depth",
-    "include_docs",
-    "against",
-    "content",
-];
-
-/// Which parameters belong to which modes (§5 "Validation").
-const MODE_ONLY: &[(&str, &[&str])] = &[
-    ("start_line", &["snippet"]),
-    ("end_line", &["snippet"]),
-    ("line_range", &["snippet"]),
-    ("context_lines", &["snippet", "diff_preview"]),
-    ("path", &["symbol"]),
-    ("include_context", &["symbol"]),
-    ("body", &["symbol"]),
-    ("depth", &["outline"]),
-    ("include_docs", &["outline"]),
-    ("against", &["diff_preview"]),
-    ("content", &["diff_preview"]),
-];
 
 /// A caller's budget caps, before server ceilings.
 #[derive(Debug, Clone, Copy, Default)]
@@ -86,19 +40,91 @@ enum Window {
     DiffPreview { against: String, content: Option<String>, context: usize, offset: usize },
 }
 
+/// What `read` does, fixed by `mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadMode {
+    File,
+    Snippet,
+    Symbol,
+    Outline,
+    DiffPreview,
+}
+
+impl ReadMode {
+    fn parse(mode: &str) -> Option<ReadMode> {
+        Some(match mode {
+            "file" => ReadMode::File,
+            "snippet" => ReadMode::Snippet,
+            "symbol" => ReadMode::Symbol,
+            "outline" => ReadMode::Outline,
+            "diff_preview" => ReadMode::DiffPreview,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ReadMode::File => "file",
+            ReadMode::Snippet => "snippet",
+            ReadMode::Symbol => "symbol",
+            ReadMode::Outline => "outline",
+            ReadMode::DiffPreview => "diff_preview",
+        }
+    }
+}
+
+/// A `read` call, parsed once: what the tool, the gate, the budget and aggregation work from.
 #[derive(Debug, Clone)]
-struct ReadRequest {
-    mode: String,
-    target: String,
+pub(crate) struct ReadRequest {
+    pub(crate) mode: ReadMode,
+    pub(crate) target: String,
     window: Window,
-    cursor: Option<String>,
+    pub(crate) cursor: Option<String>,
     caps: Caps,
-    preview_none: bool,
-    metadata: MetadataLevel,
+    pub(crate) preview_none: bool,
+    pub(crate) metadata: MetadataLevel,
+    pub(crate) candidate_id: Option<String>,
+    pub(crate) bundle_id: Option<String>,
+    pub(crate) session_id: Option<String>,
+    pub(crate) fresh: bool,
+    /// `offset` as given (a `file` read is a precision read only with both offset and limit).
+    offset: Option<u64>,
     /// The arguments as given, to build ready-to-run follow-up calls from.
-    original: Map<String, Value>,
+    pub(crate) original: Map<String, Value>,
     /// What the header names before the path (a resolved symbol).
     label: Option<String>,
+}
+
+impl ReadRequest {
+    /// The lines a precision read asks for, first and last (context included), when it is one
+    /// (§9.7): a `snippet` window, or a `file` read with both `offset` and `limit`.
+    pub(crate) fn precision_window(&self) -> Option<(usize, usize)> {
+        match &self.window {
+            Window::File { first, count: Some(count) } if self.offset.is_some() => Some((*first, first + count - 1)),
+            Window::Snippet { start, end, context } if self.cursor.is_none() => {
+                Some((start.saturating_sub(*context).max(1), end.max(start) + context))
+            }
+            _ => None,
+        }
+    }
+
+    /// The file a symbol read is limited to (`path`).
+    pub(crate) fn symbol_path(&self) -> Option<&str> {
+        match &self.window {
+            Window::Symbol { path, .. } => path.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The `max_tokens` the caller set.
+    pub(crate) fn max_tokens(&self) -> Option<usize> {
+        self.caps.max_tokens
+    }
+
+    /// The first line asked for (`offset`), for a window offered instead of a whole file.
+    pub(crate) fn offset(&self) -> Option<u64> {
+        self.offset
+    }
 }
 
 /// A budget in force and where it came from.
@@ -110,20 +136,8 @@ struct Limit {
     from_server: bool,
 }
 
-pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
-    let original = match &arguments {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    let mode_hint = original.get("mode").and_then(Value::as_str).map(str::to_owned);
-    let target_hint = ["target", "file_path", "filePath", "path"]
-        .iter()
-        .find_map(|key| original.get(*key).and_then(Value::as_str))
-        .map(str::to_owned);
-    let request = match parse(arguments, original) {
-        Ok(request) => request,
-        Err(error) => return Response::failure("read", mode_hint, target_hint, error),
-    };
+/// Runs a parsed read.
+pub(crate) fn run(engine: &Engine, request: &ReadRequest) -> Response {
     let metadata = request.metadata;
     let result = match &request.window {
         Window::Outline { depth, include_docs } => {
@@ -160,27 +174,36 @@ pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
                 },
             )
         }
-        _ => read_window(engine, &request),
+        _ => read_window(engine, request),
     };
     let mut response = match result {
         Ok(response) => response,
-        Err(error) => Response::failure("read", Some(request.mode.clone()), Some(request.target.clone()), error),
+        Err(error) => {
+            Response::failure("read", Some(request.mode.as_str().into()), Some(request.target.clone()), error)
+        }
     };
     response.metadata = metadata;
     response
 }
 
-/// The argument error `read` would answer, without touching the disk: the session layer
-/// reports it before any refusal of its own.
-pub(crate) fn arguments_error(arguments: &Map<String, Value>) -> Option<ToolError> {
-    parse(Value::Object(arguments.clone()), arguments.clone()).err()
+/// Parses a `read` call's arguments into its request.
+pub(crate) fn parse(arguments: Value) -> Parsed<ReadRequest> {
+    let original = match &arguments {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    parse_request(arguments, original.clone()).map_err(|error| {
+        let mut rejected = Rejected::new("read", error, &original);
+        let text = |key: &str| original.get(key).and_then(Value::as_str).map(str::to_owned);
+        rejected.mode = text("mode");
+        rejected.target = ["target", "file_path", "filePath", "path"].iter().find_map(|key| text(key));
+        rejected
+    })
 }
 
-fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, ToolError> {
-    let mut args = Args::new("read", arguments)?;
-    args.alias("file_path", "target")?;
-    args.alias("filePath", "target")?;
-    let Some(mode) = args.choice("mode", MODES)? else {
+fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, ToolError> {
+    let mut args = Args::new(&params::READ, arguments)?;
+    let Some(mode) = args.choice("mode")?.as_deref().and_then(ReadMode::parse) else {
         let mut error = ToolError::invalid_args(
             "`mode` is required for `read`",
             "add `mode`: one of file, snippet, symbol, outline, diff_preview",
@@ -192,14 +215,10 @@ fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, 
     };
     // `path` is the symbol mode's disambiguator; elsewhere it is accepted as the target
     // when no target was given, because agents say `path` for files.
-    if mode != "symbol" && args.has("path") && !args.has("target") {
+    if mode != ReadMode::Symbol && args.has("path") && !args.has("target") {
         args.alias("path", "target")?;
     }
-    for (key, owners) in MODE_ONLY {
-        if !owners.contains(&mode.as_str()) {
-            args.refuse_for_mode(key, owners)?;
-        }
-    }
+    args.refuse_other_modes(mode.as_str())?;
     let target = args.required_string("target", "\"target\": \"src/main.rs\"")?;
     let offset = args.integer("offset")?;
     let limit = args.integer("limit")?;
@@ -222,21 +241,21 @@ fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, 
             ));
         }
     }
-    let preview_none = args.choice("preview_mode", &["none", "snippet"])?.as_deref() == Some("none");
+    let preview_none = args.choice("preview_mode")?.as_deref() == Some("none");
     let cursor = args.string("cursor")?;
-    let metadata = match args.choice("metadata", &["minimal", "standard"])?.as_deref() {
+    let metadata = match args.choice("metadata")?.as_deref() {
         Some("minimal") => MetadataLevel::Minimal,
         _ => MetadataLevel::Standard,
     };
-    // Accepted now; the session layer gives them meaning.
-    let _candidate_id = args.string("candidate_id")?;
-    let _bundle_id = args.string("bundle_id")?;
-    let _session_id = args.string("session_id")?;
-    let _fresh = args.boolean("fresh")?;
+    // The session layer gives these meaning.
+    let candidate_id = args.string("candidate_id")?;
+    let bundle_id = args.string("bundle_id")?;
+    let session_id = args.string("session_id")?;
+    let fresh = args.boolean("fresh")?.unwrap_or(false);
 
-    let window = match mode.as_str() {
-        "snippet" => parse_snippet_window(&mut args, offset, limit, cursor.is_some())?,
-        "file" => {
+    let window = match mode {
+        ReadMode::Snippet => parse_snippet_window(&mut args, offset, limit, cursor.is_some())?,
+        ReadMode::File => {
             if cursor.is_some() && offset.is_some() {
                 return Err(position_twice("offset"));
             }
@@ -248,12 +267,12 @@ fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, 
             }
             Window::File { first: offset.unwrap_or(1).max(1) as usize, count: limit.map(|v| v as usize) }
         }
-        "symbol" => Window::Symbol {
+        ReadMode::Symbol => Window::Symbol {
             path: args.string("path")?,
             include_context: args.integer("include_context")?.unwrap_or(0) as usize,
             body: args.boolean("body")?.unwrap_or(true),
         },
-        "outline" => {
+        ReadMode::Outline => {
             if cursor.is_some() || offset.is_some() {
                 return Err(ToolError::invalid_args(
                     "an outline is not paged by line; `offset`/`cursor` do not apply",
@@ -265,7 +284,7 @@ fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, 
                 include_docs: args.boolean("include_docs")?.unwrap_or(false),
             }
         }
-        _ => {
+        ReadMode::DiffPreview => {
             let against = args.string("against")?.unwrap_or_else(|| "HEAD".into());
             if !["HEAD", "INDEX", "WORKTREE"].contains(&against.as_str()) {
                 return Err(ToolError::invalid_args(
@@ -289,8 +308,23 @@ fn parse(arguments: Value, original: Map<String, Value>) -> Result<ReadRequest, 
             }
         }
     };
-    args.finish(ACCEPTED)?;
-    Ok(ReadRequest { mode, target, window, cursor, caps, preview_none, metadata, original, label: None })
+    args.finish()?;
+    Ok(ReadRequest {
+        mode,
+        target,
+        window,
+        cursor,
+        caps,
+        preview_none,
+        metadata,
+        candidate_id,
+        bundle_id,
+        session_id,
+        fresh,
+        offset,
+        original,
+        label: None,
+    })
 }
 
 fn parse_snippet_window(
@@ -519,7 +553,7 @@ fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolE
     Ok(Response {
         ok: true,
         tool: "read",
-        mode: Some(request.mode.clone()),
+        mode: Some(request.mode.as_str().into()),
         target: Some(path.to_string()),
         meta,
         text: Some(text_payload),
@@ -774,7 +808,7 @@ fn cursor_window(
     }
     if &decoded.file_hash != file_hash {
         let restart_line = decoded.next_line.min(total.max(1));
-        let restart = if request.mode == "snippet" {
+        let restart = if request.mode == ReadMode::Snippet {
             let end = if decoded.window_end == 0 { total } else { decoded.window_end.min(total) }.max(restart_line);
             with_args(request, &[("start_line", json!(restart_line)), ("end_line", json!(end))], &["cursor"])
         } else {
@@ -796,7 +830,7 @@ fn cursor_window(
 
 fn past_end(request: &ReadRequest, name: &str, asked: usize, total: usize) -> ToolError {
     let tail_start = total.saturating_sub(29).max(1);
-    let call = if request.mode == "snippet" {
+    let call = if request.mode == ReadMode::Snippet {
         with_args(
             request,
             &[("start_line", json!(tail_start)), ("end_line", json!(total.max(1)))],
@@ -821,7 +855,7 @@ fn with_args(request: &ReadRequest, set: &[(&str, Value)], remove: &[&str]) -> N
             arguments.insert("target".into(), value);
         }
     }
-    if request.mode != "symbol"
+    if request.mode != ReadMode::Symbol
         && let Some(value) = arguments.remove("path")
     {
         arguments.insert("target".into(), value);
@@ -855,7 +889,7 @@ fn vfs_error(engine: &Engine, request: &ReadRequest, error: VfsError) -> ToolErr
         VfsError::IsDirectory { path } => {
             let (_, names) = engine.root().sibling_names(&path.join("_"));
             let mut error = ToolError::invalid_args(
-                format!("`{path}` is a directory; mode='{}' reads a file", request.mode),
+                format!("`{path}` is a directory; mode='{}' reads a file", request.mode.as_str()),
                 format!("read a file inside it: {}", preview_names(&names)),
             );
             for name in names.iter().filter(|name| name.contains('.')).take(3) {

@@ -14,32 +14,11 @@ use loupe_index::{IndexState, SymbolHit, trigram};
 use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value, json};
 
-use crate::Engine;
-use crate::args::Args;
+use crate::args::{Args, Parsed, Rejected};
+use crate::engine::Engine;
+use crate::params;
 use crate::response::{MetadataLevel, Response};
 
-const TYPES: &[&str] = &["auto", "text", "regex", "symbol", "file", "directory"];
-const OUTPUTS: &[&str] = &["matches", "files", "count"];
-const ACCEPTED: &[&str] = &[
-    "query",
-    "type",
-    "path",
-    "glob",
-    "include",
-    "exclude",
-    "file_types",
-    "kinds",
-    "case_sensitive",
-    "whole_word",
-    "max_results",
-    "cursor",
-    "offset",
-    "output",
-    "context_lines",
-    "max_preview_chars",
-    "session_id",
-    "metadata",
-];
 const DEFAULT_RESULTS: usize = 20;
 const MAX_RESULTS: usize = 100;
 const MAX_CONTEXT: usize = 5;
@@ -49,9 +28,10 @@ const DEFAULT_PREVIEW_CHARS: usize = 200;
 /// Symbols with a partial name match considered per search, after every exact match.
 const PARTIAL_SYMBOLS: usize = 2000;
 
+/// A `search` call, parsed once.
 #[derive(Debug, Clone)]
-struct SearchRequest {
-    query: String,
+pub(crate) struct SearchRequest {
+    pub(crate) query: String,
     kind: String,
     filters: Filters,
     case_sensitive: Option<bool>,
@@ -61,7 +41,8 @@ struct SearchRequest {
     output: String,
     context_lines: usize,
     preview_chars: usize,
-    metadata: MetadataLevel,
+    pub(crate) metadata: MetadataLevel,
+    pub(crate) session_id: Option<String>,
     original: Map<String, Value>,
     clamped: Vec<&'static str>,
 }
@@ -88,16 +69,16 @@ struct Hit {
     file_hash: String,
 }
 
-pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
-    let original = match &arguments {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    let request = match parse(arguments, original) {
-        Ok(request) => request,
-        Err(error) => return Response::failure("search", None, None, error),
-    };
-    match execute(engine, &request) {
+impl SearchRequest {
+    /// The arguments as given, to build follow-up calls from.
+    pub(crate) fn original(&self) -> &Map<String, Value> {
+        &self.original
+    }
+}
+
+/// Runs a parsed search.
+pub(crate) fn run(engine: &Engine, request: &SearchRequest) -> Response {
+    match execute(engine, request) {
         Ok(response) => response,
         Err(error) => {
             let mut response =
@@ -108,13 +89,19 @@ pub(crate) fn run(engine: &Engine, arguments: Value) -> Response {
     }
 }
 
-fn parse(arguments: Value, original: Map<String, Value>) -> Result<SearchRequest, ToolError> {
-    let mut args = Args::new("search", arguments)?;
-    args.alias("pattern", "query")?;
-    args.alias("include", "glob")?;
-    args.alias("limit", "max_results")?;
+/// Parses a `search` call's arguments into its request.
+pub(crate) fn parse(arguments: Value) -> Parsed<SearchRequest> {
+    let original = match &arguments {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    parse_request(arguments, original.clone()).map_err(|error| Rejected::new("search", error, &original))
+}
+
+fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<SearchRequest, ToolError> {
+    let mut args = Args::new(&params::SEARCH, arguments)?;
     let query = args.required_string("query", "\"query\": \"parse_config\"")?;
-    let kind = args.choice("type", TYPES)?.unwrap_or_else(|| "auto".into());
+    let kind = args.choice("type")?.unwrap_or_else(|| "auto".into());
     let under = match args.string("path")? {
         Some(path) if path.contains(['*', '?', '[']) => {
             return finish_parse(args, query, kind, Some(path), original);
@@ -170,7 +157,7 @@ fn finish_parse(
         None => None,
     };
     let offset = cursor_offset.or(args.integer("offset")?.map(|value| value as usize)).unwrap_or(0);
-    let output = args.choice("output", OUTPUTS)?.unwrap_or_else(|| "matches".into());
+    let output = args.choice("output")?.unwrap_or_else(|| "matches".into());
     let mut context_lines = args.integer("context_lines")?.unwrap_or(0) as usize;
     if context_lines > MAX_CONTEXT {
         context_lines = MAX_CONTEXT;
@@ -178,12 +165,12 @@ fn finish_parse(
     }
     let preview_chars =
         args.integer("max_preview_chars")?.map_or(DEFAULT_PREVIEW_CHARS, |value| (value as usize).clamp(20, 2000));
-    let metadata = match args.choice("metadata", &["minimal", "standard"])?.as_deref() {
+    let metadata = match args.choice("metadata")?.as_deref() {
         Some("minimal") => MetadataLevel::Minimal,
         _ => MetadataLevel::Standard,
     };
-    let _session_id = args.string("session_id")?;
-    args.finish(ACCEPTED)?;
+    let session_id = args.string("session_id")?;
+    args.finish()?;
     if kind == "regex"
         && let Err(error) = Regex::new(&query)
     {
@@ -204,6 +191,7 @@ fn finish_parse(
         context_lines,
         preview_chars,
         metadata,
+        session_id,
         original,
         clamped,
     })

@@ -12,7 +12,7 @@ use loupe_index::{IndexState, Lang, Span, SymbolKind};
 use loupe_syntax::{Definition, Extract};
 use serde_json::{Map, Value, json};
 
-use crate::Engine;
+use crate::engine::Engine;
 use crate::response::{Location, MetadataLevel, Response};
 use crate::suggest::closest;
 

@@ -13,8 +13,7 @@ use std::time::Duration;
 
 use loupe_core::{ErrorCode, ToolError};
 use loupe_engine::config::{Sources, load};
-use loupe_engine::{CallContext, Engine, Response, TOOLS};
-use loupe_index::IndexState;
+use loupe_engine::{CallContext, Engine, IndexState, Response, params};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
@@ -153,7 +152,7 @@ impl LoupeServer {
 
     async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>) -> Response {
         // Failures outside the engine still name the tool that was called.
-        let tool_name = TOOLS.iter().copied().find(|tool| *tool == name).unwrap_or("unknown");
+        let tool_name = params::tool(name).map_or("unknown", |spec| spec.name);
         let engine = match self.engine(context).await {
             Ok(engine) => engine,
             Err(error) => return Response::failure(tool_name, None, None, error),
@@ -309,9 +308,9 @@ impl ServerHandler for LoupeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if !TOOLS.contains(&name.as_str()) {
+        if params::tool(&name).is_none() {
             return Err(McpError::invalid_params(
-                format!("unknown tool `{name}`; available tools: {}", TOOLS.join(", ")),
+                format!("unknown tool `{name}`; available tools: {}", params::tool_names().join(", ")),
                 None,
             ));
         }

@@ -12,6 +12,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use loupe_engine::Engine;
 use loupe_engine::config::{Sources, load};
+use loupe_engine::params::{self, Param, ParamType, ToolSpec};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Parser)]
@@ -37,25 +38,16 @@ enum Command {
         #[arg(long)]
         max_preview_chars: Option<u64>,
     },
-    /// Read a file or a window of it, printing what the model would see.
-    Read(ReadArgs),
+    /// Read a file or a window of it, printing what the model would see (mode: snippet when
+    /// a line window is given, else file).
+    Read(ToolArgs<ReadTool>),
     /// Search the workspace (text, regex, symbol, file, directory; `auto` infers).
-    Search(SearchArgs),
+    Search(ToolArgs<SearchTool>),
     /// Relationships of a file or symbol: dependencies, impact, calls, references, types,
     /// data_flow (e.g. `loupe analyze --mode calls --direction upstream parse_config`).
-    Analyze(AnalyzeArgs),
-    /// Show the session and server state: status | metrics | guidance.
-    Manage {
-        /// status | metrics | guidance
-        command: String,
-        #[arg(long)]
-        session_id: Option<String>,
-        /// Print the JSON envelope instead of the text face.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        config: ConfigFlags,
-    },
+    Analyze(ToolArgs<AnalyzeTool>),
+    /// Workspace and session: status | metrics | guidance | undo | redo | history.
+    Manage(ToolArgs<ManageTool>),
     /// Apply edits: the `edit` tool's JSON arguments from a file or stdin (`-` or none).
     Edit(EditArgs),
     /// Undo the last edit transaction (or --transaction-id).
@@ -80,15 +72,11 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct EditArgs {
-    /// A JSON file with the arguments, e.g. {"edits": [...]}; `-` or nothing reads stdin.
+    /// A JSON file with the arguments, e.g. {"edits": [...]} or just the list; `-` or nothing
+    /// reads stdin. Flags override the file's values.
     input: Option<PathBuf>,
-    /// Show the diffs and write nothing (sets `dry_run`).
-    #[arg(long)]
-    dry_run: bool,
-    #[arg(long)]
-    json: bool,
     #[command(flatten)]
-    config: ConfigFlags,
+    tool: ToolArgs<EditTool>,
 }
 
 impl EditArgs {
@@ -103,10 +91,8 @@ impl EditArgs {
         if let Value::Array(_) = arguments {
             arguments = serde_json::json!({ "edits": arguments });
         }
-        if self.dry_run
-            && let Value::Object(map) = &mut arguments
-        {
-            map.insert("dry_run".into(), Value::Bool(true));
+        if let Value::Object(map) = &mut arguments {
+            map.extend(self.tool.arguments.clone());
         }
         Ok(arguments)
     }
@@ -139,122 +125,133 @@ impl UndoArgs {
     }
 }
 
-#[derive(Debug, Args)]
-struct AnalyzeArgs {
-    /// A file path, a symbol (`parse_config`, `Config::load`), or for data_flow
-    /// `function.variable`.
-    target: String,
-    /// dependencies | impact | calls | references | types | data_flow
-    #[arg(long)]
-    mode: String,
-    /// upstream | downstream | both
-    #[arg(long)]
-    direction: Option<String>,
-    /// auto | file | symbol
-    #[arg(long)]
-    target_type: Option<String>,
-    #[arg(long)]
-    max_depth: Option<u64>,
-    #[arg(long)]
-    max_nodes: Option<u64>,
-    /// The file that defines the target, when its name is ambiguous.
-    #[arg(long)]
-    path: Option<String>,
-    #[arg(long)]
-    json: bool,
-    #[command(flatten)]
-    config: ConfigFlags,
+/// A tool's subcommand, its flags generated from the engine's parameter table: the same
+/// names, types, choices and descriptions as the MCP schema, so the two cannot drift.
+trait ToolCli {
+    const SPEC: &'static ToolSpec;
 }
 
-impl AnalyzeArgs {
-    fn to_arguments(&self) -> Value {
-        let mut map = Map::new();
-        map.insert("target".into(), Value::from(self.target.as_str()));
-        map.insert("mode".into(), Value::from(self.mode.as_str()));
-        for (key, value) in [("direction", &self.direction), ("target_type", &self.target_type), ("path", &self.path)] {
-            if let Some(value) = value {
-                map.insert(key.into(), Value::from(value.as_str()));
-            }
+#[derive(Debug)]
+struct ReadTool;
+#[derive(Debug)]
+struct SearchTool;
+#[derive(Debug)]
+struct AnalyzeTool;
+#[derive(Debug)]
+struct ManageTool;
+#[derive(Debug)]
+struct EditTool;
+
+impl ToolCli for ReadTool {
+    const SPEC: &'static ToolSpec = &params::READ;
+}
+impl ToolCli for SearchTool {
+    const SPEC: &'static ToolSpec = &params::SEARCH;
+}
+impl ToolCli for AnalyzeTool {
+    const SPEC: &'static ToolSpec = &params::ANALYZE;
+}
+impl ToolCli for ManageTool {
+    const SPEC: &'static ToolSpec = &params::MANAGE;
+}
+impl ToolCli for EditTool {
+    const SPEC: &'static ToolSpec = &params::EDIT;
+}
+
+/// The parsed flags of a tool subcommand: the JSON arguments an MCP client would send.
+#[derive(Debug)]
+struct ToolArgs<T> {
+    arguments: Map<String, Value>,
+    json: bool,
+    config: ConfigFlags,
+    tool: std::marker::PhantomData<T>,
+}
+
+/// Flags renamed on the command line because a configuration flag (§14) has the name.
+const RENAMED_FLAGS: &[(&str, &str, &str)] = &[("search", "exclude", "exclude_glob")];
+
+/// The command-line id (and, with dashes, the long flag) of a tool's parameter.
+fn cli_id(tool: &str, param: &Param) -> &'static str {
+    RENAMED_FLAGS
+        .iter()
+        .find(|(owner, name, _)| *owner == tool && *name == param.name)
+        .map_or(param.name, |(_, _, renamed)| renamed)
+}
+
+/// The clap argument for one parameter; `None` for what a flag cannot carry (`edit`'s list).
+fn cli_arg(spec: &ToolSpec, param: &'static Param) -> Option<clap::Arg> {
+    use clap::builder::{PossibleValuesParser, ValueParser};
+    let id = cli_id(spec.name, param);
+    let mut arg = clap::Arg::new(id);
+    arg = if param.positional {
+        arg.required(param.required)
+    } else {
+        // A required selector with a command-line default (read's mode) stays optional here.
+        arg.long(id.replace('_', "-")).required(param.required && !(spec.name == "read" && param.name == "mode"))
+    };
+    let help = match param.only_for {
+        [] => param.description.to_owned(),
+        modes => format!("{}: {}", modes.join("/"), param.description),
+    };
+    arg = arg.help(help).value_name(param.name.to_uppercase());
+    let parser: ValueParser = match param.ty {
+        ParamType::Integer { min, .. } => clap::value_parser!(u64).range(min..).into(),
+        ParamType::Boolean => {
+            arg = arg.num_args(0..=1).default_missing_value("true");
+            clap::value_parser!(bool)
         }
-        for (key, value) in [("max_depth", self.max_depth), ("max_nodes", self.max_nodes)] {
-            if let Some(value) = value {
-                map.insert(key.into(), Value::from(value));
-            }
-        }
-        Value::Object(map)
+        ParamType::Choice(choices) => PossibleValuesParser::new(choices).into(),
+        ParamType::String | ParamType::StringList => ValueParser::string(),
+        ParamType::EditList => return None,
+    };
+    Some(arg.value_parser(parser))
+}
+
+/// The JSON value clap parsed for one parameter, when it was given.
+fn cli_value(matches: &clap::ArgMatches, id: &str, ty: ParamType) -> Option<Value> {
+    match ty {
+        ParamType::Integer { .. } => matches.get_one::<u64>(id).map(|value| Value::from(*value)),
+        ParamType::Boolean => matches.get_one::<bool>(id).map(|value| Value::Bool(*value)),
+        ParamType::EditList => None,
+        _ => matches.get_one::<String>(id).map(|value| Value::from(value.as_str())),
     }
 }
 
-#[derive(Debug, Args)]
-struct SearchArgs {
-    query: String,
-    /// auto | text | regex | symbol | file | directory
-    #[arg(long = "type")]
-    kind: Option<String>,
-    /// Subtree or glob to search under.
-    #[arg(long)]
-    path: Option<String>,
-    #[arg(long)]
-    glob: Option<String>,
-    /// Comma-separated globs to leave out of this search.
-    #[arg(long = "exclude-glob")]
-    exclude_glob: Option<String>,
-    /// Comma-separated extensions, e.g. rs,py
-    #[arg(long)]
-    file_types: Option<String>,
-    /// Comma-separated symbol kinds, e.g. function,method
-    #[arg(long)]
-    kinds: Option<String>,
-    #[arg(long)]
-    case_sensitive: Option<bool>,
-    #[arg(long)]
-    whole_word: bool,
-    #[arg(long)]
-    max_results: Option<u64>,
-    #[arg(long)]
-    cursor: Option<String>,
-    /// matches | files | count
-    #[arg(long)]
-    output: Option<String>,
-    #[arg(long)]
-    context_lines: Option<u64>,
-    #[arg(long)]
-    json: bool,
-    #[command(flatten)]
-    config: ConfigFlags,
+impl<T: ToolCli> clap::FromArgMatches for ToolArgs<T> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut arguments = Map::new();
+        for param in T::SPEC.params {
+            if let Some(value) = cli_value(matches, cli_id(T::SPEC.name, param), param.ty) {
+                arguments.insert(param.name.to_owned(), value);
+            }
+        }
+        Ok(ToolArgs {
+            arguments,
+            json: matches.get_flag("json"),
+            config: ConfigFlags::from_arg_matches(matches)?,
+            tool: std::marker::PhantomData,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
 }
 
-impl SearchArgs {
-    fn to_arguments(&self) -> Value {
-        let mut map = Map::new();
-        map.insert("query".into(), Value::from(self.query.as_str()));
-        let strings = [
-            ("type", &self.kind),
-            ("path", &self.path),
-            ("glob", &self.glob),
-            ("exclude", &self.exclude_glob),
-            ("file_types", &self.file_types),
-            ("kinds", &self.kinds),
-            ("cursor", &self.cursor),
-            ("output", &self.output),
-        ];
-        for (key, value) in strings {
-            if let Some(value) = value {
-                map.insert(key.into(), Value::from(value.as_str()));
-            }
-        }
-        if let Some(flag) = self.case_sensitive {
-            map.insert("case_sensitive".into(), Value::Bool(flag));
-        }
-        if self.whole_word {
-            map.insert("whole_word".into(), Value::Bool(true));
-        }
-        for (key, value) in [("max_results", self.max_results), ("context_lines", self.context_lines)] {
-            if let Some(value) = value {
-                map.insert(key.into(), Value::from(value));
-            }
-        }
-        Value::Object(map)
+impl<T: ToolCli> Args for ToolArgs<T> {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        let command = command.args(T::SPEC.params.iter().filter_map(|param| cli_arg(T::SPEC, param))).arg(
+            clap::Arg::new("json")
+                .long("json")
+                .action(clap::ArgAction::SetTrue)
+                .help("Print the JSON envelope instead of the text face"),
+        );
+        ConfigFlags::augment_args(command)
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
     }
 }
 
@@ -342,91 +339,6 @@ impl ConfigFlags {
     }
 }
 
-#[derive(Debug, Args)]
-struct ReadArgs {
-    /// The file to read, relative to the root.
-    target: String,
-    /// file | snippet | symbol | outline | diff_preview (default: snippet when a line window is given, else file)
-    #[arg(long)]
-    mode: Option<String>,
-    #[arg(long)]
-    offset: Option<u64>,
-    #[arg(long)]
-    limit: Option<u64>,
-    #[arg(long)]
-    start_line: Option<u64>,
-    #[arg(long)]
-    end_line: Option<u64>,
-    #[arg(long)]
-    context_lines: Option<u64>,
-    /// "10-20"
-    #[arg(long)]
-    line_range: Option<String>,
-    #[arg(long)]
-    cursor: Option<String>,
-    #[arg(long)]
-    max_tokens: Option<u64>,
-    #[arg(long)]
-    max_bytes: Option<u64>,
-    #[arg(long)]
-    max_lines: Option<u64>,
-    #[arg(long)]
-    max_preview_chars: Option<u64>,
-    /// none | snippet
-    #[arg(long)]
-    preview_mode: Option<String>,
-    /// minimal | standard
-    #[arg(long)]
-    metadata: Option<String>,
-    /// diff_preview: HEAD | INDEX | WORKTREE
-    #[arg(long)]
-    against: Option<String>,
-    /// Print the JSON envelope instead of the text face.
-    #[arg(long)]
-    json: bool,
-    #[command(flatten)]
-    config: ConfigFlags,
-}
-
-impl ReadArgs {
-    fn to_arguments(&self) -> Value {
-        let mut map = Map::new();
-        let windowed = self.start_line.is_some() || self.line_range.is_some() || self.end_line.is_some();
-        let mode = self.mode.clone().unwrap_or_else(|| if windowed { "snippet" } else { "file" }.to_owned());
-        map.insert("mode".into(), Value::from(mode));
-        map.insert("target".into(), Value::from(self.target.as_str()));
-        let numbers = [
-            ("offset", self.offset),
-            ("limit", self.limit),
-            ("start_line", self.start_line),
-            ("end_line", self.end_line),
-            ("context_lines", self.context_lines),
-            ("max_tokens", self.max_tokens),
-            ("max_bytes", self.max_bytes),
-            ("max_lines", self.max_lines),
-            ("max_preview_chars", self.max_preview_chars),
-        ];
-        for (key, value) in numbers {
-            if let Some(value) = value {
-                map.insert(key.into(), Value::from(value));
-            }
-        }
-        let strings = [
-            ("line_range", &self.line_range),
-            ("cursor", &self.cursor),
-            ("preview_mode", &self.preview_mode),
-            ("metadata", &self.metadata),
-            ("against", &self.against),
-        ];
-        for (key, value) in strings {
-            if let Some(value) = value {
-                map.insert(key.into(), Value::from(value.as_str()));
-            }
-        }
-        Value::Object(map)
-    }
-}
-
 fn main() -> ExitCode {
     // The tokenizer's vocabulary takes ~45 ms to build and every answer needs it: start now,
     // in parallel with parsing arguments, loading configuration and the MCP handshake.
@@ -450,47 +362,39 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Read(args) => {
             let engine = open_engine(&args.config)?;
+            let mut arguments = args.arguments;
+            if !arguments.contains_key("mode") {
+                let windowed = ["start_line", "end_line", "line_range"].iter().any(|key| arguments.contains_key(*key));
+                arguments.insert("mode".into(), Value::from(if windowed { "snippet" } else { "file" }));
+            }
             // Symbol resolution needs a current index; plain reads never touch it.
-            if matches!(args.mode.as_deref(), Some("symbol" | "outline")) {
+            if matches!(arguments.get("mode").and_then(Value::as_str), Some("symbol" | "outline")) {
                 engine.refresh_index(&|_, _| {});
             }
-            let code = print_response(&engine.call("read", args.to_arguments()), args.json);
-            exit_without_teardown(engine);
-            code
+            tool_call(engine, "read", arguments, args.json)
         }
         Command::Search(args) => {
             let engine = open_engine(&args.config)?;
             engine.refresh_index(&|_, _| {});
-            let code = print_response(&engine.call("search", args.to_arguments()), args.json);
-            exit_without_teardown(engine);
-            code
+            tool_call(engine, "search", args.arguments, args.json)
         }
         Command::Analyze(args) => {
             let engine = open_engine(&args.config)?;
             engine.refresh_index(&|_, _| {});
-            let code = print_response(&engine.call("analyze", args.to_arguments()), args.json);
-            exit_without_teardown(engine);
-            code
+            tool_call(engine, "analyze", args.arguments, args.json)
         }
-        Command::Manage { command, session_id, json, config } => {
-            let engine = open_engine(&config)?;
+        Command::Manage(args) => {
+            let engine = open_engine(&args.config)?;
             // `status` reports the index: bring it up to date first, as `search` does.
-            if command == "status" {
+            if args.arguments.get("command").and_then(Value::as_str) == Some("status") {
                 engine.refresh_index(&|_, _| {});
             }
-            let mut arguments = Map::new();
-            arguments.insert("command".into(), Value::from(command));
-            if let Some(session_id) = session_id {
-                arguments.insert("session_id".into(), Value::from(session_id));
-            }
-            let code = print_response(&engine.call("manage", Value::Object(arguments)), json);
-            exit_without_teardown(engine);
-            code
+            tool_call(engine, "manage", args.arguments, args.json)
         }
         Command::Edit(args) => {
             let arguments = args.to_arguments()?;
-            let engine = open_engine(&args.config)?;
-            let code = print_response(&engine.call("edit", arguments), args.json);
+            let engine = open_engine(&args.tool.config)?;
+            let code = print_response(&engine.call("edit", arguments), args.tool.json);
             exit_without_teardown(engine);
             code
         }
@@ -532,6 +436,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Runs one tool call on a one-shot engine and prints its answer.
+fn tool_call(engine: Engine, tool: &str, arguments: Map<String, Value>, json: bool) -> anyhow::Result<ExitCode> {
+    let code = print_response(&engine.call(tool, Value::Object(arguments)), json);
+    exit_without_teardown(engine);
+    code
 }
 
 fn manage(config: &ConfigFlags, arguments: Value, json: bool) -> anyhow::Result<ExitCode> {
@@ -640,7 +551,150 @@ fn init_logging(filter: &str) {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
+    use clap::{CommandFactory, FromArgMatches};
+    use loupe_engine::params::{self, ParamType, ToolSpec};
+    use serde_json::{Map, Value, json};
+
+    use super::{ToolArgs, ToolCli};
+
+    /// A value of the parameter's type that its parser accepts as to shape.
+    fn sample(param: &params::Param) -> Value {
+        match param.ty {
+            ParamType::String => Value::from(if param.name == "target" { "a.rs" } else { "x" }),
+            ParamType::Integer { min, .. } => Value::from(min.max(1)),
+            ParamType::Boolean => Value::Bool(true),
+            ParamType::Choice(choices) => Value::from(choices[0]),
+            ParamType::StringList => Value::from("x"),
+            ParamType::EditList => json!([{"path": "a.rs", "operation": "delete"}]),
+        }
+    }
+
+    /// The smallest call of `spec` that holds `param`, with the selector set to a value the
+    /// parameter is valid for.
+    fn call_with(spec: &ToolSpec, param: &params::Param) -> Map<String, Value> {
+        let mut arguments = Map::new();
+        for required in spec.params.iter().filter(|p| p.required) {
+            arguments.insert(required.name.to_owned(), sample(required));
+        }
+        if let (Some(selector), Some(mode)) = (spec.selector, param.only_for.first()) {
+            arguments.insert(selector.to_owned(), Value::from(*mode));
+        }
+        if spec.selector != Some(param.name) {
+            arguments.insert(param.name.to_owned(), sample(param));
+        }
+        arguments
+    }
+
+    fn command_line(spec: &ToolSpec, arguments: &Map<String, Value>) -> Vec<String> {
+        let mut line = vec!["loupe".to_owned(), spec.name.to_owned()];
+        for param in spec.params {
+            let Some(value) = arguments.get(param.name).filter(|_| param.ty != ParamType::EditList) else { continue };
+            let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+            if !param.positional {
+                line.push(format!("--{}", super::cli_id(spec.name, param).replace('_', "-")));
+            }
+            line.push(text);
+        }
+        line
+    }
+
+    fn cli_arguments<T: ToolCli>(line: &[String]) -> Map<String, Value> {
+        let matches =
+            super::Cli::command().try_get_matches_from(line).unwrap_or_else(|error| panic!("{line:?}: {error}"));
+        let (_, sub) = matches.subcommand().unwrap();
+        ToolArgs::<T>::from_arg_matches(sub).unwrap().arguments
+    }
+
+    /// The parameter table is the one definition: the MCP schema lists exactly its parameters
+    /// with their types, the engine's parser accepts each of them in the modes the table names
+    /// (and refuses it in the others), and the command line carries each one to the same JSON.
+    #[test]
+    fn schema_parser_and_cli_agree() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("a.rs"), "fn a() {}\n").unwrap();
+        let index_dir = tempfile::tempdir().unwrap();
+        let config = loupe_core::Config {
+            root: Some(root.path().to_path_buf()),
+            index_dir: Some(index_dir.path().to_path_buf()),
+            analytics: false,
+            ..loupe_core::Config::default()
+        };
+        let engine = loupe_engine::Engine::new(config).unwrap();
+        let listed = loupe_mcp::tools();
+        assert_eq!(listed.len(), params::TOOLS.len());
+        for spec in params::TOOLS {
+            let tool = listed.iter().find(|tool| tool.name == spec.name).unwrap();
+            let properties = tool.input_schema["properties"].as_object().unwrap();
+            let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+            let mut expected = spec.names();
+            expected.sort_unstable();
+            let mut listed_names = names.clone();
+            listed_names.sort_unstable();
+            assert_eq!(listed_names, expected, "{}: schema properties", spec.name);
+            for param in spec.params {
+                let schema_type = properties[param.name]["type"].as_str().unwrap();
+                let table_type = match param.ty {
+                    ParamType::String | ParamType::Choice(_) => "string",
+                    ParamType::Integer { .. } => "integer",
+                    ParamType::Boolean => "boolean",
+                    ParamType::StringList | ParamType::EditList => "array",
+                };
+                assert_eq!(schema_type, table_type, "{}.{}: schema type", spec.name, param.name);
+                assert!(!param.description.is_empty(), "{}.{} has no description", spec.name, param.name);
+
+                let arguments = call_with(spec, param);
+                let answer = engine.call(spec.name, Value::Object(arguments.clone()));
+                let shape_error = answer.error.as_ref().filter(|error| {
+                    error.message.contains("unknown parameter")
+                        || error.message.contains("is only valid for")
+                        || error.message.contains(" must be ")
+                });
+                assert!(
+                    shape_error.is_none(),
+                    "{}.{}: the parser refused {arguments:?}: {}",
+                    spec.name,
+                    param.name,
+                    answer.face
+                );
+                if let (Some(selector), Some(other)) = (spec.selector, spec.param(spec.selector.unwrap_or_default()))
+                    && !param.only_for.is_empty()
+                    && let ParamType::Choice(modes) = other.ty
+                    && let Some(wrong) = modes.iter().find(|mode| !param.valid_for(mode))
+                {
+                    let mut misplaced = arguments.clone();
+                    misplaced.insert(selector.to_owned(), Value::from(*wrong));
+                    let refused = engine.call(spec.name, Value::Object(misplaced));
+                    assert!(
+                        refused.face.contains("is only valid for"),
+                        "{}.{} with {selector}={wrong}: {}",
+                        spec.name,
+                        param.name,
+                        refused.face
+                    );
+                }
+
+                if matches!(param.ty, ParamType::EditList) {
+                    continue;
+                }
+                let line = command_line(spec, &arguments);
+                let parsed = match spec.name {
+                    "read" => cli_arguments::<super::ReadTool>(&line),
+                    "search" => cli_arguments::<super::SearchTool>(&line),
+                    "analyze" => cli_arguments::<super::AnalyzeTool>(&line),
+                    "manage" => cli_arguments::<super::ManageTool>(&line),
+                    "edit" => cli_arguments::<super::EditTool>(&line),
+                    _ => panic!("`{}` has no subcommand", spec.name),
+                };
+                assert_eq!(
+                    parsed.get(param.name),
+                    Some(&arguments[param.name]),
+                    "{}.{}: the command line {line:?}",
+                    spec.name,
+                    param.name
+                );
+            }
+        }
+    }
 
     /// clap checks names, ids and defaults only when a command is built: do it in a test.
     #[test]

@@ -12,7 +12,7 @@ use loupe_index::{Lang, SymbolKind};
 use loupe_syntax::{CallSite, DataFlow, FlowKind};
 use serde_json::{Value, json};
 
-use super::Request;
+use super::AnalyzeRequest;
 use super::graph::Answer;
 use super::workspace::{View, read_text};
 
@@ -46,7 +46,7 @@ impl Scope {
     }
 }
 
-pub(super) fn data_flow(view: &View<'_>, request: &Request, answer: &mut Answer) -> Result<(), ToolError> {
+pub(super) fn data_flow(view: &View<'_>, request: &AnalyzeRequest, answer: &mut Answer) -> Result<(), ToolError> {
     let scope = resolve(view, request)?;
     let traced = flow_of(view, &scope).ok_or_else(|| not_used(&scope))?;
     let flow = &traced.flow;
@@ -67,7 +67,7 @@ fn is_callable(kind: SymbolKind) -> bool {
     matches!(kind, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor)
 }
 
-fn resolve(view: &View<'_>, request: &Request) -> Result<Scope, ToolError> {
+fn resolve(view: &View<'_>, request: &AnalyzeRequest) -> Result<Scope, ToolError> {
     let target = request.target.as_str();
     let split = ["::", "/", "."].iter().find_map(|separator| {
         target.rsplit_once(separator).filter(|(function, variable)| !function.is_empty() && !variable.is_empty())

@@ -10,7 +10,7 @@ use loupe_index::{FileLinks, Index, Lang};
 use loupe_syntax::{Extract, FileFacts};
 use rustc_hash::FxHashMap;
 
-use crate::Engine;
+use crate::engine::Engine;
 
 /// The graphs of one index generation.
 #[derive(Debug)]

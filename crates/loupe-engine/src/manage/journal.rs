@@ -7,24 +7,16 @@ use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError, tokens};
 use loupe_vfs::journal::{Applied, KEEP_TRANSACTIONS};
 use serde_json::{Map, Value, json};
 
-use crate::Engine;
-use crate::args::Args;
 use crate::edit::apply_error;
+use crate::engine::Engine;
 use crate::response::{Response, next_line};
-
-const ACCEPTED: &[&str] = &["command", "transaction_id", "force", "limit", "path", "session_id", "metadata"];
 
 /// How many transactions `history` lists by default.
 const DEFAULT_HISTORY: usize = 20;
 
 /// `undo` (`reverse`) or `redo`: the last transaction, or `transaction_id`.
-pub(super) fn undo(engine: &Engine, mut args: Args, reverse: bool) -> Result<Response, ToolError> {
+pub(super) fn undo(engine: &Engine, id: Option<&str>, force: bool, reverse: bool) -> Result<Response, ToolError> {
     let command = if reverse { "undo" } else { "redo" };
-    let id = args.string("transaction_id")?;
-    let force = args.boolean("force")?.unwrap_or(false);
-    let _session_id = args.string("session_id")?;
-    args.refuse_for_command("limit", "history")?;
-    args.finish(ACCEPTED)?;
     if engine.config().read_only {
         return Err(ToolError::new(
             ErrorCode::ReadOnly,
@@ -40,7 +32,7 @@ pub(super) fn undo(engine: &Engine, mut args: Args, reverse: bool) -> Result<Res
         ));
     };
     let _serial = engine.edit_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let result = if reverse { journal.undo(id.as_deref(), force) } else { journal.redo(id.as_deref(), force) };
+    let result = if reverse { journal.undo(id, force) } else { journal.redo(id, force) };
     let applied = result.map_err(|error| {
         let mut error = apply_error(engine, error);
         if error.code == ErrorCode::Conflict {
@@ -50,8 +42,8 @@ pub(super) fn undo(engine: &Engine, mut args: Args, reverse: bool) -> Result<Res
                 "the file changed after the transaction; re-read it, or {command} anyway with \"force\": true (that discards the later change)"
             );
             let mut arguments = json!({"command": command, "force": true});
-            if let Some(id) = &id {
-                arguments["transaction_id"] = Value::from(id.as_str());
+            if let Some(id) = id {
+                arguments["transaction_id"] = Value::from(id);
             }
             error.next_calls.push(NextCall::new("manage", arguments));
         }
@@ -93,12 +85,8 @@ fn render_replay(command: &'static str, applied: &Applied) -> Response {
     super::answer(face, meta)
 }
 
-pub(super) fn history(engine: &Engine, mut args: Args) -> Result<Response, ToolError> {
-    let limit = args.integer("limit")?.map_or(DEFAULT_HISTORY, |limit| (limit as usize).clamp(1, KEEP_TRANSACTIONS));
-    let _session_id = args.string("session_id")?;
-    args.refuse_for_command("transaction_id", "undo or redo")?;
-    args.refuse_for_command("force", "undo or redo")?;
-    args.finish(ACCEPTED)?;
+pub(super) fn history(engine: &Engine, limit: Option<u64>) -> Result<Response, ToolError> {
+    let limit = limit.map_or(DEFAULT_HISTORY, |limit| (limit as usize).clamp(1, KEEP_TRANSACTIONS));
     let transactions = engine.journal().map(|journal| journal.history(KEEP_TRANSACTIONS)).unwrap_or_default();
     let shown: Vec<_> = transactions.iter().take(limit).collect();
     let mut face = format!(

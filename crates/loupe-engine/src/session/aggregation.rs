@@ -10,7 +10,7 @@ use loupe_core::tokens;
 use serde_json::{Value, json};
 
 use super::store::SentFile;
-use crate::Response;
+use crate::response::Response;
 
 /// One run of lines not re-sent, and the read that sent them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::reasons::ReasonCode;
 use super::store::{Candidate, Session};
+use crate::read::{ReadMode, ReadRequest};
 
 /// Arguments that do not change what a read is about: ignored when matching a read against
 /// an issued call.
@@ -31,38 +32,32 @@ pub(crate) enum Verdict {
     },
 }
 
-/// The read as the gate sees it: mode, normalised target, and the window it asks for.
+/// The read as the gate sees it: the request and its target as a root-relative path.
 #[derive(Debug)]
 pub(crate) struct ReadShape<'a> {
-    pub(crate) arguments: &'a Map<String, Value>,
-    pub(crate) mode: &'a str,
-    pub(crate) target: &'a str,
-    /// The target as a root-relative path (for every mode but `symbol`).
+    pub(crate) request: &'a ReadRequest,
+    /// The target as a root-relative path (a symbol read: its `path`, when given).
     pub(crate) target_path: Option<String>,
     pub(crate) max_range_lines: usize,
     /// The canonical root, `/`-separated, for absolute paths among the arguments.
-    pub(crate) root: &'a str,
+    pub(crate) root: String,
 }
 
 pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict {
-    let arguments = shape.arguments;
+    let request = shape.request;
     let max_range_lines = shape.max_range_lines;
-    if !matches!(shape.mode, "file" | "snippet" | "symbol" | "outline") || arguments.contains_key("cursor") {
+    if request.mode == ReadMode::DiffPreview || request.cursor.is_some() {
         return Verdict::Pass { by_ref: false };
     }
-    let window = precision_window(shape);
+    let window = request.precision_window();
     if let Some((first, last)) = window
         && last + 1 - first <= max_range_lines
     {
         return Verdict::Pass { by_ref: false };
     }
-    if shape.mode == "snippet" && window.is_none() {
-        // An incomplete snippet: `read` refuses it with its own message.
-        return Verdict::Pass { by_ref: false };
-    }
     let searches = session.map_or(0, |session| session.searches.len());
     if let Some(session) = session
-        && issued(session, arguments)
+        && issued(session, &request.original)
     {
         return Verdict::Pass { by_ref: true };
     }
@@ -70,8 +65,8 @@ pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict
         Some((first, _)) => Some(windowed_call(shape, first, max_range_lines)),
         None => window_instead(shape, max_range_lines.min(WINDOW_LINES)),
     };
-    let candidate_id = arguments.get("candidate_id").and_then(Value::as_str);
-    let bundle_id = arguments.get("bundle_id").and_then(Value::as_str);
+    let candidate_id = request.candidate_id.as_deref();
+    let bundle_id = request.bundle_id.as_deref();
     if candidate_id.is_none() && bundle_id.is_none() {
         return refuse_without_ref(shape, session, searches, windowed, None);
     }
@@ -100,43 +95,6 @@ pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict
     refuse_mismatch(shape, session, &members, "bundle_id", id, windowed)
 }
 
-/// The lines a precision read asks for, first and last (context included), when it is one.
-pub(crate) fn precision_window(shape: &ReadShape<'_>) -> Option<(usize, usize)> {
-    let arguments = shape.arguments;
-    let number = |key: &str| -> Option<usize> {
-        match arguments.get(key)? {
-            Value::Number(number) => number.as_u64().map(|value| value as usize),
-            Value::String(text) => text.trim().parse().ok(),
-            _ => None,
-        }
-    };
-    match shape.mode {
-        "file" => {
-            let (offset, limit) = (number("offset")?, number("limit")?);
-            let first = offset.max(1);
-            Some((first, first + limit.max(1) - 1))
-        }
-        "snippet" => {
-            let context = number("context_lines").unwrap_or(0);
-            let (start, end) = if let Some(range) = arguments.get("line_range").and_then(Value::as_str) {
-                let (first, last) = range.split_once(['-', ':', ',']).unwrap_or((range, range));
-                (first.trim().parse().ok()?, last.trim().parse().ok()?)
-            } else {
-                let start = number("start_line").or_else(|| number("offset"))?.max(1);
-                let end = match (number("end_line"), number("limit")) {
-                    (Some(end), _) => end,
-                    (None, Some(limit)) => start + limit.max(1) - 1,
-                    (None, None) => start,
-                };
-                (start, end)
-            };
-            let start: usize = start;
-            Some((start.saturating_sub(context).max(1), end.max(start) + context))
-        }
-        _ => None,
-    }
-}
-
 /// True when `arguments` repeat a `read` call the session was issued (extra presentation
 /// arguments such as `max_tokens` allowed).
 fn issued(session: &Session, arguments: &Map<String, Value>) -> bool {
@@ -150,14 +108,14 @@ fn issued(session: &Session, arguments: &Map<String, Value>) -> bool {
 
 /// Does `candidate` name what this read targets?
 pub(crate) fn matches(shape: &ReadShape<'_>, candidate: &Candidate) -> bool {
-    if shape.mode == "symbol" {
-        let path_ok =
-            shape.arguments.get("path").and_then(Value::as_str).is_none_or(|path| {
-                super::normalize_lexically(shape.root, path).is_some_and(|path| path == candidate.path)
-            });
+    let request = shape.request;
+    if request.mode == ReadMode::Symbol {
+        let path_ok = request.symbol_path().is_none_or(|path| {
+            super::normalize_lexically(&shape.root, path).is_some_and(|path| path == candidate.path)
+        });
         return match &candidate.symbol {
-            Some(name) => path_ok && last_segment(shape.target) == name,
-            None => shape.arguments.contains_key("path") && path_ok,
+            Some(name) => path_ok && last_segment(&request.target) == name,
+            None => request.symbol_path().is_some() && path_ok,
         };
     }
     let Some(path) = &shape.target_path else { return false };
@@ -165,7 +123,7 @@ pub(crate) fn matches(shape: &ReadShape<'_>, candidate: &Candidate) -> bool {
         return true;
     }
     // An outline of a directory is about every hit under it.
-    shape.mode == "outline" && (path.is_empty() || candidate.path.starts_with(&format!("{path}/")))
+    request.mode == ReadMode::Outline && (path.is_empty() || candidate.path.starts_with(&format!("{path}/")))
 }
 
 /// The last name of a qualified symbol: `Type::method`, `Type.method`, `Type/method`.
@@ -206,7 +164,7 @@ fn refuse_without_ref(
             format!(
                 "{}search first: mode='{}' needs a ref from a search in this session",
                 stale.unwrap_or_default(),
-                shape.mode
+                shape.request.mode.as_str()
             ),
         )
     } else {
@@ -216,7 +174,7 @@ fn refuse_without_ref(
             format!(
                 "{}mode='{}' needs a ref: pass a candidate_id or bundle_id from a search, or copy a next_calls entry",
                 stale.unwrap_or_default(),
-                shape.mode
+                shape.request.mode.as_str()
             ),
         )
     };
@@ -249,13 +207,13 @@ fn refuse_mismatch(
     next_calls.push(search_for(shape));
     let mut error = ToolError::new(
         ErrorCode::CandidateRefRequired,
-        format!("{key} `{id}` names `{expected}`, not `{}`", shape.target),
+        format!("{key} `{id}` names `{expected}`, not `{}`", shape.request.target),
         "pass the ref of the target you read (see gate_context), or read the ref's own target",
     );
     error.next_calls = next_calls;
     let mut context = Map::new();
     context.insert("expected_target".into(), Value::from(expected));
-    context.insert("provided_target".into(), Value::from(shape.target));
+    context.insert("provided_target".into(), Value::from(shape.request.target.as_str()));
     if key == "bundle_id" {
         let targets: Vec<String> = named.iter().take(10).map(|candidate| expected_target(candidate)).collect();
         context.insert("bundle_targets".into(), Value::from(targets));
@@ -284,7 +242,7 @@ pub(crate) fn read_candidate(candidate: &Candidate) -> NextCall {
 
 /// The caller's read with `candidate_id` set (and `bundle_id` dropped).
 fn with_ref(shape: &ReadShape<'_>, id: &str) -> NextCall {
-    let mut arguments = shape.arguments.clone();
+    let mut arguments = shape.request.original.clone();
     arguments.remove("bundle_id");
     arguments.insert("candidate_id".into(), Value::from(id));
     NextCall { tool: "read".into(), arguments }
@@ -292,11 +250,11 @@ fn with_ref(shape: &ReadShape<'_>, id: &str) -> NextCall {
 
 /// The caller's over-long precision read cut to `max_range_lines` from where it starts.
 fn windowed_call(shape: &ReadShape<'_>, first: usize, max_range_lines: usize) -> NextCall {
-    let mut arguments = shape.arguments.clone();
+    let mut arguments = shape.request.original.clone();
     for key in ["candidate_id", "bundle_id"] {
         arguments.remove(key);
     }
-    if shape.mode == "file" {
+    if shape.request.mode == ReadMode::File {
         arguments.insert("offset".into(), Value::from(first));
         arguments.insert("limit".into(), Value::from(max_range_lines));
     } else {
@@ -311,14 +269,14 @@ fn windowed_call(shape: &ReadShape<'_>, first: usize, max_range_lines: usize) ->
 
 /// For a whole-file read: the same file as a window of its first lines (a precision read).
 fn window_instead(shape: &ReadShape<'_>, lines: usize) -> Option<NextCall> {
-    if shape.mode != "file" {
+    if shape.request.mode != ReadMode::File {
         return None;
     }
-    let mut arguments = shape.arguments.clone();
+    let mut arguments = shape.request.original.clone();
     for key in ["candidate_id", "bundle_id"] {
         arguments.remove(key);
     }
-    let first = arguments.get("offset").and_then(Value::as_u64).unwrap_or(1).max(1);
+    let first = shape.request.offset().unwrap_or(1).max(1);
     arguments.insert("offset".into(), Value::from(first));
     arguments.insert("limit".into(), Value::from(lines));
     Some(NextCall { tool: "read".into(), arguments })
@@ -330,10 +288,10 @@ const WINDOW_LINES: usize = 100;
 
 /// A search that finds this target: its symbol name, or its file name.
 fn search_for(shape: &ReadShape<'_>) -> NextCall {
-    if shape.mode == "symbol" {
-        return NextCall::new("search", json!({"query": last_segment(shape.target), "type": "symbol"}));
+    if shape.request.mode == ReadMode::Symbol {
+        return NextCall::new("search", json!({"query": last_segment(&shape.request.target), "type": "symbol"}));
     }
-    let path = shape.target_path.as_deref().unwrap_or(shape.target);
+    let path = shape.target_path.as_deref().unwrap_or(&shape.request.target);
     let name = path.rsplit('/').next().filter(|name| !name.is_empty()).unwrap_or(path);
     let name = if name.is_empty() { "." } else { name };
     NextCall::new("search", json!({"query": name, "type": "file"}))

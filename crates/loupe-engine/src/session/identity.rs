@@ -38,8 +38,8 @@ pub(crate) fn session_key(workspace_hash: &str, session_id: Option<&str>, contex
 }
 
 /// The `session_id` argument, when it is a non-empty string.
-pub(crate) fn session_id(arguments: &Map<String, Value>) -> Option<&str> {
-    arguments.get("session_id").and_then(Value::as_str).map(str::trim).filter(|id| !id.is_empty())
+pub(crate) fn session_id(given: Option<&str>) -> Option<&str> {
+    given.map(str::trim).filter(|id| !id.is_empty())
 }
 
 /// `strict_session_id`: the refusal of a call without `session_id`, with the same call

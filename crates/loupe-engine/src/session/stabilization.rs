@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::budget::BudgetState;
 use super::reasons::{ReasonCode, ordered};
 use super::store::Candidate;
-use crate::Response;
+use crate::response::Response;
 
 #[derive(Debug, Default)]
 pub(crate) struct Stabilization {

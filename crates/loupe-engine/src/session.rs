@@ -31,10 +31,15 @@ use serde_json::{Map, Value, json};
 pub use identity::CallContext;
 pub(crate) use identity::normalize_lexically;
 
-use crate::{Engine, Response};
+use crate::args::Parsed;
+use crate::engine::Engine;
+use crate::read::{ReadMode, ReadRequest};
+use crate::response::{MetadataLevel, Response};
+use crate::search::SearchRequest;
 use analytics::{AnalyticsQueue, Event};
 use budget::BudgetState;
 use gate::{ReadShape, Verdict};
+use identity::session_id;
 use metrics::ReadSample;
 use reasons::ReasonCode;
 use stabilization::Stabilization;
@@ -64,7 +69,17 @@ impl Refusal {
     }
 }
 
+/// What a refused call asked for, for the refusal's header and next calls.
+struct Asked<'a> {
+    tool: &'static str,
+    mode: Option<String>,
+    target: Option<String>,
+    session_id: Option<&'a str>,
+    metadata: MetadataLevel,
+}
+
 /// A read's gate and relevance decision, made before it runs.
+#[derive(Default)]
 struct PreRead {
     by_ref: bool,
     warn: Option<(ReasonCode, String)>,
@@ -94,84 +109,81 @@ impl SessionLayer {
         }
     }
 
-    fn key(&self, context: &CallContext, arguments: &Map<String, Value>) -> String {
-        identity::session_key(&self.workspace_hash, identity::session_id(arguments), context)
+    fn key(&self, context: &CallContext, session_id: Option<&str>) -> String {
+        identity::session_key(&self.workspace_hash, identity::session_id(session_id), context)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SessionStore> {
         self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// `read` through the session layer.
-    pub(crate) fn read(&self, engine: &Engine, context: &CallContext, arguments: Value) -> Response {
+    /// `read` through the session layer: a parsed request (or the reason it did not parse,
+    /// which is answered before any refusal of the session layer).
+    pub(crate) fn read(&self, engine: &Engine, context: &CallContext, parsed: Parsed<ReadRequest>) -> Response {
         let config = engine.config();
-        let Value::Object(map) = arguments else {
-            return self.finish_unattributed(crate::read::run(engine, arguments));
-        };
-        if config.strict_session_id && identity::session_id(&map).is_none() {
-            if crate::read::arguments_error(&map).is_some() {
-                return self.finish_unattributed(crate::read::run(engine, Value::Object(map)));
+        let request = match parsed {
+            Ok(request) => request,
+            Err(rejected) => {
+                let key = self.key(context, rejected.session_id.as_deref());
+                let response = rejected.into_response();
+                return self.after_read(config, context, &key, None, response, PreRead::default());
             }
-            let error = self.strict_refusal(config, context, &map);
+        };
+        if config.strict_session_id && session_id(request.session_id.as_deref()).is_none() {
+            let error = self.strict_refusal(config, context, &request);
             let refusal = Refusal::unattributed(error, ReasonCode::SessionIdRequired);
-            return self.refuse("read", context, "", &map, refusal);
+            return self.refuse_read(context, "", &request, refusal);
         }
-        let key = self.key(context, &map);
-        let mode = map.get("mode").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let target = read_target(&map, &mode).unwrap_or_default();
-        let target_path = if mode == "symbol" {
-            map.get("path").and_then(Value::as_str).and_then(|path| normalize_lexically(&self.root, path))
-        } else {
-            normalize_lexically(&self.root, &target)
-        };
-        let shape = ReadShape {
-            arguments: &map,
-            mode: &mode,
-            target: &target,
-            target_path: if mode == "symbol" { None } else { target_path.clone() },
-            max_range_lines: config.max_range_lines,
-            root: &self.root,
-        };
-        let now = Instant::now();
+        let key = self.key(context, request.session_id.as_deref());
+        let shape = self.shape(config, &request);
         let pre = {
             let mut store = self.lock();
-            let session = store.session(&key, now);
-            match self.pre_read(config, session, &shape, target_path.as_deref()) {
+            let session = store.session(&key, Instant::now());
+            match self.pre_read(config, session, &shape) {
                 Ok(pre) => pre,
                 Err(refusal) => {
-                    let Refusal { error, reason, metrics } = *refusal;
                     drop(store);
-                    // A malformed call hears about its arguments first.
-                    if crate::read::arguments_error(&map).is_some() {
-                        let response = crate::read::run(engine, Value::Object(map));
-                        return self.finish_with(response, metrics);
-                    }
-                    return self.refuse("read", context, &key, &map, Refusal { error, reason, metrics });
+                    return self.refuse_read(context, &key, &request, *refusal);
                 }
             }
         };
-        let fresh = map.get("fresh").and_then(Value::as_bool).unwrap_or(false)
-            || map.get("fresh").and_then(Value::as_str) == Some("true");
-        // `read` accepts numbers as numeric strings too.
-        let max_tokens = map.get("max_tokens").and_then(|value| match value {
-            Value::String(text) => text.trim().parse().ok(),
-            other => other.as_u64(),
-        });
-        let preview_none = map.get("preview_mode").and_then(Value::as_str) == Some("none");
-        let mut response = crate::read::run(engine, Value::Object(map));
+        let response = crate::read::run(engine, &request);
+        self.after_read(config, context, &key, Some(&request), response, pre)
+    }
 
+    /// How the gate, the budget and relevance see a read.
+    fn shape<'r>(&self, config: &Config, request: &'r ReadRequest) -> ReadShape<'r> {
+        let target_path = match request.mode {
+            ReadMode::Symbol => request.symbol_path().and_then(|path| normalize_lexically(&self.root, path)),
+            _ => normalize_lexically(&self.root, &request.target),
+        };
+        ReadShape { request, target_path, max_range_lines: config.max_range_lines, root: self.root.clone() }
+    }
+
+    /// After a read ran (or was rejected for its arguments): aggregation, relevance, metrics,
+    /// budget notes and the stabilization block.
+    fn after_read(
+        &self,
+        config: &Config,
+        context: &CallContext,
+        key: &str,
+        request: Option<&ReadRequest>,
+        mut response: Response,
+        pre: PreRead,
+    ) -> Response {
         let mut stabilization = Stabilization::default();
         let mut store = self.lock();
-        let session = store.session(&key, now);
+        let session = store.session(key, Instant::now());
         let mut saved = 0;
         let mut lines_sent = 0;
-        if response.ok {
+        if let Some(request) = request.filter(|_| response.ok) {
             let read_number = session.metrics.reads_count + 1;
-            let numbered = matches!(mode.as_str(), "file" | "snippet" | "symbol") && !preview_none;
+            let numbered =
+                matches!(request.mode, ReadMode::File | ReadMode::Snippet | ReadMode::Symbol) && !request.preview_none;
             let outcome = match (&response.target, numbered) {
                 (Some(path), true) => {
                     let sent = session.sent.entry(path.clone()).or_default();
-                    aggregation::apply(&mut response, sent, read_number, fresh)
+                    aggregation::apply(&mut response, sent, read_number, request.fresh)
                 }
                 _ => aggregation::Outcome::default(),
             };
@@ -189,7 +201,7 @@ impl SessionLayer {
             if config.relevance != RelevanceMode::Off
                 && !pre.by_ref
                 && let Some(path) = &response.target
-                && let Some(alternatives) = relevance::judge(session, path, mode == "outline")
+                && let Some(alternatives) = relevance::judge(session, path, request.mode == ReadMode::Outline)
             {
                 stabilization.reason_codes.push(ReasonCode::LowRelevanceOutsideTopk);
                 stabilization.footer_codes.push(ReasonCode::LowRelevanceOutsideTopk);
@@ -215,7 +227,7 @@ impl SessionLayer {
             let mut after = session.metrics.clone();
             after.record_read(sample);
             self.budget_notes(config, &after, &mut stabilization);
-            stabilization.add_footer(&mut response, max_tokens);
+            stabilization.add_footer(&mut response, request.max_tokens().map(|tokens| tokens as u64));
             sample.chars = response.face.chars().count() as u64;
             sample.tokens = response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
             session.metrics.record_read(sample);
@@ -237,31 +249,23 @@ impl SessionLayer {
     /// `SESSION_ID_REQUIRED` for a read, with next calls that pass in the session they
     /// name: the same read with a `session_id`, or, when the gate would stop that one, the
     /// gate's own next calls carrying the `session_id`.
-    fn strict_refusal(&self, config: &Config, context: &CallContext, map: &Map<String, Value>) -> ToolError {
-        let mut error = identity::session_id_required("read", map);
+    fn strict_refusal(&self, config: &Config, context: &CallContext, request: &ReadRequest) -> ToolError {
+        let mut error = identity::session_id_required("read", &request.original);
         let Some(retry) = error.next_calls.first().map(|call| call.arguments.clone()) else { return error };
         if config.gate_mode != GateMode::Enforce {
             return error;
         }
-        let mode = retry.get("mode").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let target = read_target(&retry, &mode).unwrap_or_default();
-        let shape = ReadShape {
-            arguments: &retry,
-            mode: &mode,
-            target: &target,
-            target_path: if mode == "symbol" { None } else { normalize_lexically(&self.root, &target) },
-            max_range_lines: config.max_range_lines,
-            root: &self.root,
-        };
-        let key = self.key(context, &retry);
+        let Ok(retry) = crate::read::parse(Value::Object(retry)) else { return error };
+        let key = self.key(context, retry.session_id.as_deref());
         let store = self.lock();
         let session = store.peek(&key, Instant::now());
-        if let Verdict::Refuse { error: gate_error, .. } = gate::check(&shape, session) {
+        if let Verdict::Refuse { error: gate_error, .. } = gate::check(&self.shape(config, &retry), session) {
+            let session_id = Value::from(retry.session_id.clone());
             error.next_calls = gate_error
                 .next_calls
                 .into_iter()
                 .map(|mut call| {
-                    call.arguments.insert("session_id".into(), retry["session_id"].clone());
+                    call.arguments.insert("session_id".into(), session_id.clone());
                     call
                 })
                 .collect();
@@ -269,16 +273,12 @@ impl SessionLayer {
         error
     }
 
-    fn pre_read(
-        &self,
-        config: &Config,
-        session: &Session,
-        shape: &ReadShape<'_>,
-        target_path: Option<&str>,
-    ) -> Result<PreRead, Box<Refusal>> {
-        let gated = !matches!(shape.mode, "diff_preview" | "");
+    fn pre_read(&self, config: &Config, session: &Session, shape: &ReadShape<'_>) -> Result<PreRead, Box<Refusal>> {
+        let target_path = shape.target_path.as_deref();
+        let gated = shape.request.mode != ReadMode::DiffPreview;
         if gated
-            && let Some(error) = budget::hard_limit(config, &session.metrics, &search_query(shape.target, target_path))
+            && let Some(error) =
+                budget::hard_limit(config, &session.metrics, &search_query(&shape.request.target, target_path))
         {
             return Err(Box::new(Refusal {
                 error,
@@ -286,7 +286,7 @@ impl SessionLayer {
                 metrics: session.metrics.snapshot(),
             }));
         }
-        let mut pre = PreRead { by_ref: false, warn: None };
+        let mut pre = PreRead::default();
         if config.gate_mode != GateMode::Off {
             match gate::check(shape, Some(session)) {
                 Verdict::Pass { by_ref } => pre.by_ref = by_ref,
@@ -302,7 +302,7 @@ impl SessionLayer {
             && gated
             && !pre.by_ref
             && let Some(path) = target_path
-            && let Some(alternatives) = relevance::judge(session, path, shape.mode == "outline")
+            && let Some(alternatives) = relevance::judge(session, path, shape.request.mode == ReadMode::Outline)
         {
             let mut error = ToolError::new(
                 ErrorCode::CandidateRefRequired,
@@ -310,7 +310,9 @@ impl SessionLayer {
                 "read one of the alternatives, or search for this file first",
             );
             error.next_calls = alternatives.iter().map(gate::read_candidate).collect();
-            error.next_calls.push(NextCall::new("search", json!({"query": search_query(shape.target, Some(path))})));
+            error
+                .next_calls
+                .push(NextCall::new("search", json!({"query": search_query(&shape.request.target, Some(path))})));
             let error = error.with_detail(
                 "gate_context",
                 json!({"expected_target": alternatives.first().map(|c| c.path.clone()), "provided_target": path}),
@@ -336,32 +338,35 @@ impl SessionLayer {
     }
 
     /// A refusal by the session layer, with its stabilization.
-    fn refuse(
+    fn refuse_read(
         &self,
-        tool: &'static str,
         context: &CallContext,
         session_key: &str,
-        arguments: &Map<String, Value>,
+        request: &ReadRequest,
         refusal: Refusal,
     ) -> Response {
-        let Refusal { error, reason, metrics } = refusal;
-        let mode = arguments.get("mode").and_then(Value::as_str).map(str::to_owned);
-        let target = match tool {
-            "search" => arguments.get("query").and_then(Value::as_str).map(str::to_owned),
-            _ => read_target(arguments, mode.as_deref().unwrap_or_default()),
+        let asked = Asked {
+            tool: "read",
+            mode: Some(request.mode.as_str().to_owned()),
+            target: Some(request.target.clone()),
+            session_id: request.session_id.as_deref(),
+            metadata: request.metadata,
         };
+        self.refuse(context, session_key, asked, refusal)
+    }
+
+    fn refuse(&self, context: &CallContext, session_key: &str, asked: Asked<'_>, refusal: Refusal) -> Response {
+        let Refusal { error, reason, metrics } = refusal;
         let budget_hit = reason == ReasonCode::BudgetHardLimit;
         let mut error = error;
         // The calls offered run in the caller's session, where the refs they carry live.
-        if let Some(session_id) = arguments.get("session_id").filter(|value| value.is_string()) {
+        if let Some(session_id) = asked.session_id {
             for call in &mut error.next_calls {
-                call.arguments.entry("session_id").or_insert_with(|| session_id.clone());
+                call.arguments.entry("session_id").or_insert_with(|| Value::from(session_id));
             }
         }
-        let mut response = Response::failure(tool, mode, target, error);
-        if arguments.get("metadata").and_then(Value::as_str) == Some("minimal") {
-            response.metadata = crate::MetadataLevel::Minimal;
-        }
+        let mut response = Response::failure(asked.tool, asked.mode, asked.target, error);
+        response.metadata = asked.metadata;
         let stabilization = Stabilization {
             budget_state: Some(if budget_hit { BudgetState::HardLimit } else { BudgetState::Normal }),
             budget_pressed: budget_hit,
@@ -374,32 +379,27 @@ impl SessionLayer {
         response
     }
 
-    /// A response that never reached a session (arguments that are not an object, or a
-    /// strict server's call without `session_id`).
-    fn finish_unattributed(&self, response: Response) -> Response {
-        self.finish_with(response, metrics::Metrics::default().snapshot())
-    }
-
-    /// A tool's own answer (an argument error) with the session's metrics as they stand.
-    fn finish_with(&self, mut response: Response, metrics_snapshot: Value) -> Response {
-        let stabilization = Stabilization { metrics_snapshot, ..Stabilization::default() };
-        stabilization.attach(&mut response);
-        response
-    }
-
     /// `search` through the session layer.
-    pub(crate) fn search(&self, engine: &Engine, context: &CallContext, arguments: Value) -> Response {
+    pub(crate) fn search(&self, engine: &Engine, context: &CallContext, parsed: Parsed<SearchRequest>) -> Response {
         let config = engine.config();
-        let Value::Object(map) = arguments else {
-            return self.finish_unattributed(crate::search::run(engine, arguments));
+        let (key, mut response) = match parsed {
+            Err(rejected) => (self.key(context, rejected.session_id.as_deref()), rejected.into_response()),
+            Ok(request) => {
+                if config.strict_session_id && session_id(request.session_id.as_deref()).is_none() {
+                    let error = identity::session_id_required("search", request.original());
+                    let asked = Asked {
+                        tool: "search",
+                        mode: None,
+                        target: Some(request.query.clone()),
+                        session_id: None,
+                        metadata: request.metadata,
+                    };
+                    let refusal = Refusal::unattributed(error, ReasonCode::SessionIdRequired);
+                    return self.refuse(context, "", asked, refusal);
+                }
+                (self.key(context, request.session_id.as_deref()), crate::search::run(engine, &request))
+            }
         };
-        if config.strict_session_id && identity::session_id(&map).is_none() {
-            let refusal =
-                Refusal::unattributed(identity::session_id_required("search", &map), ReasonCode::SessionIdRequired);
-            return self.refuse("search", context, "", &map, refusal);
-        }
-        let key = self.key(context, &map);
-        let mut response = crate::search::run(engine, Value::Object(map));
         let now = Instant::now();
         let mut stabilization = Stabilization::default();
         let mut store = self.lock();
@@ -419,8 +419,8 @@ impl SessionLayer {
     }
 
     /// The session's metrics and budget for `manage` (without creating the session).
-    pub(crate) fn describe(&self, config: &Config, context: &CallContext, arguments: &Map<String, Value>) -> Value {
-        let key = self.key(context, arguments);
+    pub(crate) fn describe(&self, config: &Config, context: &CallContext, session_id: Option<&str>) -> Value {
+        let key = self.key(context, session_id);
         let store = self.lock();
         let session = store.peek(&key, Instant::now());
         let metrics = session.map(|session| session.metrics.clone()).unwrap_or_default();
@@ -493,15 +493,6 @@ fn is_session_refusal(code: &str) -> bool {
             | "BUDGET_EXCEEDED"
             | "SESSION_ID_REQUIRED"
     )
-}
-
-/// The target a read names, with the aliases `read` accepts.
-fn read_target(arguments: &Map<String, Value>, mode: &str) -> Option<String> {
-    let mut keys = vec!["target", "file_path", "filePath"];
-    if mode != "symbol" {
-        keys.push("path");
-    }
-    keys.iter().find_map(|key| arguments.get(*key).and_then(Value::as_str)).map(str::to_owned)
 }
 
 /// A search query that finds a read's target: its file name, or its last symbol name.

@@ -1,0 +1,94 @@
+//! The dispatcher: a tool call's arguments parsed once into its typed request (`ToolCall`),
+//! then run. `read` and `search` pass through the session layer (§9); every other tool runs
+//! directly. The CLI and tests use the in-process connection (`Engine::call`); MCP passes its
+//! connection (`Engine::call_in`).
+
+use loupe_core::ToolError;
+use serde_json::Value;
+
+use crate::analyze::{self, AnalyzeRequest};
+use crate::args::{Parsed, Rejected};
+use crate::edit::{self, EditRequest};
+use crate::engine::Engine;
+use crate::manage::{self, ManageRequest};
+use crate::params;
+use crate::read::{self, ReadRequest};
+use crate::response::Response;
+use crate::search::{self, SearchRequest};
+use crate::session::CallContext;
+
+/// One tool call, parsed: what the tool will do, in types.
+#[derive(Debug)]
+pub(crate) enum ToolCall {
+    Read(ReadRequest),
+    Search(SearchRequest),
+    Analyze(AnalyzeRequest),
+    Edit(EditRequest),
+    Manage(ManageRequest),
+}
+
+impl ToolCall {
+    /// Parses `arguments` for `tool`; argument errors come first, before anything runs.
+    pub(crate) fn parse(tool: &str, arguments: Value) -> Parsed<ToolCall> {
+        match tool {
+            "read" => read::parse(arguments).map(ToolCall::Read),
+            "search" => search::parse(arguments).map(ToolCall::Search),
+            "analyze" => analyze::parse(arguments).map(ToolCall::Analyze),
+            "edit" => edit::parse(arguments).map(ToolCall::Edit),
+            "manage" => manage::parse(arguments).map(ToolCall::Manage),
+            other => Err(Box::new(Rejected {
+                tool: "unknown",
+                error: ToolError::invalid_args(
+                    format!("unknown tool `{other}`"),
+                    format!("available tools: {}", params::tool_names().join(", ")),
+                ),
+                mode: None,
+                target: None,
+                session_id: None,
+            })),
+        }
+    }
+}
+
+impl Engine {
+    /// Runs one tool call for the in-process connection (`CallContext::local`): the CLI and
+    /// tests. Never panics on bad input: every failure is a `Response` with `ok = false`
+    /// and a typed error.
+    pub fn call(&self, tool: &str, arguments: Value) -> Response {
+        self.call_in(&CallContext::local(), tool, arguments)
+    }
+
+    /// Runs one tool call for a connection. `read` and `search` pass through the session
+    /// layer (§9), which keys its state on the connection (or the call's `session_id`); it
+    /// answers argument errors too, so they count in the session's metrics.
+    pub fn call_in(&self, context: &CallContext, tool: &str, arguments: Value) -> Response {
+        match tool {
+            "read" => self.session_layer().read(self, context, read::parse(arguments)),
+            "search" => self.session_layer().search(self, context, search::parse(arguments)),
+            _ => match ToolCall::parse(tool, arguments) {
+                Ok(call) => self.run(context, &call),
+                Err(rejected) => rejected.into_response(),
+            },
+        }
+    }
+
+    /// A tool call that bypasses the session layer: no gate, budget, aggregation or
+    /// stabilization. For benchmarks measuring the layer's overhead; never for serving.
+    #[doc(hidden)]
+    pub fn call_raw(&self, tool: &str, arguments: Value) -> Response {
+        match ToolCall::parse(tool, arguments) {
+            Ok(call) => self.run(&CallContext::local(), &call),
+            Err(rejected) => rejected.into_response(),
+        }
+    }
+
+    fn run(&self, context: &CallContext, call: &ToolCall) -> Response {
+        match call {
+            ToolCall::Read(request) => read::run(self, request),
+            ToolCall::Search(request) => search::run(self, request),
+            ToolCall::Analyze(request) => analyze::run(self, request),
+            ToolCall::Edit(request) => edit::run(self, request),
+            ToolCall::Manage(request) => manage::run(self, context, request),
+        }
+    }
+}

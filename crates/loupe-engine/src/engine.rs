@@ -1,0 +1,194 @@
+//! `Engine`: one workspace root's state (configuration, root, index, journal, session layer,
+//! relationship graphs) and the dispatcher every adapter calls (`call_in`, `call`).
+//!
+//! The engine opens its root through `loupe-vfs`, its index through `loupe-index`, and the
+//! journal (finishing or rolling back an interrupted transaction) before any call is served.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use loupe_core::Config;
+use loupe_index::{Index, IndexOptions};
+use loupe_vfs::{Exclusions, Journal, Root, WalkOptions};
+
+use crate::{analyze, session};
+
+/// loupe's engine for one workspace root.
+#[derive(Debug)]
+pub struct Engine {
+    config: Config,
+    root: Root,
+    index: Option<Arc<Index>>,
+    watcher: std::sync::Mutex<Option<loupe_index::IndexWatcher>>,
+    /// The session layer (§9): every read and search passes through it.
+    session: session::SessionLayer,
+    /// The edit journal, the only writer into the repository; `None` when its directory
+    /// could not be opened (edits then fail with `IO_ERROR`).
+    journal: Option<Arc<Journal>>,
+    /// Serialises edits, undo and redo of this root within the process (the journal's file
+    /// lock does it across processes).
+    pub(crate) edit_lock: std::sync::Mutex<()>,
+    /// The relationship graphs and parsed facts `analyze` works from.
+    pub(crate) relations: analyze::workspace::Relations,
+}
+
+impl Engine {
+    /// Opens the engine on `config.root` (which `config::load` always sets).
+    pub fn new(config: Config) -> Result<Engine, String> {
+        let root_path = match &config.root {
+            Some(root) => root.clone(),
+            None => {
+                std::env::current_dir().map_err(|error| format!("cannot determine the current directory: {error}"))?
+            }
+        };
+        let exclusions = Exclusions::new(&config.exclude, &config.allow)
+            .map_err(|error| format!("configuration key `exclude`/`allow`: {error}"))?;
+        let root = Root::open(&root_path, exclusions)
+            .map_err(|error| format!("cannot open workspace root `{}`: {error}", root_path.display()))?;
+        let index_dir = config.index_dir.clone().unwrap_or_else(|| default_index_dir(root.canonical()));
+        let session = session::SessionLayer::new(&config, root.canonical(), &index_dir);
+        let journal = open_journal(&root, &index_dir);
+        let options = IndexOptions { index_dir, max_file_bytes: config.max_index_file_bytes, threads: index_threads() };
+        let index = Some(Arc::new(Index::open(root.clone(), options)));
+        Ok(Engine {
+            config,
+            root,
+            index,
+            watcher: std::sync::Mutex::new(None),
+            session,
+            journal,
+            edit_lock: std::sync::Mutex::new(()),
+            relations: analyze::workspace::Relations::default(),
+        })
+    }
+
+    /// The index, when this engine has one. Lookups from it are proposals to verify.
+    pub fn index(&self) -> Option<&Arc<Index>> {
+        self.index.as_ref()
+    }
+
+    /// The index for a query: when a persisted snapshot is loading, this waits for it, which
+    /// answers sooner than serving "building" results from a scan of the disk.
+    pub(crate) fn index_for_query(&self) -> Option<&Arc<Index>> {
+        let index = self.index.as_ref()?;
+        index.load_snapshot();
+        Some(index)
+    }
+
+    /// Brings the index up to date with the disk (a cold build the first time).
+    pub fn refresh_index(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Option<loupe_index::RefreshStats> {
+        self.index.as_ref().map(|index| index.refresh(progress))
+    }
+
+    /// For a long-running server: builds or reconciles the index on a background thread,
+    /// then keeps it current with a file watcher. Queries meanwhile are served from what is
+    /// ready, marked `index_state: building`.
+    pub fn start_background_indexing(self: &Arc<Self>) {
+        let engine = Arc::clone(self);
+        let spawned = std::thread::Builder::new().name("loupe-index".into()).spawn(move || {
+            // A persisted index serves at once (queries wait for it rather than scan).
+            if let Some(index) = engine.index() {
+                index.load_snapshot();
+            }
+            // The first answers need the tokenizer and a free core: let the vocabulary build,
+            // and the client's opening calls through, before reconciling competes for the cores.
+            loupe_core::tokens::warm_up();
+            std::thread::sleep(INDEX_START_DELAY);
+            let Some(stats) = engine.refresh_index(&|_, _| {}) else { return };
+            tracing::info!(?stats, "index ready");
+            if let Some(index) = engine.index() {
+                match loupe_index::watch(Arc::clone(index)) {
+                    Ok(watcher) => {
+                        if let Ok(mut slot) = engine.watcher.lock() {
+                            *slot = Some(watcher);
+                        }
+                    }
+                    Err(error) => tracing::warn!("{error}; the index will not follow changes on disk"),
+                }
+            }
+        });
+        if let Err(error) = spawned {
+            tracing::warn!("cannot start background indexing: {error}");
+        }
+    }
+
+    pub(crate) fn journal(&self) -> Option<&Journal> {
+        self.journal.as_deref()
+    }
+
+    pub(crate) fn walk_options(&self) -> WalkOptions {
+        WalkOptions { max_file_bytes: self.config.max_index_file_bytes, threads: index_threads() }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub(crate) fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// The canonical workspace root.
+    pub fn root_path(&self) -> &Path {
+        self.root.canonical()
+    }
+
+    pub(crate) fn session_layer(&self) -> &session::SessionLayer {
+        &self.session
+    }
+
+    /// True while a file watcher keeps the index current.
+    pub fn is_watching(&self) -> bool {
+        self.watcher.lock().is_ok_and(|slot| slot.is_some())
+    }
+
+    /// Writes the analytics events still queued (waiting at most `timeout`): for a process
+    /// about to exit, since the writer otherwise batches over 25 ms.
+    pub fn flush_analytics(&self, timeout: std::time::Duration) {
+        self.session.analytics().flush(timeout);
+    }
+
+    /// Test hook: analytics go to a queue of `capacity` that nothing drains, so its overflow
+    /// (and `drop_count_by_type`) is deterministic. Never for serving.
+    #[doc(hidden)]
+    pub fn park_analytics_for_tests(&mut self, capacity: usize) {
+        self.session.replace_analytics(session::analytics::AnalyticsQueue::parked(capacity));
+    }
+}
+
+/// `$XDG_CACHE_HOME/loupe/<workspace_hash>` (§2), outside the repository.
+pub fn default_index_dir(canonical_root: &Path) -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("loupe").join(loupe_core::path::workspace_hash(canonical_root))
+}
+
+/// Opens the edit journal in `<index_dir>/journal` and finishes or rolls back a transaction
+/// a crash interrupted, before any call is served.
+fn open_journal(root: &Root, index_dir: &Path) -> Option<Arc<Journal>> {
+    match Journal::open(root.clone(), index_dir.join("journal")) {
+        Ok((journal, recovery)) => {
+            if !recovery.rolled_back.is_empty() || !recovery.completed.is_empty() {
+                tracing::warn!(?recovery, "recovered interrupted edit transactions");
+            }
+            for path in &recovery.left_alone {
+                tracing::warn!("`{path}` changed during an interrupted edit; left as it is");
+            }
+            Some(Arc::new(journal))
+        }
+        Err(error) => {
+            tracing::warn!("cannot open the edit journal: {error}; edits are disabled");
+            None
+        }
+    }
+}
+
+/// How long a server waits, once the tokenizer is ready, before its first index build starts.
+const INDEX_START_DELAY: std::time::Duration = std::time::Duration::from_millis(150);
+
+fn index_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from)
+}

@@ -1,0 +1,306 @@
+//! The parameter table: every tool's parameters, once, as plain data (name, type, the modes it
+//! is valid in, aliases, a description).
+//!
+//! Everything that names a parameter is derived from here: the engine's unknown-parameter and
+//! "only valid for mode" checks (`args.rs`), the MCP `inputSchema` (built in `loupe-mcp`, so the
+//! engine knows nothing of MCP), and the CLI's flags (`crates/loupe`). A test proves the three
+//! agree. Semantics beyond shape (defaults, clamping, combinations) stay with each tool's parser.
+
+/// The shape of one parameter's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamType {
+    String,
+    /// A non-negative integer (numeric strings are accepted too); `max` is advisory: tools clamp
+    /// or refuse above it with their own message.
+    Integer {
+        min: u64,
+        max: Option<u64>,
+    },
+    Boolean,
+    /// One of a fixed set of strings.
+    Choice(&'static [&'static str]),
+    /// A list of strings (a JSON array, or one comma-separated string).
+    StringList,
+    /// `edit`'s list of edit objects, each described by [`EDIT_ITEM`].
+    EditList,
+}
+
+/// One parameter of a tool.
+#[derive(Debug, Clone, Copy)]
+pub struct Param {
+    pub name: &'static str,
+    pub ty: ParamType,
+    pub description: &'static str,
+    pub required: bool,
+    /// The selector values (`mode`, `command`, `operation`) it is valid for; empty: all of them.
+    pub only_for: &'static [&'static str],
+    /// Other names accepted for it: the conventions agents know (§1.6) and the seeds' names.
+    pub aliases: &'static [&'static str],
+    /// The command line takes it as a positional argument rather than a `--flag`.
+    pub positional: bool,
+}
+
+/// What a tool does to the world, for clients that ask (MCP annotations, §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effects {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+}
+
+/// One tool: its description and its parameters in the order errors list them.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// The parameter whose value picks the operation and that `only_for` refers to.
+    pub selector: Option<&'static str>,
+    pub params: &'static [Param],
+    pub effects: Effects,
+}
+
+impl ToolSpec {
+    pub fn param(&self, name: &str) -> Option<&'static Param> {
+        self.params.iter().find(|param| param.name == name)
+    }
+
+    /// The canonical names, in table order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.params.iter().map(|param| param.name).collect()
+    }
+}
+
+impl Param {
+    const fn new(name: &'static str, ty: ParamType, description: &'static str) -> Param {
+        Param { name, ty, description, required: false, only_for: &[], aliases: &[], positional: false }
+    }
+
+    const fn required(self) -> Param {
+        Param { required: true, ..self }
+    }
+
+    const fn only_for(self, only_for: &'static [&'static str]) -> Param {
+        Param { only_for, ..self }
+    }
+
+    const fn aliases(self, aliases: &'static [&'static str]) -> Param {
+        Param { aliases, ..self }
+    }
+
+    const fn positional(self) -> Param {
+        Param { positional: true, ..self }
+    }
+
+    /// True when the parameter may be given with the selector set to `value`.
+    pub fn valid_for(&self, value: &str) -> bool {
+        self.only_for.is_empty() || self.only_for.contains(&value)
+    }
+}
+
+const fn string(name: &'static str, description: &'static str) -> Param {
+    Param::new(name, ParamType::String, description)
+}
+
+const fn integer(name: &'static str, min: u64, description: &'static str) -> Param {
+    Param::new(name, ParamType::Integer { min, max: None }, description)
+}
+
+const fn bounded(name: &'static str, min: u64, max: u64, description: &'static str) -> Param {
+    Param::new(name, ParamType::Integer { min, max: Some(max) }, description)
+}
+
+const fn boolean(name: &'static str, description: &'static str) -> Param {
+    Param::new(name, ParamType::Boolean, description)
+}
+
+const fn choice(name: &'static str, choices: &'static [&'static str], description: &'static str) -> Param {
+    Param::new(name, ParamType::Choice(choices), description)
+}
+
+const fn list(name: &'static str, description: &'static str) -> Param {
+    Param::new(name, ParamType::StringList, description)
+}
+
+pub const READ_MODES: &[&str] = &["file", "snippet", "symbol", "outline", "diff_preview"];
+pub const SEARCH_TYPES: &[&str] = &["auto", "text", "regex", "symbol", "file", "directory"];
+pub const SEARCH_OUTPUTS: &[&str] = &["matches", "files", "count"];
+pub const ANALYZE_MODES: &[&str] = &["dependencies", "impact", "calls", "references", "types", "data_flow"];
+pub const MANAGE_COMMANDS: &[&str] = &["status", "metrics", "guidance", "undo", "redo", "history", "reindex"];
+pub const EDIT_OPERATIONS: &[&str] = &["replace", "replace_lines", "insert", "create", "delete"];
+pub const BASELINES: &[&str] = &["HEAD", "INDEX", "WORKTREE"];
+pub const METADATA_LEVELS: &[&str] = &["minimal", "standard"];
+
+const METADATA: Param = choice("metadata", METADATA_LEVELS, "envelope detail");
+const SESSION_ID: Param = string("session_id", "pins the session (default: this connection)");
+
+pub const READ: ToolSpec = ToolSpec {
+    name: "read",
+    title: "Read code",
+    description: "Read code with a budget. Lines are 1-based, inclusive, prefixed `  N│` (not part of the content). \
+Modes: file (paged: offset/limit), snippet (start_line..end_line or line_range \"10-20\", plus context_lines), \
+symbol (target: name, Type.method or Type::method; path disambiguates), outline (signatures only, file or directory), \
+diff_preview (file or directory vs HEAD/INDEX; content: proposed text vs HEAD/INDEX/WORKTREE). \
+A cut result ends with the exact next call (cursor). meta.file_hash is the edit precondition. \
+file/symbol/outline need a ref from search (candidate_id, bundle_id or a copied next_calls entry); windows up to 200 lines do not. \
+Lines already sent unchanged come back as one reference line (fresh: true resends). \
+Errors carry a code, a hint and ready-to-run next_calls.",
+    selector: Some("mode"),
+    params: &[
+        choice("mode", READ_MODES, "what to read").required(),
+        string("target", "path relative to the root (absolute inside it, ./x, file:// work), or a symbol")
+            .required()
+            .aliases(&["file_path", "filePath"])
+            .positional(),
+        integer("offset", 0, "file: first line; diff_preview: first diff line"),
+        integer("limit", 1, "file: lines (max 300)"),
+        integer("max_tokens", 1, "cap on the answer's tokens"),
+        integer("max_bytes", 1, "cap on the payload's bytes"),
+        integer("max_lines", 1, "cap on lines"),
+        integer("max_preview_chars", 1, "cap on the payload's characters"),
+        choice("preview_mode", &["none", "snippet"], "none: metadata only"),
+        string("cursor", "next_cursor of a cut read"),
+        METADATA,
+        string("candidate_id", "ref: a search hit's candidate_id"),
+        string("bundle_id", "ref: a search's bundle_id"),
+        SESSION_ID,
+        boolean("fresh", "resend lines already sent"),
+        integer("start_line", 1, "first line").only_for(&["snippet"]),
+        integer("end_line", 1, "last line").only_for(&["snippet"]),
+        integer("context_lines", 0, "lines around").only_for(&["snippet", "diff_preview"]),
+        string("line_range", "\"10-20\"").only_for(&["snippet"]),
+        string("path", "file defining the symbol").only_for(&["symbol"]),
+        integer("include_context", 0, "lines around").only_for(&["symbol"]),
+        boolean("body", "false: signature only").only_for(&["symbol"]),
+        integer("depth", 1, "nesting shown (default 2)").only_for(&["outline"]),
+        boolean("include_docs", "doc comments too").only_for(&["outline"]),
+        choice("against", BASELINES, "baseline (default HEAD)").only_for(&["diff_preview"]),
+        string("content", "proposed text").only_for(&["diff_preview"]),
+    ],
+    effects: Effects { read_only: true, destructive: false, idempotent: true },
+};
+
+pub const SEARCH: ToolSpec = ToolSpec {
+    name: "search",
+    title: "Search code",
+    description: "Find code before reading it. type auto infers: glob/path -> file, trailing / -> directory, \
+identifier -> symbol (then text), else text. text is literal; regex is explicit. Ranked (definitions first), paged \
+(showing X-Y of Z, cursor); each hit has a candidate_id and the top hits come with ready-to-run reads.",
+    selector: None,
+    params: &[
+        string("query", "what to find").required().aliases(&["pattern"]).positional(),
+        choice("type", SEARCH_TYPES, "default auto"),
+        string("path", "subtree or glob"),
+        list("glob", "only paths matching").aliases(&["include"]),
+        list("exclude", "globs to leave out"),
+        list("file_types", "extensions, e.g. [\"rs\"]"),
+        list("kinds", "symbol kinds: function, method, class, struct..."),
+        boolean("case_sensitive", "default: smart case"),
+        boolean("whole_word", "match whole words"),
+        bounded("max_results", 1, 100, "hits per page (default 20)").aliases(&["limit"]),
+        string("cursor", "next_cursor of the previous page"),
+        integer("offset", 0, "hits to skip"),
+        choice("output", SEARCH_OUTPUTS, "default matches"),
+        bounded("context_lines", 0, 5, "lines around each hit"),
+        integer("max_preview_chars", 20, "characters per preview"),
+        SESSION_ID,
+        METADATA,
+    ],
+    effects: Effects { read_only: true, destructive: false, idempotent: true },
+};
+
+pub const ANALYZE: ToolSpec = ToolSpec {
+    name: "analyze",
+    title: "Analyze relationships",
+    description: "Relationships of a file or symbol, as a tree (meta.nodes/edges). \
+dependencies: imports (downstream) and importers (upstream); impact: every file depending on it, nearest first; \
+calls: callers/callees; references: uses grouped by containing symbol; types: supertypes/subtypes; \
+data_flow: target function.variable (or variable + path): defs and uses in order, followed into callees. \
+Edges carry confidence exact|scoped|name_only. Ambiguous symbols list candidates as next_calls.",
+    selector: Some("mode"),
+    params: &[
+        string("target", "file path or symbol (name, Type::method)").required().positional(),
+        choice("target_type", &["auto", "file", "symbol"], "default auto").aliases(&["targetType"]),
+        choice("mode", ANALYZE_MODES, "which relationship").required(),
+        choice("direction", &["upstream", "downstream", "both"], "default both"),
+        integer("max_depth", 1, "default: calls 3, dependencies 1, impact 20, types 5, data_flow 3")
+            .aliases(&["maxDepth"]),
+        bounded("max_nodes", 1, 500, "default 50").aliases(&["maxNodes"]),
+        string("path", "file defining the target"),
+        METADATA,
+        SESSION_ID,
+    ],
+    effects: Effects { read_only: true, destructive: false, idempotent: true },
+};
+
+pub const EDIT: ToolSpec = ToolSpec {
+    name: "edit",
+    title: "Edit files",
+    description: "Change files: all edits apply atomically or none (each failing edit is listed). \
+Each edit: path + operation: replace (old_string, new_string; one exact match unless replace_all/expected_count), \
+replace_lines (start_line..end_line, new_string; \"\" deletes), insert (after line; 0 = top), create (content; overwrite), delete. \
+Guards: expected_hash (file_hash of a read), expected_text (current text of the lines). Line endings are kept. \
+Returns diffs and a transaction_id for manage undo.",
+    selector: None,
+    params: &[
+        Param::new("edits", ParamType::EditList, "the edits, applied in order").required(),
+        boolean("dry_run", "diffs only, nothing written").aliases(&["dryRun"]),
+        boolean("create_missing_dirs", "create parent directories"),
+        boolean("fuzzy", "tolerate whitespace/indentation if the match is unique").aliases(&["ignore_mistakes"]),
+        choice("check_syntax", &["warn", "block", "off"], "default warn"),
+        SESSION_ID,
+        METADATA,
+    ],
+    effects: Effects { read_only: false, destructive: true, idempotent: false },
+};
+
+/// The fields of one entry of `edit`'s `edits`; `operation` is their selector.
+pub const EDIT_ITEM: &[Param] = &[
+    string("path", "file to change").required().aliases(&["file_path", "filePath", "target"]),
+    choice("operation", EDIT_OPERATIONS, "inferred from the fields when left out"),
+    string("old_string", "exact text to replace").only_for(&["replace"]).aliases(&["targetString"]),
+    string("new_string", "replacement text")
+        .only_for(&["replace", "replace_lines", "insert"])
+        .aliases(&["replacementString"]),
+    boolean("replace_all", "every match").only_for(&["replace"]),
+    integer("expected_count", 1, "matches that must exist").only_for(&["replace"]),
+    integer("start_line", 1, "first line replaced").only_for(&["replace_lines"]),
+    integer("end_line", 1, "last line replaced").only_for(&["replace_lines"]),
+    integer("line", 0, "insert after it").only_for(&["insert"]),
+    string("content", "the new file").only_for(&["create"]),
+    boolean("overwrite", "replace an existing file").only_for(&["create"]),
+    string("expected_hash", "file_hash the file must have"),
+    string("expected_text", "current text of the lines").only_for(&["replace_lines", "insert"]),
+];
+
+pub const MANAGE: ToolSpec = ToolSpec {
+    name: "manage",
+    title: "Manage workspace",
+    description: "Workspace and session. undo / redo the last edit transaction (or transaction_id; \
+a file changed since is a CONFLICT unless force), history (recent transactions); status: root, index, session budget; \
+metrics: session metrics and analytics counters; guidance: how to work cheaply and the reason-code registry.",
+    selector: Some("command"),
+    params: &[
+        choice("command", MANAGE_COMMANDS, "what to do").required().positional(),
+        SESSION_ID,
+        string("transaction_id", "default: the last one").only_for(&["undo", "redo"]),
+        string("path", "what to reindex (default: everything)").only_for(&["reindex"]),
+        boolean("force", "over later changes").only_for(&["undo", "redo"]),
+        METADATA,
+        integer("limit", 1, "transactions listed").only_for(&["history"]),
+    ],
+    effects: Effects { read_only: false, destructive: true, idempotent: false },
+};
+
+/// Every tool, in the order `tools/list` shows them.
+pub const TOOLS: &[&ToolSpec] = &[&READ, &SEARCH, &ANALYZE, &EDIT, &MANAGE];
+
+/// The tool named `name`.
+pub fn tool(name: &str) -> Option<&'static ToolSpec> {
+    TOOLS.iter().copied().find(|spec| spec.name == name)
+}
+
+/// The tools' names, in order.
+pub fn tool_names() -> Vec<&'static str> {
+    TOOLS.iter().map(|spec| spec.name).collect()
+}
