@@ -3,7 +3,7 @@
 //!
 //! Every `token_estimate`, every `max_tokens` cut and every benchmark's token count goes
 //! through `count`. Counts are exact o200k_base counts (identical to tiktoken's on 13,969
-//! real source files; see ARCHITECTURE.md for why this crate and not tiktoken-rs).
+//! real source files; see docs/decisions.md for why this crate and not tiktoken-rs).
 //!
 //! The vocabulary and the tokenizer are bpe-openai's, but not its loader:
 //! `bpe_openai::o200k_base()` decodes a 32 MB MessagePack dictionary and then compiles the
@@ -16,7 +16,7 @@
 //! table's pages and compiles the regex (bpe-openai's o200k patterns, copied in
 //! `PATTERNS`), and the two halves are joined into a `bpe_openai::Tokenizer`. The test
 //! `counts_match_bpe_openai_o200k_base` proves the counts identical to
-//! `bpe_openai::o200k_base()`'s. Loading still takes ~26 ms of CPU (ARCHITECTURE.md,
+//! `bpe_openai::o200k_base()`'s. Loading still takes ~26 ms of CPU (docs/decisions.md,
 //! `examples/tokenizer_load.rs`), so a server warms it on a background thread at start
 //! (`warm_up`) instead of on the first read.
 

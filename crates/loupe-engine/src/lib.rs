@@ -5,6 +5,46 @@
 //! through the session layer (`session/`, §9) there. The engine is synchronous; async stops
 //! at the MCP layer, which calls it through `spawn_blocking`. It owns argument validation,
 //! budgets and rendering; it reads the repository only through `loupe-vfs`.
+//!
+//! A call flows down, each room entered once: `dispatch.rs` parses the arguments into a typed
+//! request (`ToolCall`), the session layer checks it (gate, budget, relevance), the tool runs,
+//! the session layer post-processes its answer (aggregation, metrics, stabilization).
+//!
+//! Where things are:
+//! - `params.rs`: the parameter table (plain data): every tool's parameters with type, modes,
+//!   aliases and description. The parser, the MCP schema (`loupe-mcp`) and the CLI derive from it.
+//! - `dispatch.rs`: `ToolCall::parse` and `Engine::call_in`; `engine.rs`: the `Engine` (root,
+//!   index, journal, session layer, graphs) that the tools take.
+//! - `args.rs`: the shared argument checks from the table (aliases, unknown names refused by name,
+//!   a parameter of another mode refused with the §3.4 message, numbers given as numbers or
+//!   numeric strings) and `Rejected`, a call whose arguments did not parse.
+//! - `read.rs`: modes `file` and `snippet`: windows, the caller's caps and the server's ceilings,
+//!   cuts at line boundaries, cursors (`cursor.rs`: file hash, path tag, position), both faces.
+//! - `symbols.rs`: modes `symbol` and `outline`. An outline is an `outline · N lines` header, then
+//!   one `line<TAB>indent signature` per definition, with `start-end` only on definitions whose
+//!   nested definitions are listed, fields inline on their type's line and runs of values by name,
+//!   so that it costs ≤ 15 % of the file's tokens at the median (`index_bench --only outline`).
+//! - `diff_preview.rs`: mode `diff_preview`; a directory lists modified (M), added to the index (A),
+//!   untracked (?), deleted (D) and renamed (R: a deleted and a new file sharing at least half their
+//!   lines) files, then diffs while the budget lasts.
+//! - `search.rs`: `auto` inference, filters, verification on disk (files verified on every core
+//!   but consumed in candidate order, so the 2,000-match cut is deterministic), ranking, paging,
+//!   candidate and bundle ids.
+//! - `analyze.rs` and `analyze/`: target resolution and the six modes; `workspace.rs` rebuilds the
+//!   import and type graphs when the index generation moves and caches parsed facts by content
+//!   hash; callers and references are read in path-order chunks of 64 files parsed on every core
+//!   and stop once `max_nodes` is full; `graph.rs` renders the tree; `flow.rs` follows data flow
+//!   into callees.
+//! - `edit.rs`: a plan per call (see below); `manage.rs` and `manage/`: one function per command.
+//! - `session/`: the session layer (§9); `response.rs`: the envelope and the `metadata` levels;
+//!   `config.rs`: loading and layering the configuration; `suggest.rs`: "did you mean".
+//!
+//! Edits keep a file's shape: line endings (`\n`, `\r\n`, lone `\r`) of text typed with `\n`
+//! follow the file; a missing final newline stays missing unless a line is added after it; a UTF-8
+//! BOM is kept; Latin-1 files round-trip byte for byte (a character outside Latin-1 is refused);
+//! UTF-16 and binary files are refused. A mutex holds for a whole edit, undo or redo call, so
+//! validation and apply see one disk state; `read_only` refuses all three with `READ_ONLY`, while
+//! `dry_run` still answers. The index is updated for the touched paths before the call returns.
 
 mod analyze;
 mod args;

@@ -8,6 +8,34 @@
 //! through a bounded queue to a writer thread (`analytics.rs`), never on the hot path.
 //!
 //! The store lock is held for the bookkeeping only, never while a tool runs.
+//!
+//! Files: `identity.rs` (`CallContext`, the session keys, `strict_session_id`, lexical path
+//! normalisation); `store.rs` (RuntimeState: per-session metrics, the last 20 searches with their
+//! bundle, candidates and issued read calls, the read calls issued by reads, the lines sent per
+//! file; idle TTL and a 4,096-session cap, least recently used evicted); `gate.rs` (precision and
+//! cursor exceptions, issued-call and candidate/bundle matching, refusals with `gate_context`);
+//! `budget.rs` (session limits checked before a read, so the read that reaches a limit is served
+//! whole and the next is refused; the 80% warning; `budget_state`); `relevance.rs` (top 10 of the
+//! last 3 searches, excluded trees, up to 3 alternatives; `block` refuses before reading when the
+//! path is known from the arguments, a symbol read without `path` is only warned after
+//! resolution; reads that came with a ref are not judged); `aggregation.rs` (what each session
+//! received: path, file hash, line ranges with the read that sent them; elided runs become one
+//! reference line); `metrics.rs` (successful reads only; elided lines are not counted as sent);
+//! `stabilization.rs` (`meta.stabilization` and the one `── session …` footer line);
+//! `reasons.rs` with `reason_registry.json` (the enum in its fixed order, the registry compiled
+//! in); `analytics.rs` (a `sync_channel(2000)` drained by one writer thread appending to
+//! `<index dir>/analytics.jsonl` at most once per 25 ms; `Engine::flush_analytics` writes what is
+//! queued when a connection or a CLI command ends).
+//!
+//! What the layer keeps true: every refusal (gate, budget, strict id) carries `next_calls` that
+//! pass when replayed as they are, in the same session, and argument errors come before any
+//! refusal; a ref is valid only in the session it was issued to, for its last 20 searches, while
+//! calls the session was handed in `next_calls` replay without one, and cursors and
+//! `diff_preview` are never gated; aggregation compares the file hash the lines were sent under,
+//! `token_estimate` stays the exact count of the rewritten face, and the footer is dropped rather
+//! than exceed a caller's `max_tokens`; `meta.reason_codes` is always in the enum's order.
+//! Sessions live in memory, so a restart forgets them; `manage` and `edit` do not pass through
+//! the layer.
 
 mod aggregation;
 pub(crate) mod analytics;

@@ -6,7 +6,7 @@
 //! The table is printed (`cargo test -p loupe-engine --test analyze_accuracy -- --nocapture`);
 //! the assertions hold every section of every language to precision 0.95 and recall 0.9.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

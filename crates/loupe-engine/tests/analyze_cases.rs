@@ -2,7 +2,7 @@
 //! snapshots, the errors with their next calls, `max_nodes` cutting a walk, and the graphs
 //! following an edit.
 
-mod common;
+use crate::common;
 
 use loupe_engine::{Engine, Response};
 use serde_json::{Value, json};

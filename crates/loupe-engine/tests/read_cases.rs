@@ -2,7 +2,7 @@
 //! its snapshot holds both faces of the response. A change in what the model sees shows up
 //! as a snapshot diff to review.
 
-mod common;
+use crate::common;
 
 use serde_json::json;
 

@@ -3,7 +3,7 @@
 //! `meta.stabilization`), plus exact checks: metrics after a fixed sequence, deterministic
 //! ids, refs refused across sessions, reason-code order, replayable refusals, strict ids.
 
-mod common;
+use crate::common;
 
 use loupe_core::config::{GateMode, RelevanceMode};
 use loupe_engine::{CallContext, Engine, Response};

@@ -6,6 +6,11 @@
 //! it worktree bytes read through `loupe-vfs`) and never writes anything. Diffs use
 //! imara-diff's histogram algorithm over lines split the way `loupe-core` splits them (`\n`,
 //! `\r\n` and a lone `\r`), so a CR-only file diffs line by line too.
+//!
+//! The repository is discovered from the root upward; a root below the work tree's top is handled
+//! by a path prefix. Worktree bytes are compared with blobs as they are, without clean/smudge or
+//! autocrlf filters. Status (modified, added, untracked, deleted, renamed) is the engine's, computed
+//! from the tracked files and blob ids this crate gives, so gix runs without its `status` feature.
 
 pub mod diff;
 

@@ -4,6 +4,21 @@
 //! The index only ever narrows: it proposes candidate files and symbol locations, and every
 //! answer is verified against the current content on disk before it is shown. It never writes
 //! into the repository; it reads it only through `loupe-vfs`.
+//!
+//! Where things are: `index.rs` (`Index::refresh`: walk, reconcile by size and mtime then content
+//! hash, parse changed files on every core, rebuild whole on a cold start or a large change;
+//! `Index::update_paths` for edits and watcher hints), `records.rs` (the file table; a doc id is a
+//! position in it), `symbols.rs` (the symbol table and its name index), `links.rs` (each file's
+//! imports and type relations, postcard-encoded on the worker thread; a `generation` number moves
+//! on every change so derived graphs know when to rebuild), `trigram/` (the text index),
+//! `store.rs` (persistence and the writer lock) and `watch.rs` (the watcher).
+//!
+//! The index directory (by default `$XDG_CACHE_HOME/loupe/<workspace_hash>/`) holds `tables.bin`
+//! (the file table in postcard, then the symbol table's flat arrays, every offset checked on load),
+//! `text.bin` (trigram postings), and `writer.lock`: one process persists, the others keep their
+//! index in memory. A server loads the snapshot on a background thread at once (a query that
+//! arrives meanwhile waits for it, which is sooner than a scan), reconciles it with the disk, then
+//! starts the watcher. A build interrupted by shutdown keeps what it built.
 
 mod index;
 mod links;

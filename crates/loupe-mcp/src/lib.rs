@@ -2,6 +2,12 @@
 //!
 //! `serve_stdio` runs a `LoupeServer` (the rmcp handler over the engine) on the guarded
 //! stdio transport. Nothing here trims or rewrites what the engine rendered.
+//!
+//! Where things are: `server.rs` (`LoupeServer`: the handler, the root, the connection's UUID,
+//! `Response` → `CallToolResult`), `tools.rs` (hand-written schemas and annotations) and
+//! `transport.rs` (the guarded stdio transport). Protocol revisions 2024-11-05, 2025-03-26,
+//! 2025-06-18 and 2025-11-25 are negotiated; a client offering a newer one (rmcp's own client
+//! offers 2026-07-28) is answered with 2025-11-25.
 
 mod server;
 mod tools;

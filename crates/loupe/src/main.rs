@@ -1,8 +1,13 @@
 //! The `loupe` binary: the command line and `loupe serve`. Glue only: every subcommand builds
 //! the same JSON arguments an MCP client would send and hands them to the engine.
+//!
+//! Subcommands: `read`, `search`, `analyze`, `edit`, `undo`, `redo`, `history`, `manage`,
+//! `index` (with a progress bar on a terminal) and `serve`. A one-shot command defaults to
+//! `gate_mode = off` (§9.7 guards a session, and a command is a session of one call), unless
+//! the configuration sets it. Logs go to stderr; stdout carries only the answer.
 
 // mimalloc replaces `malloc` for the whole process, tree-sitter's C code included: parsing
-// is allocation-heavy, and the Linux cold index needs 8 % less CPU with it (ARCHITECTURE.md).
+// is allocation-heavy, and the Linux cold index needs less CPU with it (docs/decisions.md).
 use mimalloc as _;
 use std::io::Write;
 use std::path::PathBuf;

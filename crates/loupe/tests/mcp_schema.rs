@@ -20,9 +20,9 @@
 //! Failures are collected and reported together, each with the offending message and the
 //! validator's instance and schema paths.
 
+use crate::common;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-mod common;
 
 use std::path::Path;
 use std::process::Command;

@@ -4,7 +4,7 @@
 // Roots are deprecated from protocol 2026-07-28 on; loupe still honours them (§2).
 #![allow(deprecated)]
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

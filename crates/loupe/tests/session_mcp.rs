@@ -3,7 +3,7 @@
 //! group of the must-have list; the engine-boundary details live in
 //! `crates/loupe-engine/tests/session_cases.rs`.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

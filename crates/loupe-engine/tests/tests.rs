@@ -1,0 +1,15 @@
+//! The one integration-test binary of `loupe-engine`: every file beside this one is a module of it,
+//! so the crate is linked once and its tests run in one process (ripgrep's `tests/tests.rs`).
+//! A module's insta snapshots are named after its path in this binary (`tests__<module>__…`)
+//! unless it names its own snapshot directory.
+
+mod common;
+
+mod analyze_accuracy;
+mod analyze_cases;
+mod diff_preview_cases;
+mod edit_cases;
+mod edit_roundtrip;
+mod read_cases;
+mod search_cases;
+mod session_cases;

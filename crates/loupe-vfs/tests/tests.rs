@@ -1,0 +1,6 @@
+//! The one integration-test binary of `loupe-vfs`: every file beside this one is a module of it,
+//! so the crate is linked once and its tests run in one process (ripgrep's `tests/tests.rs`).
+//! A module's insta snapshots are named after its path in this binary (`tests__<module>__…`)
+//! unless it names its own snapshot directory.
+
+mod journal;
