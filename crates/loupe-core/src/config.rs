@@ -1,8 +1,9 @@
 //! The configuration of §14 as one plain struct, and the rules for setting a key from text.
 //!
-//! Layering (defaults, then `loupe.toml`, then `LOUPE_*`, then flags) is done by the caller,
-//! which feeds each layer through `Config::set`. This module never reads files or the
-//! environment.
+//! Layering (defaults, then the user-level config file, then the repository's own
+//! `loupe.toml`, then `LOUPE_*`, then flags) is done by the caller, which feeds each layer
+//! through `Config::set`. This module never reads files or the environment; it states which
+//! keys a repository's own file may not set (`REPOSITORY_FORBIDDEN_KEYS`, §3.1).
 
 use std::path::PathBuf;
 
@@ -128,6 +129,20 @@ pub const CONFIG_KEYS: &[&str] = &[
     "analytics",
     "read_only",
     "legacy_tools",
+];
+
+/// Keys a repository's own config file may not set (§3.1), each with the reason a warning
+/// gives. A repository is not trusted: the index directory holds the edit journal, which
+/// start-up recovery replays into the workspace, so a committed `index_dir` pointing at a
+/// committed journal would let the repository make loupe write; and whether loupe may write
+/// at all is the user's decision. The root is chosen before the file at the root is found.
+pub const REPOSITORY_FORBIDDEN_KEYS: &[(&str, &str)] = &[
+    ("root", "the file lives at the root it would choose"),
+    (
+        "index_dir",
+        "the index directory holds the edit journal that start-up recovery replays, so only the user may place it",
+    ),
+    ("read_only", "whether loupe may write is the user's decision, not the repository's"),
 ];
 
 impl Config {

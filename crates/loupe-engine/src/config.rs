@@ -1,21 +1,49 @@
-//! Loading the configuration (§2, §14): defaults, then `loupe.toml` (or
-//! `.loupe/config.toml`) at the root, then `LOUPE_*` environment variables, then flags.
+//! Loading the configuration (§2, §3.1, §14), in layers where later wins: the defaults, the
+//! user-level config file (`$XDG_CONFIG_HOME/loupe/config.toml`, else
+//! `~/.config/loupe/config.toml`), the repository's own `loupe.toml` (or
+//! `.loupe/config.toml`), the `LOUPE_*` environment variables, then flags.
+//!
+//! The repository's file is the one layer loupe does not trust: a repository can be hostile,
+//! and an agent working in it can be prompt-injected. So that file is restricted (§3.1):
+//! - it cannot set the keys of `REPOSITORY_FORBIDDEN_KEYS` (`root`, `index_dir`,
+//!   `read_only`): each is ignored with a warning naming the key and why;
+//! - its `exclude` list adds to the exclusions in force, never replaces them, so `.git/`
+//!   and the secret defaults stay;
+//! - its `allow` entries name single files by their root-relative path (no glob patterns;
+//!   a bare name means the file at the root), and one is dropped with a warning when the
+//!   file it names is excluded by anything the repository did not add itself: the §3.1
+//!   defaults, `.git/`, or the user's own exclusions. A repository can only lift what it
+//!   excluded itself;
+//! - it is read only when it is a regular file at the root (never through a symbolic link,
+//!   which could point outside the root), without blocking and at most `MAX_CONFIG_BYTES`.
+//!
+//! The user's file, the environment and flags have full power: there `exclude` and `allow`
+//! replace the lists in force.
 //!
 //! The root itself is decided first, in the order of §2: `--root`, the MCP client's first
 //! root, `LOUPE_ROOT`, the current directory.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use loupe_core::Config;
-use loupe_core::config::{CONFIG_KEYS, LegacyTools};
+use loupe_core::config::{CONFIG_KEYS, LegacyTools, REPOSITORY_FORBIDDEN_KEYS};
+use loupe_core::{Config, RepoPath};
+use loupe_vfs::Exclusions;
 use serde_json::Value;
+
+/// A config file is a few lines; anything larger is refused rather than read.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The names the repository's own config file may have, relative to the root.
+const REPOSITORY_FILES: &[&[&str]] = &[&["loupe.toml"], &[".loupe", "config.toml"]];
 
 /// Where configuration values come from, besides the defaults and the file at the root.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
     /// `--key value` flags, already split; later entries win.
     pub flags: Vec<(String, Value)>,
-    /// The process environment (or a test's stand-in).
+    /// The process environment (or a test's stand-in). `XDG_CONFIG_HOME` and `HOME` here
+    /// locate the user-level config file.
     pub env: Vec<(String, String)>,
     /// The MCP client's first root, when it gave one.
     pub client_root: Option<PathBuf>,
@@ -37,15 +65,48 @@ impl Sources {
     fn env_value(&self, name: &str) -> Option<&str> {
         self.env.iter().rev().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
     }
+
+    /// True when a flag or a `LOUPE_<KEY>` variable sets `key`.
+    fn later_layer_sets(&self, key: &str) -> bool {
+        self.flags.iter().any(|(name, _)| name == key)
+            || self.env_value(&format!("LOUPE_{}", key.to_ascii_uppercase())).is_some()
+    }
 }
 
-/// The configuration file found at `root`, if any.
+/// The user-level config file, when there is one: `$XDG_CONFIG_HOME/loupe/config.toml`,
+/// else `$HOME/.config/loupe/config.toml` (as `sources.env` gives them).
+pub fn user_config_file(sources: &Sources) -> Option<PathBuf> {
+    let absolute = |value: &str| Some(PathBuf::from(value)).filter(|path| path.is_absolute());
+    let base = sources
+        .env_value("XDG_CONFIG_HOME")
+        .and_then(absolute)
+        .or_else(|| sources.env_value("HOME").and_then(absolute).map(|home| home.join(".config")))?;
+    Some(base.join("loupe").join("config.toml")).filter(|path| path.exists())
+}
+
+/// The repository's config file at `root`, if any: the first of `loupe.toml` and
+/// `.loupe/config.toml` that is there (as a name; whether it may be read is decided when
+/// reading it).
 pub fn config_file(root: &Path) -> Option<PathBuf> {
-    [root.join("loupe.toml"), root.join(".loupe").join("config.toml")].into_iter().find(|path| path.is_file())
+    REPOSITORY_FILES
+        .iter()
+        .map(|parts| parts.iter().fold(root.to_path_buf(), |path, part| path.join(part)))
+        .find(|path| std::fs::symlink_metadata(path).is_ok_and(|metadata| !metadata.is_dir()))
+}
+
+/// What the repository's file asked for in `exclude` and `allow`, held aside until the
+/// later layers are applied: its exclusions are added at the end (unless the environment or
+/// a flag replaced the list), its allowances only once vetted against everything else.
+#[derive(Debug, Default)]
+struct RepositoryLists {
+    exclude: Vec<String>,
+    /// (the entry as written, the root-anchored pattern it becomes)
+    allow: Vec<(String, String)>,
 }
 
 /// Builds the configuration. Errors name their source (file, variable or flag) and say
-/// what was expected; unknown keys in the file are reported in `warnings`.
+/// what was expected; unknown keys, and keys a repository's file may not set, are reported
+/// in `warnings`.
 pub fn load(sources: &Sources) -> Result<(Config, Vec<String>), String> {
     let mut warnings = Vec::new();
     let root_flag = sources
@@ -61,24 +122,18 @@ pub fn load(sources: &Sources) -> Result<(Config, Vec<String>), String> {
     let root = if root.is_absolute() { root } else { sources.current_dir.join(root) };
 
     let mut config = Config::default();
+    if let Some(file) = user_config_file(sources) {
+        let table = read_table(&file, &read_user_file(&file)?)?;
+        apply_user_file(&mut config, &file, table, &mut warnings)?;
+    }
+    let mut repository = RepositoryLists::default();
     if let Some(file) = config_file(&root) {
-        let text = std::fs::read_to_string(&file).map_err(|error| format!("{}: {error}", file.display()))?;
-        let table: toml::Table = toml::from_str(&text).map_err(|error| format!("{}: {error}", file.display()))?;
-        for (key, value) in table {
-            if key == "root" {
-                warnings.push(format!("{}: `root` is ignored in the file that lives at the root", file.display()));
-                continue;
+        match read_repository_file(&root, &file) {
+            Ok(text) => {
+                let table = read_table(&file, &text)?;
+                repository = apply_repository_file(&mut config, &file, table, &mut warnings)?;
             }
-            if !CONFIG_KEYS.contains(&key.as_str()) {
-                warnings.push(format!(
-                    "{}: unknown key `{key}` ignored; known keys: {}",
-                    file.display(),
-                    CONFIG_KEYS.join(", ")
-                ));
-                continue;
-            }
-            let json = serde_json::to_value(&value).map_err(|error| format!("{}: {key}: {error}", file.display()))?;
-            config.set(&key, &json).map_err(|error| format!("{}: {error}", file.display()))?;
+            Err(reason) => warnings.push(format!("{}: ignored: {reason}", file.display())),
         }
     }
     for key in CONFIG_KEYS.iter().filter(|key| **key != "root") {
@@ -96,25 +151,236 @@ pub fn load(sources: &Sources) -> Result<(Config, Vec<String>), String> {
         }
         config.set(key, value).map_err(|error| format!("--{}: {error}", key.replace('_', "-")))?;
     }
+    merge_repository_lists(&mut config, sources, repository, &mut warnings)?;
     config.root = Some(root);
     Ok((config, warnings))
 }
 
-/// True when `key` was set explicitly: by a flag, a `LOUPE_<KEY>` variable or the
-/// configuration file at the root `config` was loaded for. The CLI uses it to pick
-/// defaults of its own where the server's would not fit a one-shot command.
+/// True when `key` was set explicitly: by a flag, a `LOUPE_<KEY>` variable, the user-level
+/// config file, or the repository's file at the root `config` was loaded for (when that file
+/// may set it). The CLI uses it to pick defaults of its own where the server's would not fit
+/// a one-shot command.
 pub fn is_set(sources: &Sources, config: &Config, key: &str) -> bool {
-    if sources.flags.iter().any(|(name, _)| name == key) {
+    if sources.later_layer_sets(key) {
         return true;
     }
-    if sources.env_value(&format!("LOUPE_{}", key.to_ascii_uppercase())).is_some() {
+    let user = user_config_file(sources)
+        .and_then(|file| read_user_file(&file).ok())
+        .and_then(|text| toml::from_str::<toml::Table>(&text).ok());
+    if user.is_some_and(|table| table.contains_key(key)) {
         return true;
     }
-    let Some(file) = config.root.as_deref().and_then(config_file) else { return false };
-    std::fs::read_to_string(file)
-        .ok()
+    if REPOSITORY_FORBIDDEN_KEYS.iter().any(|(forbidden, _)| *forbidden == key) {
+        return false;
+    }
+    let Some(root) = config.root.as_deref() else { return false };
+    config_file(root)
+        .and_then(|file| read_repository_file(root, &file).ok())
         .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
         .is_some_and(|table| table.contains_key(key))
+}
+
+fn read_table(file: &Path, text: &str) -> Result<toml::Table, String> {
+    toml::from_str(text).map_err(|error| format!("{}: {error}", file.display()))
+}
+
+fn to_json(file: &Path, key: &str, value: &toml::Value) -> Result<Value, String> {
+    serde_json::to_value(value).map_err(|error| format!("{}: {key}: {error}", file.display()))
+}
+
+fn unknown_key(file: &Path, key: &str) -> String {
+    format!("{}: unknown key `{key}` ignored; known keys: {}", file.display(), CONFIG_KEYS.join(", "))
+}
+
+/// The user's own file: every key but `root` (which §2 takes only from a flag, the client or
+/// `LOUPE_ROOT`), with the same meaning as a flag.
+fn apply_user_file(
+    config: &mut Config,
+    file: &Path,
+    table: toml::Table,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    for (key, value) in table {
+        if key == "root" {
+            warnings
+                .push(format!("{}: `root` is ignored in a config file; pass --root or set LOUPE_ROOT", file.display()));
+            continue;
+        }
+        if !CONFIG_KEYS.contains(&key.as_str()) {
+            warnings.push(unknown_key(file, &key));
+            continue;
+        }
+        let json = to_json(file, &key, &value)?;
+        config.set(&key, &json).map_err(|error| format!("{}: {error}", file.display()))?;
+    }
+    Ok(())
+}
+
+/// The repository's own file, restricted as the module comment says. Its `exclude` and
+/// `allow` are returned, not applied: `merge_repository_lists` applies them last.
+fn apply_repository_file(
+    config: &mut Config,
+    file: &Path,
+    table: toml::Table,
+    warnings: &mut Vec<String>,
+) -> Result<RepositoryLists, String> {
+    let mut lists = RepositoryLists::default();
+    for (key, value) in table {
+        if let Some((_, why)) = REPOSITORY_FORBIDDEN_KEYS.iter().find(|(forbidden, _)| *forbidden == key) {
+            warnings.push(format!(
+                "{}: `{key}` is ignored in a repository's own config: {why}; set it with --{}, LOUPE_{} or in \
+                 the user config file (~/.config/loupe/config.toml)",
+                file.display(),
+                key.replace('_', "-"),
+                key.to_ascii_uppercase()
+            ));
+            continue;
+        }
+        if !CONFIG_KEYS.contains(&key.as_str()) {
+            warnings.push(unknown_key(file, &key));
+            continue;
+        }
+        let json = to_json(file, &key, &value)?;
+        match key.as_str() {
+            "exclude" => {
+                for pattern in list_of(file, &key, &json)? {
+                    // An invalid pattern is the file's error, named here rather than when the
+                    // engine compiles the lists.
+                    Exclusions::new(std::slice::from_ref(&pattern), &[])
+                        .map_err(|error| format!("{}: exclude: {error}", file.display()))?;
+                    lists.exclude.push(pattern);
+                }
+            }
+            "allow" => {
+                for entry in list_of(file, &key, &json)? {
+                    match anchored_file_pattern(&entry) {
+                        Ok(pattern) => lists.allow.push((entry, pattern)),
+                        Err(why) => {
+                            warnings.push(format!("{}: `allow` entry `{entry}` is ignored: {why}", file.display()))
+                        }
+                    }
+                }
+            }
+            _ => config.set(&key, &json).map_err(|error| format!("{}: {error}", file.display()))?,
+        }
+    }
+    Ok(lists)
+}
+
+/// A list value read the way `Config::set` reads one (array or comma-separated string).
+fn list_of(file: &Path, key: &str, value: &Value) -> Result<Vec<String>, String> {
+    let mut scratch = Config::default();
+    scratch.set(key, value).map_err(|error| format!("{}: {error}", file.display()))?;
+    Ok(if key == "allow" { scratch.allow } else { scratch.exclude })
+}
+
+/// An `allow` entry from a repository's file as a pattern that matches that one file: a
+/// root-relative path without glob characters, anchored at the root (a pattern with a `/`
+/// is matched against the whole path). A bare name would otherwise match any component,
+/// `notes` lifting `notes/.env`.
+fn anchored_file_pattern(entry: &str) -> Result<String, String> {
+    if entry.contains(['*', '?', '[', ']', '{', '}', '\\']) || entry.ends_with('/') {
+        return Err("a repository's config may allow named files only, not patterns or directories".into());
+    }
+    let path = RepoPath::normalize(entry.trim_start_matches('/'))
+        .filter(|path| !path.is_root())
+        .ok_or("it does not name a file inside the root")?;
+    if path.components().any(|component| component == ".git") {
+        return Err("`.git/` is never lifted".into());
+    }
+    Ok(format!("/{}", path.as_str()))
+}
+
+/// Adds the repository's exclusions and vetted allowances to the lists in force, unless the
+/// environment or a flag replaced that list (full power: later wins).
+fn merge_repository_lists(
+    config: &mut Config,
+    sources: &Sources,
+    repository: RepositoryLists,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    // What the repository may not lift: every exclusion and allowance from the other layers.
+    let trusted = Exclusions::new(&config.exclude, &config.allow)
+        .map_err(|error| format!("configuration key `exclude`/`allow`: {error}"))?;
+    if !sources.later_layer_sets("exclude") {
+        for pattern in repository.exclude {
+            if !config.exclude.contains(&pattern) {
+                config.exclude.push(pattern);
+            }
+        }
+    }
+    if sources.later_layer_sets("allow") {
+        return Ok(());
+    }
+    for (entry, pattern) in repository.allow {
+        let path = RepoPath::normalize(pattern.trim_start_matches('/')).unwrap_or_else(RepoPath::root);
+        match trusted.matching_pattern(&path) {
+            Some(rule) => warnings.push(format!(
+                "the repository's config: `allow` entry `{entry}` is ignored: `{path}` is excluded by `{rule}`, which \
+                 only the user may lift (the user config file, LOUPE_ALLOW or --allow), §3.1"
+            )),
+            None => config.allow.push(pattern),
+        }
+    }
+    Ok(())
+}
+
+/// The user's own file: followed through links (dotfile managers link it), but opened
+/// without blocking, as a regular file, and read within `MAX_CONFIG_BYTES`.
+fn read_user_file(file: &Path) -> Result<String, String> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(file, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|error| format!("{}: {error}", file.display()))?;
+    read_regular(std::fs::File::from(fd)).map_err(|reason| format!("{}: {reason}", file.display()))
+}
+
+/// The repository's file: opened component by component beneath the root, never through a
+/// symbolic link (which could point outside the root, and a parse error would then echo
+/// another file's text), never blocking (a FIFO), and only as a regular file.
+fn read_repository_file(root: &Path, file: &Path) -> Result<String, String> {
+    use rustix::fs::{Mode, OFlags};
+    let relative = file.strip_prefix(root).map_err(|_| "it is not at the root".to_owned())?;
+    let refused = |error: rustix::io::Errno| {
+        if error == rustix::io::Errno::LOOP || error == rustix::io::Errno::NOTDIR {
+            "a repository's config is read only from a regular file at the root, not through a symbolic link".to_owned()
+        } else {
+            error.to_string()
+        }
+    };
+    let mut dir = rustix::fs::open(root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|error| error.to_string())?;
+    let mut parts = relative.components().peekable();
+    while let Some(part) = parts.next() {
+        let last = parts.peek().is_none();
+        let flags = OFlags::RDONLY
+            | OFlags::NOFOLLOW
+            | OFlags::CLOEXEC
+            | if last { OFlags::NONBLOCK } else { OFlags::DIRECTORY };
+        let next = rustix::fs::openat(&dir, part.as_os_str(), flags, Mode::empty()).map_err(refused)?;
+        if last {
+            return read_regular(std::fs::File::from(next));
+        }
+        dir = next;
+    }
+    Err("it names no file".into())
+}
+
+/// Reads an opened file that must be regular, at most `MAX_CONFIG_BYTES` and never past the
+/// size it had when opened.
+fn read_regular(file: std::fs::File) -> Result<String, String> {
+    let metadata = file.metadata().map_err(|error| error.to_string())?;
+    if !metadata.is_file() {
+        return Err("not a regular file".into());
+    }
+    if metadata.len() > MAX_CONFIG_BYTES {
+        return Err(format!(
+            "{} bytes is larger than a config file may be ({MAX_CONFIG_BYTES}); shorten it",
+            metadata.len()
+        ));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    file.take(metadata.len()).read_to_end(&mut bytes).map_err(|error| error.to_string())?;
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned())
 }
 
 #[cfg(test)]

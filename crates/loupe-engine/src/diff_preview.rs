@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use loupe_core::{ContentHash, ErrorCode, NextCall, ToolError, text, tokens};
+use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError, text, tokens};
 use loupe_git::{Baseline, GitError, Repository};
 use serde_json::{Map, Value, json};
 
@@ -43,7 +43,7 @@ struct Change {
 }
 
 pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, ToolError> {
-    let repository = Repository::discover(engine.root().canonical()).map_err(git_error)?;
+    let repository = open_repository(engine)?;
     let resolved = engine.root().resolve(&request.target).map_err(|error| crate::edit::vfs_error(engine, error))?;
     let is_dir = resolved.real.as_ref().is_some_and(|real| real.is_dir());
     if is_dir || resolved.path.is_root() {
@@ -161,6 +161,18 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, To
         face,
         metadata: request.metadata,
     })
+}
+
+/// The repository around the root, with the root's exclusions (§3.1) applied to its
+/// baselines: `HEAD` and the git index hold whatever was ever committed or staged, secrets
+/// included, and what the worktree walk leaves out must not come back from them as "deleted"
+/// or "added". A path that does not normalise is hidden too.
+fn open_repository(engine: &Engine) -> Result<Repository, ToolError> {
+    let exclusions = engine.root().exclusions().clone();
+    let repository = Repository::discover(engine.root().canonical()).map_err(git_error)?;
+    Ok(repository.hiding(Box::new(move |path| {
+        RepoPath::normalize(path).is_none_or(|path| exclusions.matching_pattern(&path).is_some())
+    })))
 }
 
 /// The status list of a directory, then each file's diff while the budget lasts.

@@ -2,7 +2,9 @@
 //! of tracked files under a directory, and a line diff rendered as a unified diff.
 //!
 //! Git objects are read in-process with gix (never by running `git`), and only from the
-//! object database and the index file: this crate never reads the worktree (the engine hands
+//! object database and the index file. A caller hides the workspace's excluded paths with
+//! `Repository::hiding`, so a secret once committed or staged is neither listed nor read. This
+//! crate never reads the worktree (the engine hands
 //! it worktree bytes read through `loupe-vfs`) and never writes anything. Diffs use
 //! imara-diff's histogram algorithm over lines split the way `loupe-core` splits them (`\n`,
 //! `\r\n` and a lone `\r`), so a CR-only file diffs line by line too.
@@ -63,17 +65,23 @@ pub struct Dirty {
     pub untracked: usize,
 }
 
+/// Decides which root-relative paths a `Repository` never lists nor reads (the workspace's
+/// exclusions, §3.1).
+pub type Hidden = Box<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// The git repository that holds a workspace root.
 pub struct Repository {
     repo: gix::Repository,
     /// The workspace root relative to the repository's work tree, `/`-separated, empty at
     /// the top; every path this crate takes or returns is relative to the workspace root.
     prefix: String,
+    /// Paths hidden from every listing and every blob lookup; see `Repository::hiding`.
+    hidden: Option<Hidden>,
 }
 
 impl std::fmt::Debug for Repository {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Repository").field("prefix", &self.prefix).finish()
+        f.debug_struct("Repository").field("prefix", &self.prefix).field("hiding", &self.hidden.is_some()).finish()
     }
 }
 
@@ -86,11 +94,28 @@ impl Repository {
         let workdir = workdir.canonicalize().map_err(|_| not_a_repository())?;
         let prefix = canonical_root.strip_prefix(&workdir).map_err(|_| not_a_repository())?;
         let prefix = prefix.to_string_lossy().replace('\\', "/");
-        Ok(Repository { repo, prefix })
+        Ok(Repository { repo, prefix, hidden: None })
+    }
+
+    /// Hides the paths `hidden` names (root-relative, `/`-separated) from this repository:
+    /// `tracked` and `dirty` never list them and `blob` answers `None` for them. A baseline
+    /// holds whatever was ever committed or staged, secrets included, so the workspace's
+    /// exclusions must apply to it as they apply to the worktree; every path of a baseline
+    /// passes through `relative`, which is where this applies.
+    pub fn hiding(mut self, hidden: Hidden) -> Repository {
+        self.hidden = Some(hidden);
+        self
+    }
+
+    fn is_hidden(&self, path: &str) -> bool {
+        self.hidden.as_ref().is_some_and(|hidden| hidden(path))
     }
 
     /// The blob of `path` in the baseline, or `None` when the baseline does not have it.
     pub fn blob(&self, baseline: Baseline, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        if self.is_hidden(path) {
+            return Ok(None);
+        }
         let full = self.full_path(path);
         let id = match baseline {
             Baseline::Head => {
@@ -203,11 +228,12 @@ impl Repository {
         if self.prefix.is_empty() { path.to_owned() } else { format!("{}/{path}", self.prefix) }
     }
 
-    /// A repository path mapped to the workspace root, if it lies under `dir`.
+    /// A repository path mapped to the workspace root, if it lies under `dir` and is not
+    /// hidden. Every path a listing returns comes through here.
     fn relative(&self, full: &str, dir: &str) -> Option<String> {
         let path = if self.prefix.is_empty() { full } else { full.strip_prefix(&self.prefix)?.strip_prefix('/')? };
         let under = dir.is_empty() || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'));
-        under.then(|| path.to_owned())
+        (under && !self.is_hidden(path)).then(|| path.to_owned())
     }
 }
 

@@ -85,6 +85,10 @@ struct State {
     path_order: Vec<u32>,
     path_rank: Vec<u32>,
     text: LayeredIndex,
+    /// The text index could not be written and read back after a build: it answers for
+    /// nothing, so every text file is a candidate (a scan) until a full rebuild succeeds.
+    /// Never "no results" for want of an index.
+    text_unusable: bool,
     links: LinkTable,
 }
 
@@ -233,8 +237,10 @@ impl Index {
                 .map(|(doc, _)| doc as u32)
                 .collect();
             let live = state.files.iter().filter(|record| record.live).count();
-            let full =
-                live == 0 || (to_check.len() + removed.len()) * 4 > live.max(1) || state.text.overlay_docs() > 20_000;
+            let full = live == 0
+                || (to_check.len() + removed.len()) * 4 > live.max(1)
+                || state.text.overlay_docs() > 20_000
+                || state.text_unusable;
             (to_check, removed, full)
         };
         stats.removed = removed.len();
@@ -351,18 +357,19 @@ impl Index {
         // The writer streams the new text index to its file and reads it back, which never
         // holds the build buffers and the encoded index at once; others keep it in memory.
         let text_path = self.options.index_dir.join(store::TEXT_FILE);
-        let base = match &self.writer {
+        let (base, unusable) = match &self.writer {
             Some(_) => match builder.write(&text_path).and_then(|()| TrigramIndex::open(&text_path)) {
-                Ok(base) => base,
+                Ok(base) => (base, false),
                 Err(error) => {
-                    tracing::warn!("could not write the text index: {error}");
-                    TrigramIndex::empty()
+                    tracing::warn!("could not write the text index ({error}); text searches scan every file");
+                    (TrigramIndex::empty(), true)
                 }
             },
-            None => builder.finish(),
+            None => (builder.finish(), false),
         };
         let mut state = self.write_state();
         *state = State::from_parts(files, symbols, links, LayeredIndex::new(Some(base)));
+        state.text_unusable = unusable;
         self.generation.fetch_add(1, Ordering::AcqRel);
         reindexed
     }
@@ -494,7 +501,8 @@ impl Index {
         let state = self.read_state();
         let root = self.root.canonical().display().to_string();
         let text_path = self.options.index_dir.join(store::TEXT_FILE);
-        let compact = state.text.overlay_docs() > 0 || state.text.tombstone_count() > 0 || !text_path.exists();
+        let compact =
+            state.text.overlay_docs() > 0 || state.text.tombstone_count() > 0 || !store::is_regular(&text_path);
         if compact {
             state.text.compact(&text_path)?;
         }
@@ -611,7 +619,8 @@ impl Index {
     /// `None` means the plan could not narrow: every text file is a candidate.
     pub fn text_candidates(&self, plan: &Plan) -> Vec<RepoPath> {
         let state = self.read_state();
-        let docs: Box<dyn Iterator<Item = u32>> = match state.text.candidates(plan) {
+        let candidates = if state.text_unusable { Candidates::All } else { state.text.candidates(plan) };
+        let docs: Box<dyn Iterator<Item = u32>> = match candidates {
             Candidates::All => Box::new(0..state.files.len() as u32),
             Candidates::Docs(docs) => Box::new(docs.into_iter()),
         };
@@ -688,5 +697,45 @@ impl State {
         self.symbols.set_file(doc, definitions);
         self.links.set_encoded(doc, links);
         self.text.upsert(doc, trigrams);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use loupe_core::config::DEFAULT_EXCLUDE;
+    use loupe_vfs::Exclusions;
+
+    use super::*;
+    use crate::trigram::plan_literal;
+
+    /// R15: when the text index cannot be written and read back (an index directory that
+    /// refuses the file), text searches scan every text file instead of finding nothing, and
+    /// the next refresh rebuilds. The failure itself cannot be provoked portably (permissions
+    /// do not bind root), so the state it leaves is set here.
+    #[test]
+    fn r15_an_unusable_text_index_scans_then_rebuilds() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "needle here\n").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "nothing\n").unwrap();
+        let exclude: Vec<String> = DEFAULT_EXCLUDE.iter().map(|s| (*s).to_owned()).collect();
+        let root = Root::open(dir.path(), Exclusions::new(&exclude, &[]).unwrap()).unwrap();
+        let index_dir = tempfile::tempdir().unwrap();
+        let index = Index::open(
+            root,
+            IndexOptions { index_dir: index_dir.path().to_path_buf(), max_file_bytes: 1 << 20, threads: 1 },
+        );
+        index.refresh(&|_, _| {});
+        {
+            let mut state = index.write_state();
+            state.text = LayeredIndex::new(Some(TrigramIndex::empty()));
+            state.text_unusable = true;
+        }
+        let found: Vec<String> =
+            index.text_candidates(&plan_literal("needle")).iter().map(|p| p.as_str().to_owned()).collect();
+        assert_eq!(found, ["a.txt", "b.txt"], "every text file is a candidate");
+        assert!(index.refresh(&|_, _| {}).full_rebuild);
+        let found: Vec<String> =
+            index.text_candidates(&plan_literal("needle")).iter().map(|p| p.as_str().to_owned()).collect();
+        assert_eq!(found, ["a.txt"]);
     }
 }

@@ -3,10 +3,16 @@
 //! Files are written to a temporary name in the same directory and renamed, so a reader
 //! never sees half a file. A snapshot whose format number differs from `FORMAT` is ignored
 //! and the index is rebuilt cleanly. Only the process holding `writer.lock` writes.
+//!
+//! Every index file is opened the one way `open_regular` opens it: never through a symbolic
+//! link, never blocking, regular files only, and read no further than the size it had when
+//! opened. Anything else under an index file's name (a directory, a link to `/dev/zero`, a
+//! FIFO) is damage: it reads as no index, and `clear_way` removes it before the file is
+//! written again, so the index is rebuilt rather than left unusable.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -40,7 +46,16 @@ pub(crate) struct Snapshot {
 /// root or format, or anything in them does not check out. The file is streamed: the symbol
 /// table's sections go straight into their arrays, never through one file-sized buffer.
 pub(crate) fn load(dir: &Path, root: &str) -> Option<Snapshot> {
-    let mut reader = io::BufReader::with_capacity(1 << 20, File::open(dir.join(SNAPSHOT_FILE)).ok()?);
+    let path = dir.join(SNAPSHOT_FILE);
+    let (file, size) = match open_regular(&path) {
+        Ok(opened) => opened,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return None,
+        Err(error) => {
+            tracing::warn!("the persisted tables are unusable ({error}); rebuilding");
+            return None;
+        }
+    };
+    let mut reader = io::BufReader::with_capacity(1 << 20, file.take(size));
     let mut length = [0u8; 8];
     reader.read_exact(&mut length).ok()?;
     let length = usize::try_from(u64::from_le_bytes(length)).ok()?;
@@ -86,8 +101,11 @@ pub(crate) fn save(
     links: &LinkTable,
 ) -> io::Result<()> {
     let path = dir.join(SNAPSHOT_FILE);
-    let temporary = temporary_name(&path);
-    let mut writer = io::BufWriter::with_capacity(1 << 20, File::create(&temporary)?);
+    // A fresh name created exclusively (never a file or link already there), removed unless
+    // it is renamed into place.
+    let temporary = tempfile::Builder::new().prefix(".tables.bin.").suffix(".tmp").tempfile_in(dir)?;
+    let (file, temporary) = temporary.into_parts();
+    let mut writer = io::BufWriter::with_capacity(1 << 20, file);
     let header = postcard::to_stdvec(&HeaderRef { format: FORMAT, root, files }).map_err(io::Error::other)?;
     writer.write_all(&(header.len() as u64).to_le_bytes())?;
     writer.write_all(&header)?;
@@ -95,13 +113,52 @@ pub(crate) fn save(
     links.encode(&mut writer)?;
     let file = writer.into_inner().map_err(|error| error.into_error())?;
     file.sync_all()?;
-    fs::rename(&temporary, &path)
+    clear_way(&path)?;
+    temporary.persist(&path).map_err(|error| error.error)
 }
 
-pub(crate) fn temporary_name(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|name| name.to_os_string()).unwrap_or_default();
-    name.push(format!(".tmp{}", std::process::id()));
-    path.with_file_name(name)
+/// Opens an index file for reading: not through a symbolic link (`O_NOFOLLOW`), without
+/// blocking (a FIFO), and only when it is a regular file. Returns it with its size, which a
+/// reader must not read past (`File::take`): a file that grows meanwhile, or a device,
+/// cannot make loading read without end.
+pub(crate) fn open_regular(path: &Path) -> io::Result<(File, u64)> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let file = File::from(rustix::fs::open(path, flags, Mode::empty()).map_err(io::Error::from)?);
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} is not a regular file; it will be replaced", path.display()),
+        ));
+    }
+    Ok((file, metadata.len()))
+}
+
+/// The whole content of an index file opened by `open_regular`, at most its size at open.
+pub(crate) fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    let (file, size) = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(size).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// True when `path` is a regular file (not followed through a link).
+pub(crate) fn is_regular(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_file())
+}
+
+/// Makes `path` writable by a rename: whatever is there and is not a regular file (a
+/// directory, a symbolic link, a FIFO or device node) is damage in loupe's own directory and is
+/// removed. A link is removed itself, never what it points to; a directory with everything
+/// beneath it (`remove_dir_all` does not follow links inside it).
+pub(crate) fn clear_way(path: &Path) -> io::Result<()> {
+    let Ok(metadata) = fs::symlink_metadata(path) else { return Ok(()) };
+    if metadata.is_file() {
+        return Ok(());
+    }
+    tracing::warn!("{} is not a regular file; replacing it", path.display());
+    if metadata.is_dir() { fs::remove_dir_all(path) } else { fs::remove_file(path) }
 }
 
 /// The writer lock: held for the life of the index by the one process that persists it.
@@ -113,8 +170,20 @@ pub(crate) struct WriterLock {
 impl WriterLock {
     /// Takes the lock if no other process holds it; `None` means read-only persistence.
     pub(crate) fn try_acquire(dir: &Path) -> Option<WriterLock> {
+        use rustix::fs::{Mode, OFlags};
         fs::create_dir_all(dir).ok()?;
-        let file = File::options().create(true).truncate(false).write(true).open(dir.join(LOCK_FILE)).ok()?;
+        let path = dir.join(LOCK_FILE);
+        // Never through a link, never blocking on a FIFO; anything but a regular file there
+        // is replaced.
+        let open = || -> io::Result<File> {
+            let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let file = File::from(
+                rustix::fs::open(&path, flags, Mode::RUSR | Mode::WUSR | Mode::RGRP | Mode::ROTH)
+                    .map_err(io::Error::from)?,
+            );
+            if file.metadata()?.is_file() { Ok(file) } else { Err(io::Error::other("not a regular file")) }
+        };
+        let file = open().or_else(|_| clear_way(&path).and_then(|()| open())).ok()?;
         match file.try_lock() {
             Ok(()) => Some(WriterLock { _file: file }),
             Err(_) => None,

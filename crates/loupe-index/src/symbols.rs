@@ -299,7 +299,8 @@ impl SymbolTable {
         }
         let arena = input.bytes()?;
         let row_count = input.u32()? as usize;
-        let mut rows = Vec::with_capacity(row_count.min(1 << 24));
+        // The count is the file's word: reserve modestly and let the reads prove it.
+        let mut rows = Vec::with_capacity(row_count.min(1 << 16));
         let mut chunk = vec![0u8; ROW_BYTES * 4096];
         let mut left = row_count;
         while left > 0 {

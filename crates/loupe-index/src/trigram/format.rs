@@ -310,6 +310,9 @@ impl AtomicFile {
     pub(crate) fn commit(self, out: BufWriter<File>) -> io::Result<()> {
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
         drop(file);
+        // A directory or a link squatting on the name would make the rename fail (or the
+        // index unreadable) forever: clear it, so the index is rebuilt.
+        crate::store::clear_way(&self.target)?;
         self.temp_path.persist(&self.target).map_err(|error| error.error)
     }
 }

@@ -6,7 +6,7 @@
 //! answers by rebuilding; nothing in a file can make this code panic or read out of bounds.
 //! Must not write.
 //!
-//! The file is read into memory with `std::fs::read` rather than memory-mapped: mapping needs
+//! The file is read into memory (`store::read_regular`) rather than memory-mapped: mapping needs
 //! `unsafe` (`memmap2::Mmap::map`), which the workspace forbids, and a mapped file that another
 //! process truncates is undefined behaviour anyway. The Linux 6.12 index is 136 MB and opens
 //! warm in about 0.1 s (70 ms of `fs::read`, the rest checksum and table checks); see
@@ -41,7 +41,9 @@ impl std::fmt::Debug for TrigramIndex {
 impl TrigramIndex {
     /// Reads and validates the index file at `path`.
     pub fn open(path: &Path) -> io::Result<TrigramIndex> {
-        let bytes = std::fs::read(path)?;
+        // A regular file only, never through a link, at most its size: a `text.bin` that is a
+        // directory or a link to `/dev/zero` is "no index", never an endless read.
+        let bytes = crate::store::read_regular(path)?;
         TrigramIndex::from_bytes(bytes).map_err(|reason| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
