@@ -517,7 +517,11 @@ impl Journal {
                     recovery.left_alone.push(file.path.clone());
                     continue;
                 };
-                let current = self.root.current_bytes(&target)?;
+                // A FIFO or device put there since is refused, not read; it stays as found.
+                let Ok(current) = self.root.current_bytes(&target) else {
+                    recovery.left_alone.push(file.path.clone());
+                    continue;
+                };
                 let actual = current.as_deref().map(|bytes| ContentHash::of(bytes).to_string());
                 if actual == file.old {
                     continue;
