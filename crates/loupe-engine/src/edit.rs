@@ -1215,6 +1215,18 @@ pub(crate) fn vfs_error(engine: &Engine, error: VfsError) -> ToolError {
             format!("`{path}` is a file, so nothing can be created under it"),
             "pick another path",
         ),
+        VfsError::NotRegular { path, kind } => ToolError::invalid_args(
+            format!("`{path}` is a {kind}, not a regular file; loupe reads and writes regular files only"),
+            "name a regular file: FIFOs, sockets and devices are never opened",
+        ),
+        VfsError::InvalidPath { reason } => {
+            ToolError::invalid_args(format!("invalid path: {reason}"), "pass a path without NUL bytes")
+        }
+        VfsError::ConfigFile { path } => ToolError::new(
+            ErrorCode::PathExcluded,
+            format!("`{path}` is loupe's own configuration; edit never writes it"),
+            "change it outside loupe; it is read when the server starts",
+        ),
         VfsError::Io { path, source } => ToolError::new(
             ErrorCode::IoError,
             format!(

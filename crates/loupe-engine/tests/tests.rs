@@ -3,13 +3,14 @@
 //! A module's insta snapshots are named after its path in this binary (`tests__<module>__…`)
 //! unless it names its own snapshot directory.
 
-mod common;
-
 mod analyze_accuracy;
 mod analyze_cases;
+mod common;
 mod diff_preview_cases;
+mod diff_preview_secrets;
 mod edit_cases;
 mod edit_roundtrip;
 mod read_cases;
+mod repository_config;
 mod search_cases;
 mod session_cases;

@@ -3,6 +3,7 @@
 //! A module's insta snapshots are named after its path in this binary (`tests__<module>__…`)
 //! unless it names its own snapshot directory.
 
+mod hostile_index_files;
 mod index_lifecycle;
 mod trigram_file;
 mod trigram_soundness;

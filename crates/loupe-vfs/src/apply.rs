@@ -1,105 +1,237 @@
 //! The one write path into the repository: placing a file's new bytes atomically, or
 //! removing it, after checking that the path is a regular file (or nothing) inside the root.
 //!
-//! A write goes to a temporary file in the same directory, is flushed to disk, takes the
-//! permissions of the file it replaces, and is renamed over it; the directory is synced so
-//! the rename survives a crash. A path whose last component is a symlink is refused, and
-//! every directory on the way is resolved canonically and must lie inside the root, so
-//! nothing is ever written through a symlink or outside the root. Only `journal.rs` calls
-//! this module; everything else in the workspace reads.
+//! Every operation opens the file's directory beneath the root by handle (`beneath.rs`) and
+//! checks, on that handle, that the file it would touch really lies inside the root, is not
+//! excluded (so `gitlink/hooks/x` with `gitlink -> .git` is refused like `.git/hooks/x`), is
+//! not loupe's own configuration, and is a regular file or nothing (never a symlink, a
+//! directory, a FIFO or a device). Then, through that directory handle only: the new bytes go
+//! to a temporary file created with `O_CREAT|O_EXCL|O_NOFOLLOW`, are flushed, take the
+//! permissions of the file they replace, and are renamed over it with `renameat`; the
+//! directory is synced so the rename survives a crash. Removal is `unlinkat`; missing
+//! directories are created with `mkdirat`, one component at a time under a checked handle. No
+//! path is resolved again between a check and its use. Only `journal.rs` calls this module;
+//! everything else in the workspace reads.
 
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use loupe_core::RepoPath;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
 
+use crate::beneath::{Missing, RacePoint, directory_flags, kind_name, read_flags};
 use crate::{Root, VfsError};
 
 /// Permissions for a file that did not exist before (the common umask applied to 0666).
 const NEW_FILE_MODE: u32 = 0o644;
 
+/// loupe's own configuration, relative to the root: readable, never written by `edit` (§3.1).
+const CONFIG_FILES: &[&str] = &["loupe.toml", ".loupe/config.toml"];
+
+/// A file a write may touch, checked by [`Root::write_target`]. It holds no descriptor (a
+/// plan may name thousands of files): each operation opens the directory again beneath the
+/// root and repeats the checks on that handle before it touches anything.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    path: RepoPath,
+    /// Its directory does not exist yet; `write_target(path, true)` creates it.
+    pending: bool,
+}
+
+impl Target {
+    /// A new file whose missing directories are created once the plan's preconditions hold.
+    pub(crate) fn pending(path: RepoPath) -> Target {
+        Target { path, pending: true }
+    }
+
+    pub(crate) fn is_pending(&self) -> bool {
+        self.pending
+    }
+}
+
+/// A file's directory, opened beneath the root and checked.
+struct Directory {
+    fd: OwnedFd,
+    name: String,
+}
+
 impl Root {
-    /// The real path a write to `path` lands on: its canonical parent directory (inside the
-    /// root, created first when `create_dirs`) joined with its file name. Refuses symlinks,
-    /// directories, exclusions and escapes.
-    pub(crate) fn write_target(&self, path: &RepoPath, create_dirs: bool) -> Result<PathBuf, VfsError> {
-        let outside = || VfsError::OutsideRoot { requested: path.to_string() };
+    /// Checks that `path` can be written: its directory (created first when `create_dirs`)
+    /// opens beneath the root, the file it names is not excluded and not loupe's config, and
+    /// what is there now is a regular file or nothing.
+    pub(crate) fn write_target(&self, path: &RepoPath, create_dirs: bool) -> Result<Target, VfsError> {
         if path.is_root() {
             return Err(VfsError::IsDirectory { path: path.clone() });
         }
-        // The exclusion and containment checks of a read, on the path as asked.
-        let resolved = self.resolve(path.as_str())?;
-        let parent = path.parent();
-        let parent_abs = self.canonical().join(parent.as_str());
-        let real_parent = match parent_abs.canonicalize() {
-            Ok(real) => real,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound && create_dirs => {
-                // `resolve` checked that the nearest existing ancestor is inside the root;
-                // create the rest below it, one component at a time, refusing symlinks.
-                self.create_dirs_inside(&parent)?;
-                parent_abs.canonicalize().map_err(|source| VfsError::Io { path: parent_abs.clone(), source })?
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Err(VfsError::MissingDirectory { path: parent });
-            }
-            Err(source) => return Err(VfsError::Io { path: parent_abs, source }),
+        // The containment and exclusion checks of a read, by path, for their explanations.
+        self.resolve(path.as_str())?;
+        let directory = self.open_directory(path, create_dirs)?;
+        self.existing_mode(&directory, path)?;
+        Ok(Target { path: path.clone(), pending: false })
+    }
+
+    /// The current bytes of a target, `None` when nothing is there. Regular files only: a
+    /// FIFO is never opened blocking (it would hold the journal's lock forever).
+    pub(crate) fn current_bytes(&self, target: &Target) -> Result<Option<Vec<u8>>, VfsError> {
+        let path = &target.path;
+        let directory = self.open_directory(path, false)?;
+        let flags = read_flags() | OFlags::NOFOLLOW;
+        let fd = match rustix::fs::openat(&directory.fd, directory.name.as_str(), flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(Errno::LOOP) => return Err(VfsError::Symlink { path: path.clone(), target: self.link_target(path) }),
+            Err(errno) => return Err(io_error(path, errno.into())),
         };
-        if !real_parent.starts_with(self.canonical()) || !real_parent.is_dir() {
-            return Err(outside());
-        }
-        let target = real_parent.join(path.file_name());
-        match fs::symlink_metadata(&target) {
-            Ok(metadata) if metadata.file_type().is_symlink() => {
-                return Err(VfsError::Symlink {
-                    path: path.clone(),
-                    target: resolved.real.map(|real| self.display(&real)),
-                });
-            }
-            Ok(metadata) if metadata.is_dir() => return Err(VfsError::IsDirectory { path: path.clone() }),
-            _ => {}
-        }
-        Ok(target)
+        let stat = rustix::fs::fstat(&fd).map_err(|errno| io_error(path, errno.into()))?;
+        check_kind(path, FileType::from_raw_mode(stat.st_mode))?;
+        let mut bytes = Vec::new();
+        File::from(fd).read_to_end(&mut bytes).map_err(|source| io_error(path, source))?;
+        Ok(Some(bytes))
     }
 
-    /// The current bytes at a write target, `None` when nothing is there.
-    pub(crate) fn current_bytes(&self, target: &Path) -> Result<Option<Vec<u8>>, VfsError> {
-        match fs::read(target) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(VfsError::Io { path: target.to_path_buf(), source }),
-        }
+    /// The permission bits of the file at `target`, when there is one.
+    pub(crate) fn mode_of(&self, target: &Target) -> Option<u32> {
+        let directory = self.open_directory(&target.path, false).ok()?;
+        self.existing_mode(&directory, &target.path).ok().flatten()
     }
 
-    fn create_dirs_inside(&self, dir: &RepoPath) -> Result<(), VfsError> {
-        let mut at = self.canonical().to_path_buf();
-        for component in dir.components() {
-            at.push(component);
-            match fs::symlink_metadata(&at) {
-                Ok(metadata) if metadata.is_dir() => {}
-                Ok(metadata) if metadata.file_type().is_symlink() => {
-                    let real = at.canonicalize().map_err(|source| VfsError::Io { path: at.clone(), source })?;
-                    if !real.starts_with(self.canonical()) || !real.is_dir() {
-                        return Err(VfsError::OutsideRoot { requested: dir.to_string() });
-                    }
-                    at = real;
-                }
-                Ok(_) => return Err(VfsError::NotADirectory { path: self.display(&at) }),
-                Err(_) => fs::create_dir(&at).map_err(|source| VfsError::Io { path: at.clone(), source })?,
-            }
+    /// Places `bytes` at `target` atomically. `mode` is the permission bits to give the file
+    /// (the replaced file's, or the recorded ones when a deleted file comes back).
+    pub(crate) fn replace_file(&self, target: &Target, bytes: &[u8], mode: Option<u32>) -> Result<(), VfsError> {
+        let path = &target.path;
+        self.race(RacePoint::Checked, path);
+        let directory = self.open_directory(path, target.pending)?;
+        self.race(RacePoint::Opened, path);
+        // Refuses a symlink, directory or device that appeared since `write_target`.
+        let existing = self.existing_mode(&directory, path)?;
+        let mode = mode.or(existing).unwrap_or(NEW_FILE_MODE);
+        let (temporary, mut file) = create_temporary(&directory.fd).map_err(|source| io_error(path, source))?;
+        let written = file
+            .write_all(bytes)
+            .and_then(|()| file.set_permissions(fs::Permissions::from_mode(mode)))
+            .and_then(|()| file.sync_all())
+            .and_then(|()| {
+                rustix::fs::renameat(&directory.fd, temporary.as_str(), &directory.fd, directory.name.as_str())
+                    .map_err(std::io::Error::from)
+            });
+        if let Err(source) = written {
+            let _ = rustix::fs::unlinkat(&directory.fd, temporary.as_str(), AtFlags::empty());
+            return Err(io_error(path, source));
+        }
+        // Best effort: some file systems refuse to sync a directory.
+        let _ = rustix::fs::fsync(&directory.fd);
+        Ok(())
+    }
+
+    /// Removes the file at `target` (a missing file is already removed).
+    pub(crate) fn remove_file(&self, target: &Target) -> Result<(), VfsError> {
+        let path = &target.path;
+        self.race(RacePoint::Checked, path);
+        let directory = match self.open_directory(path, false) {
+            Ok(directory) => directory,
+            Err(VfsError::MissingDirectory { .. }) => return Ok(()),
+            Err(error) => return Err(error),
+        };
+        self.race(RacePoint::Opened, path);
+        if self.existing_mode(&directory, path)?.is_none() {
+            return Ok(());
+        }
+        match rustix::fs::unlinkat(&directory.fd, directory.name.as_str(), AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => {}
+            Err(errno) => return Err(io_error(path, errno.into())),
+        }
+        let _ = rustix::fs::fsync(&directory.fd);
+        Ok(())
+    }
+
+    /// Opens the directory of `path` beneath the root (creating what is missing when asked)
+    /// and checks the file it names, by its real path, before anything is touched there.
+    fn open_directory(&self, path: &RepoPath, create_dirs: bool) -> Result<Directory, VfsError> {
+        self.check_writable(path)?;
+        let missing = if create_dirs { Missing::Create } else { Missing::Refuse };
+        let opened = self.open_beneath(&path.parent(), directory_flags(), missing).map_err(|error| match error {
+            VfsError::NotFound { .. } => VfsError::MissingDirectory { path: path.parent() },
+            other => other,
+        })?;
+        self.check_writable(&opened.real.join(path.file_name()))?;
+        Ok(Directory { fd: opened.fd, name: path.file_name().to_owned() })
+    }
+
+    /// Writes never touch an excluded file or loupe's own configuration.
+    fn check_writable(&self, path: &RepoPath) -> Result<(), VfsError> {
+        self.check_excluded(path)?;
+        if CONFIG_FILES.contains(&path.as_str()) {
+            return Err(VfsError::ConfigFile { path: path.clone() });
         }
         Ok(())
     }
 
-    fn display(&self, real: &Path) -> String {
-        real.strip_prefix(self.canonical())
-            .map_or_else(|_| real.display().to_string(), |rest| rest.display().to_string())
+    /// The permission bits of the regular file in `directory`, `None` when nothing is there;
+    /// refuses anything else (a symlink, a directory, a FIFO, a device).
+    fn existing_mode(&self, directory: &Directory, path: &RepoPath) -> Result<Option<u32>, VfsError> {
+        match rustix::fs::statat(&directory.fd, directory.name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => {
+                let kind = FileType::from_raw_mode(stat.st_mode);
+                if kind == FileType::Symlink {
+                    return Err(VfsError::Symlink { path: path.clone(), target: self.link_target(path) });
+                }
+                check_kind(path, kind)?;
+                // `st_mode` is a `u16` on some Unixes.
+                #[allow(clippy::useless_conversion)]
+                let mode = u32::from(stat.st_mode);
+                Ok(Some(mode & 0o7777))
+            }
+            Err(Errno::NOENT) => Ok(None),
+            Err(errno) => Err(io_error(path, errno.into())),
+        }
+    }
+
+    /// Where a symlink points, root-relative, when that is inside the root (for the message).
+    fn link_target(&self, path: &RepoPath) -> Option<String> {
+        let real = self.resolve(path.as_str()).ok()?.real?;
+        self.relative_of_canonical(&real).map(|relative| relative.to_string())
     }
 }
 
-/// Places `bytes` at `target` atomically. `mode` is the permission bits to give the file
-/// (the replaced file's, or the recorded ones when a deleted file comes back).
+/// Regular files only; a directory and the rest are refused by name.
+fn check_kind(path: &RepoPath, kind: FileType) -> Result<(), VfsError> {
+    match kind {
+        FileType::RegularFile => Ok(()),
+        FileType::Directory => Err(VfsError::IsDirectory { path: path.clone() }),
+        other => Err(VfsError::NotRegular { path: path.clone(), kind: kind_name(other) }),
+    }
+}
+
+fn io_error(path: &RepoPath, source: std::io::Error) -> VfsError {
+    VfsError::Io { path: PathBuf::from(path.display()), source }
+}
+
+/// Creates `.loupe-<unique>.tmp` in `directory`, never following or reusing an entry.
+fn create_temporary(directory: &OwnedFd) -> std::io::Result<(String, File)> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    for _ in 0..16 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.subsec_nanos());
+        let name =
+            format!(".loupe-{:x}-{:x}{nanos:x}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        match rustix::fs::openat(directory, name.as_str(), flags, Mode::from_raw_mode(0o600)) {
+            Ok(fd) => return Ok((name, File::from(fd))),
+            Err(Errno::EXIST) => continue,
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free temporary file name"))
+}
+
+/// Places `bytes` at `target`, a path in loupe's own state directory (the journal), not in
+/// the repository, atomically.
 pub(crate) fn write_atomically(target: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), VfsError> {
     let io = |source| VfsError::Io { path: target.to_path_buf(), source };
     let dir = target.parent().ok_or_else(|| io(std::io::Error::other("no parent directory")))?;
@@ -119,25 +251,8 @@ pub(crate) fn write_atomically(target: &Path, bytes: &[u8], mode: Option<u32>) -
     Ok(())
 }
 
-/// Removes the file at `target` (a missing file is already removed).
-pub(crate) fn remove(target: &Path) -> Result<(), VfsError> {
-    match fs::remove_file(target) {
-        Ok(()) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        Err(source) => return Err(VfsError::Io { path: target.to_path_buf(), source }),
-    }
-    if let Some(dir) = target.parent() {
-        sync_dir(dir);
-    }
-    Ok(())
-}
-
-/// The permission bits of the file at `target`, when there is one.
-pub(crate) fn mode_of(target: &Path) -> Option<u32> {
-    fs::symlink_metadata(target).ok().map(|metadata| metadata.permissions().mode() & 0o7777)
-}
-
-/// Makes a rename or removal in `dir` durable. Best effort: some file systems refuse it.
+/// Makes a rename or removal in `dir` (loupe's state directory) durable. Best effort: some
+/// file systems refuse it.
 pub(crate) fn sync_dir(dir: &Path) {
     if let Ok(handle) = File::open(dir) {
         let _ = handle.sync_all();

@@ -3,10 +3,17 @@
 //! A pattern ending in `/` names a directory anywhere in the path; a pattern without `/` is a
 //! glob matched against every component; a pattern with an inner `/` is matched against the
 //! whole root-relative path.
+//!
+//! `.git/` is not one rule among others: a path with a `.git` component is refused whatever
+//! the lists say, since writing there runs code (hooks, `core.fsmonitor`) and reading there
+//! hands out history and credentials. No `allow` lifts it.
 
 use globset::{Glob, GlobMatcher};
 use loupe_core::RepoPath;
 use loupe_core::config::DEFAULT_EXCLUDE_EXCEPTIONS;
+
+/// The pattern reported for anything inside a `.git` directory (or a `.git` file).
+const GIT_PATTERN: &str = ".git/";
 
 #[derive(Debug, Clone)]
 struct Rule {
@@ -31,6 +38,10 @@ impl Exclusions {
 
     /// The exclude pattern that refuses `path`, unless an `allow` pattern lets it through.
     pub fn matching_pattern(&self, path: &RepoPath) -> Option<&str> {
+        // Case-insensitively: on a case-insensitive file system `.GIT/hooks` is `.git/hooks`.
+        if path.components().any(|component| component.eq_ignore_ascii_case(".git")) {
+            return Some(GIT_PATTERN);
+        }
         let hit = self.exclude.iter().find(|rule| rule.matches(path))?;
         if self.allow.iter().any(|rule| rule.matches(path)) {
             return None;
@@ -99,5 +110,23 @@ mod tests {
         assert_eq!(check(&rules, "build/out/app.js").as_deref(), Some("build/out/*.js"));
         assert_eq!(check(&rules, "src/out/app.js"), None);
         assert!(Exclusions::new(&["a[".into()], &[]).unwrap_err().contains("a["));
+    }
+
+    /// R14: an `allow` rule once lifted `.git/` by component (`.git/.env.example` was written).
+    #[test]
+    fn r14_no_allow_rule_lifts_git() {
+        let exclude: Vec<String> = DEFAULT_EXCLUDE.iter().map(|s| (*s).to_owned()).collect();
+        let allow: Vec<String> = [".git/config", "*.example", ".git/", "**", "hooks/*"].map(str::to_owned).to_vec();
+        let rules = Exclusions::new(&exclude, &allow).unwrap();
+        for path in
+            [".git/.env.example", ".git/config", ".git/hooks/pre-commit", "sub/.git/HEAD", ".git", ".GIT/hooks/x"]
+        {
+            assert_eq!(check(&rules, path).as_deref(), Some(".git/"), "{path}");
+        }
+        // Without `.git/` in the list at all, it is still refused.
+        let bare = Exclusions::new(&[], &["**".into()]).unwrap();
+        assert_eq!(check(&bare, ".git/config").as_deref(), Some(".git/"));
+        assert_eq!(check(&rules, "a.env.example"), None);
+        assert_eq!(check(&rules, ".github/x.yml"), None);
     }
 }

@@ -21,7 +21,7 @@ use std::sync::{Mutex, MutexGuard};
 use loupe_core::{ContentHash, RepoPath};
 use serde::{Deserialize, Serialize};
 
-use crate::apply::{mode_of, remove, sync_dir, write_atomically};
+use crate::apply::{Target, sync_dir, write_atomically};
 use crate::{Root, VfsError};
 
 /// How many edit transactions the journal keeps for undo.
@@ -199,7 +199,7 @@ struct ManifestFile {
 /// One file write of a transaction, resolved to its real location.
 struct Write {
     path: RepoPath,
-    target: PathBuf,
+    target: Target,
     old: Option<Vec<u8>>,
     new: Option<Vec<u8>>,
     old_mode: Option<u32>,
@@ -252,11 +252,11 @@ impl Journal {
             let target = self.root.write_target(&change.path, false).or_else(|error| match error {
                 VfsError::MissingDirectory { .. } if plan.create_dirs && change.new_bytes.is_some() => {
                     // Directories are created only once every precondition holds (below).
-                    Ok(PathBuf::new())
+                    Ok(Target::pending(change.path.clone()))
                 }
                 other => Err(other),
             })?;
-            let old = if target.as_os_str().is_empty() { None } else { self.root.current_bytes(&target)? };
+            let old = if target.is_pending() { None } else { self.root.current_bytes(&target)? };
             let actual = old.as_deref().map(ContentHash::of);
             if actual != change.expected {
                 stale.push(Stale {
@@ -267,7 +267,7 @@ impl Journal {
                 });
                 continue;
             }
-            let old_mode = if target.as_os_str().is_empty() { None } else { mode_of(&target) };
+            let old_mode = if target.is_pending() { None } else { self.root.mode_of(&target) };
             writes.push(Write {
                 path: change.path,
                 target,
@@ -281,7 +281,7 @@ impl Journal {
             return Err(ApplyError::Stale(stale));
         }
         for write in &mut writes {
-            if write.target.as_os_str().is_empty() {
+            if write.target.is_pending() {
                 write.target = self.root.write_target(&write.path, true)?;
             }
         }
@@ -401,7 +401,7 @@ impl Journal {
                 Some(_) => Some(read_blob(tx_dir, if reverse { file.old_at } else { file.new_at })?),
                 None => None,
             };
-            let old_mode = if current.is_some() { mode_of(&target) } else { from_mode };
+            let old_mode = if current.is_some() { self.root.mode_of(&target) } else { from_mode };
             writes.push(Write { path, target, old: current, new, old_mode, new_mode: to_mode });
         }
         if !stale.is_empty() {
@@ -453,16 +453,19 @@ impl Journal {
                 std::process::abort();
             }
             let result = if self.hooks.fail_after_writes == Some(done) {
-                Err(VfsError::Io { path: write.target.clone(), source: std::io::Error::other("injected failure") })
+                Err(VfsError::Io {
+                    path: PathBuf::from(write.path.as_str()),
+                    source: std::io::Error::other("injected failure"),
+                })
             } else {
                 match &write.new {
-                    Some(bytes) => write_atomically(&write.target, bytes, write.new_mode),
-                    None => remove(&write.target),
+                    Some(bytes) => self.root.replace_file(&write.target, bytes, write.new_mode),
+                    None => self.root.remove_file(&write.target),
                 }
             };
             if let Err(error) = result {
                 for written in writes[..done].iter().rev() {
-                    restore(written);
+                    restore(&self.root, written);
                 }
                 let _ = fs::remove_dir_all(tx_dir);
                 return Err(ApplyError::Vfs(error));
@@ -514,7 +517,11 @@ impl Journal {
                     recovery.left_alone.push(file.path.clone());
                     continue;
                 };
-                let current = self.root.current_bytes(&target)?;
+                // A FIFO or device put there since is refused, not read; it stays as found.
+                let Ok(current) = self.root.current_bytes(&target) else {
+                    recovery.left_alone.push(file.path.clone());
+                    continue;
+                };
                 let actual = current.as_deref().map(|bytes| ContentHash::of(bytes).to_string());
                 if actual == file.old {
                     continue;
@@ -531,9 +538,9 @@ impl Journal {
                                 VfsError::Io { path: dir.clone(), source: std::io::Error::other(other.to_string()) }
                             }
                         })?;
-                        write_atomically(&target, &bytes, file.old_mode)?;
+                        self.root.replace_file(&target, &bytes, file.old_mode)?;
                     }
-                    None => remove(&target)?,
+                    None => self.root.remove_file(&target)?,
                 }
             }
             let _ = fs::remove_dir_all(&dir);
@@ -628,10 +635,10 @@ fn applied(id: String, writes: &[Write]) -> Applied {
 }
 
 /// Best-effort restoration of one file after a failed transaction.
-fn restore(write: &Write) {
+fn restore(root: &Root, write: &Write) {
     let result = match &write.old {
-        Some(bytes) => write_atomically(&write.target, bytes, write.old_mode),
-        None => remove(&write.target),
+        Some(bytes) => root.replace_file(&write.target, bytes, write.old_mode),
+        None => root.remove_file(&write.target),
     };
     if let Err(error) = result {
         tracing::error!("cannot restore `{}` after a failed edit: {error}", write.path);

@@ -2,16 +2,21 @@
 //!
 //! Owns the workspace root, the mapping from a caller's path string to a file inside it
 //! (containment on the canonical path, after resolving symlinks), the exclusion and ignore
-//! rules, and reading bytes. It also owns the one atomic, journaled write path (`apply.rs`, `journal.rs`). Nothing
-//! outside the root is ever read, listed, hashed or written through this crate, and no other
-//! crate opens repository files itself.
+//! rules, and reading bytes. It also owns the one atomic, journaled write path (`apply.rs`,
+//! `journal.rs`). Nothing outside the root is ever read, listed, hashed or written through this
+//! crate, and no other crate opens repository files itself. Every open, read, write, rename,
+//! unlink and directory creation happens beneath the root by directory handle (`beneath.rs`),
+//! and only regular files are read or written.
 
 mod apply;
+mod beneath;
 mod exclude;
 pub mod journal;
 mod root;
 mod walk;
 
+#[doc(hidden)]
+pub use beneath::RacePoint;
 pub use exclude::Exclusions;
 pub use journal::{Applied, ApplyError, FileChange, Journal, Plan, Stale};
 pub use root::{FileBytes, Resolved, Root};
@@ -45,9 +50,27 @@ pub enum VfsError {
         size: u64,
         limit: u64,
     },
+    /// An IO error. For a file in the repository `path` is root-relative, so messages never
+    /// carry the machine's absolute paths.
     Io {
         path: PathBuf,
         source: std::io::Error,
+    },
+    /// A FIFO, socket or device where a regular file was needed: never opened blocking, never
+    /// read or written.
+    NotRegular {
+        path: RepoPath,
+        /// `FIFO`, `socket`, `character device`, `block device`.
+        kind: &'static str,
+    },
+    /// A path string that can name no file (a NUL byte).
+    InvalidPath {
+        reason: &'static str,
+    },
+    /// loupe's own configuration (`loupe.toml`, `.loupe/config.toml` at the root): readable,
+    /// never written through `edit`.
+    ConfigFile {
+        path: RepoPath,
     },
     /// A write's parent directory does not exist (and was not to be created).
     MissingDirectory {
@@ -75,7 +98,14 @@ impl std::fmt::Display for VfsError {
             VfsError::TooLarge { path, size, limit } => {
                 write!(f, "file `{path}` is {size} bytes, over the {limit}-byte limit")
             }
-            VfsError::Io { path, source } => write!(f, "cannot read `{}`: {source}", path.display()),
+            VfsError::Io { path, source } => write!(f, "cannot access `{}`: {source}", path.display()),
+            VfsError::NotRegular { path, kind } => {
+                write!(f, "`{path}` is a {kind}, not a regular file; loupe reads and writes regular files only")
+            }
+            VfsError::InvalidPath { reason } => write!(f, "invalid path: {reason}"),
+            VfsError::ConfigFile { path } => {
+                write!(f, "`{path}` is loupe's own configuration; loupe never writes it through edit")
+            }
             VfsError::MissingDirectory { path } => write!(f, "directory `{path}` does not exist"),
             VfsError::Symlink { path, .. } => write!(f, "`{path}` is a symlink; loupe never writes through one"),
             VfsError::NotADirectory { path } => write!(f, "`{path}` is a file, not a directory"),

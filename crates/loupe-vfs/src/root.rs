@@ -3,21 +3,30 @@
 //! Containment is decided on canonical paths by components. A path is first normalised
 //! lexically (refusing `..` above the root), then the file system resolves symlinks and the
 //! result must still lie under the canonical root. Exclusions are checked on both the path
-//! as asked and the path it resolves to, so a symlink cannot smuggle in `.env`.
+//! as asked and the path it resolves to (for a file that does not exist yet, the real path of
+//! its nearest existing directory), so a symlink cannot smuggle in `.env` or `.git/`.
+//!
+//! `resolve` answers by path, to explain; every read is then opened again beneath the root by
+//! directory handle (`beneath.rs`) and checked on the descriptor, so what is read is what was
+//! checked, even if the tree changes in between.
 
-use std::fs::File;
-use std::io::Read;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ignore::gitignore::GitignoreBuilder;
 use loupe_core::RepoPath;
 use loupe_core::path::{UserPath, parse_user_path};
 
+use crate::beneath::{Missing, RaceHook, directory_flags, open_root};
 use crate::{Exclusions, VfsError};
 
 /// The files whose rules decide `meta.ignored`, in each directory from the root down.
 /// `.gitignore` counts only inside a git repository (as for git and ripgrep).
 const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".loupeignore"];
+
+/// An ignore file larger than this is not read (git's own rules are a few kilobytes).
+const MAX_IGNORE_FILE_BYTES: u64 = 1 << 20;
 
 #[derive(Debug, Clone)]
 pub struct Root {
@@ -26,9 +35,9 @@ pub struct Root {
     exclusions: Exclusions,
     /// The root or one of its ancestors holds `.git`.
     in_git_repository: bool,
-    /// The root directory, held open for `openat2` reads beneath it (Linux).
-    #[cfg(target_os = "linux")]
-    directory: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
+    /// The root directory, held open: every file is opened beneath it.
+    pub(crate) directory: Arc<OwnedFd>,
+    pub(crate) race_hook: RaceHook,
 }
 
 /// A caller's path, resolved: where it is inside the root, and whether it exists.
@@ -58,25 +67,23 @@ impl Root {
             });
         }
         let in_git_repository = canonical.ancestors().any(|dir| dir.join(".git").exists());
-        #[cfg(target_os = "linux")]
-        let directory = {
-            use rustix::fs::{Mode, OFlags};
-            rustix::fs::open(&canonical, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-                .ok()
-                .map(std::sync::Arc::new)
-        };
+        let directory = open_root(&canonical).map_err(|source| VfsError::Io { path: given.to_path_buf(), source })?;
         Ok(Root {
             canonical,
             given: given.to_path_buf(),
             exclusions,
             in_git_repository,
-            #[cfg(target_os = "linux")]
-            directory,
+            directory: Arc::new(directory),
+            race_hook: RaceHook::default(),
         })
     }
 
     pub fn canonical(&self) -> &Path {
         &self.canonical
+    }
+
+    pub(crate) fn given(&self) -> &Path {
+        &self.given
     }
 
     pub fn exclusions(&self) -> &Exclusions {
@@ -87,10 +94,17 @@ impl Root {
     /// a path that does not exist resolves with `real: None`.
     pub fn resolve(&self, input: &str) -> Result<Resolved, VfsError> {
         let outside = || VfsError::OutsideRoot { requested: input.to_owned() };
+        if input.contains('\0') {
+            return Err(VfsError::InvalidPath { reason: "a path cannot contain a NUL byte" });
+        }
         let path = match parse_user_path(input) {
             UserPath::Relative(relative) => RepoPath::normalize(&relative).ok_or_else(outside)?,
             UserPath::Absolute(absolute) => self.relative_of_absolute(&absolute).ok_or_else(outside)?,
         };
+        // A `file://` URI may spell the NUL as `%00`.
+        if path.as_str().contains('\0') {
+            return Err(VfsError::InvalidPath { reason: "a path cannot contain a NUL byte" });
+        }
         self.check_excluded(&path)?;
         let joined = self.canonical.join(path.as_str());
         match joined.canonicalize() {
@@ -101,40 +115,38 @@ impl Root {
             }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 // The nearest existing ancestor must itself be inside the root, or a dangling
-                // name under an escaping symlink would be reported as merely missing.
+                // name under an escaping symlink would be reported as merely missing; and the
+                // file it would become must not be excluded (`gitlink/hooks/x` with
+                // `gitlink -> .git` is `.git/hooks/x`).
                 let mut ancestor = joined.parent();
                 while let Some(dir) = ancestor {
                     if let Ok(real_dir) = dir.canonicalize() {
-                        self.relative_of_canonical(&real_dir).ok_or_else(outside)?;
+                        let real_dir = self.relative_of_canonical(&real_dir).ok_or_else(outside)?;
+                        let rest = joined.strip_prefix(dir).map(|rest| rest.to_string_lossy().into_owned());
+                        if let Some(real_file) =
+                            rest.ok().and_then(|rest| RepoPath::normalize(&format!("{}/{rest}", real_dir.as_str())))
+                        {
+                            self.check_excluded(&real_file)?;
+                        }
                         break;
                     }
                     ancestor = dir.parent();
                 }
                 Ok(Resolved { path, real: None })
             }
-            Err(source) => Err(VfsError::Io { path: joined, source }),
+            Err(source) => Err(VfsError::Io { path: PathBuf::from(path.display()), source }),
         }
     }
 
-    /// Reads a resolved file whole, refusing directories and files over `max_bytes`.
+    /// Reads a resolved file whole, refusing directories, anything but a regular file, and
+    /// files over `max_bytes`. The file is opened again beneath the root by handle, so a
+    /// change to the tree since `resolve` cannot make it read something else.
     pub fn read(&self, resolved: &Resolved, max_bytes: u64) -> Result<FileBytes, VfsError> {
-        let path = resolved.path.clone();
-        let Some(real) = &resolved.real else {
-            return Err(VfsError::NotFound { path });
-        };
-        let io = |source| VfsError::Io { path: real.clone(), source };
-        let mut file = File::open(real).map_err(io)?;
-        let metadata = file.metadata().map_err(io)?;
-        if metadata.is_dir() {
-            return Err(VfsError::IsDirectory { path });
+        if resolved.real.is_none() {
+            return Err(VfsError::NotFound { path: resolved.path.clone() });
         }
-        if metadata.len() > max_bytes {
-            return Err(VfsError::TooLarge { path, size: metadata.len(), limit: max_bytes });
-        }
-        self.verify_opened(&file, &resolved.path, real)?;
-        let mut bytes = Vec::with_capacity(metadata.len() as usize);
-        file.read_to_end(&mut bytes).map_err(io)?;
-        Ok(FileBytes { path, bytes })
+        let bytes = self.read_regular(&resolved.path, max_bytes)?;
+        Ok(FileBytes { path: resolved.path.clone(), bytes })
     }
 
     /// True when `.gitignore`, `.ignore` or `.loupeignore` rules from the root down to the
@@ -142,28 +154,21 @@ impl Root {
     pub fn is_ignored(&self, path: &RepoPath, is_dir: bool) -> bool {
         let absolute = self.canonical.join(path.as_str());
         let mut verdict = false;
-        let mut dir = self.canonical.clone();
         let mut components: Vec<&str> = path.components().collect();
         components.pop();
-        let mut dirs = vec![dir.clone()];
+        let mut dirs = vec![RepoPath::root()];
         for component in components {
-            dir = dir.join(component);
-            dirs.push(dir.clone());
+            let next = dirs[dirs.len() - 1].join(component);
+            dirs.push(next);
         }
         for dir in dirs {
             for name in IGNORE_FILES {
                 if *name == ".gitignore" && !self.in_git_repository {
                     continue;
                 }
-                let file = dir.join(name);
-                if !file.is_file() {
-                    continue;
-                }
-                let mut builder = GitignoreBuilder::new(&dir);
-                if builder.add(&file).is_some() {
-                    continue;
-                }
-                let Ok(rules) = builder.build() else { continue };
+                // Read like any other file: beneath the root, regular files only.
+                let Ok(bytes) = self.read_regular(&dir.join(name), MAX_IGNORE_FILE_BYTES) else { continue };
+                let Some(rules) = ignore_rules(&self.canonical.join(dir.as_str()), &bytes) else { continue };
                 let matched = rules.matched_path_or_any_parents(&absolute, is_dir);
                 if matched.is_ignore() {
                     verdict = true;
@@ -180,14 +185,16 @@ impl Root {
     pub fn sibling_names(&self, path: &RepoPath) -> (RepoPath, Vec<String>) {
         let mut dir = path.parent();
         loop {
-            let absolute = self.canonical.join(dir.as_str());
-            let inside = absolute.canonicalize().ok().and_then(|real| self.relative_of_canonical(&real));
-            if inside.is_some()
-                && let Ok(entries) = std::fs::read_dir(&absolute)
-            {
+            let listed = self
+                .open_beneath(&dir, directory_flags(), Missing::Refuse)
+                .ok()
+                .filter(|opened| self.check_excluded(&opened.real).is_ok())
+                .and_then(|opened| rustix::fs::Dir::read_from(&opened.fd).ok());
+            if let Some(entries) = listed {
                 let mut names: Vec<String> = entries
                     .filter_map(Result::ok)
-                    .filter_map(|entry| entry.file_name().into_string().ok())
+                    .filter_map(|entry| entry.file_name().to_str().ok().map(str::to_owned))
+                    .filter(|name| name != "." && name != "..")
                     .filter(|name| self.exclusions.matching_pattern(&dir.join(name)).is_none())
                     .take(2000)
                     .collect();
@@ -201,7 +208,7 @@ impl Root {
         }
     }
 
-    fn check_excluded(&self, path: &RepoPath) -> Result<(), VfsError> {
+    pub(crate) fn check_excluded(&self, path: &RepoPath) -> Result<(), VfsError> {
         match self.exclusions.matching_pattern(path) {
             Some(pattern) => Err(VfsError::Excluded { path: path.clone(), pattern: pattern.to_owned() }),
             None => Ok(()),
@@ -222,57 +229,49 @@ impl Root {
         self.relative_of_canonical(&real)
     }
 
-    fn relative_of_canonical(&self, real: &Path) -> Option<RepoPath> {
+    pub(crate) fn relative_of_canonical(&self, real: &Path) -> Option<RepoPath> {
         let rest = real.strip_prefix(&self.canonical).ok()?;
         RepoPath::normalize(&rest.to_string_lossy())
-    }
-
-    /// Closes the race between resolving and opening: on Linux the opened descriptor's real
-    /// path must be the one that was checked.
-    #[cfg(target_os = "linux")]
-    fn verify_opened(&self, file: &File, path: &RepoPath, expected: &Path) -> Result<(), VfsError> {
-        use std::os::fd::AsRawFd;
-        let link = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
-        match std::fs::read_link(link) {
-            Ok(opened) if opened == expected => Ok(()),
-            Ok(opened) => match self.relative_of_canonical(&opened) {
-                Some(relative) => self.check_excluded(&relative),
-                None => Err(VfsError::OutsideRoot { requested: path.to_string() }),
-            },
-            // No /proc (a sandbox): the canonical check already ran.
-            Err(_) => Ok(()),
-        }
     }
 
     /// Reads `path` with one `openat2` that refuses to leave the root or to follow any
     /// symlink, so the path opened is the path asked for: containment and the exclusions hold
     /// without resolving each component first, and nothing can swap a component in between.
-    /// `None` (a symlink on the way, an excluded or odd path, an old kernel, any error) sends
-    /// the caller to the resolving path, which decides and explains.
+    /// `None` (a symlink on the way, an excluded or odd path, not a regular file, an old
+    /// kernel, any error) sends the caller to the resolving path, which decides and explains.
     #[cfg(target_os = "linux")]
     pub(crate) fn read_beneath(&self, path: &RepoPath, max_bytes: u64) -> Option<Vec<u8>> {
-        use rustix::fs::{Mode, OFlags, ResolveFlags};
-        let directory = self.directory.as_ref()?;
+        use std::io::Read;
+
+        use rustix::fs::{Mode, ResolveFlags};
         if path.is_root() || self.check_excluded(path).is_err() {
             return None;
         }
         let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
-        let descriptor = rustix::fs::openat2(directory.as_ref(), path.as_str(), flags, Mode::empty(), resolve).ok()?;
-        let mut file = File::from(descriptor);
+        let descriptor =
+            rustix::fs::openat2(self.handle(), path.as_str(), crate::beneath::read_flags(), Mode::empty(), resolve)
+                .ok()?;
+        let file = std::fs::File::from(descriptor);
         let metadata = file.metadata().ok()?;
         if !metadata.is_file() || metadata.len() > max_bytes {
             return None;
         }
         let mut bytes = Vec::with_capacity(metadata.len() as usize);
-        file.read_to_end(&mut bytes).ok()?;
-        Some(bytes)
+        file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).ok()?;
+        (bytes.len() as u64 <= max_bytes).then_some(bytes)
     }
+}
 
-    #[cfg(not(target_os = "linux"))]
-    fn verify_opened(&self, _file: &File, _path: &RepoPath, _expected: &Path) -> Result<(), VfsError> {
-        Ok(())
+/// The rules of one ignore file, as `GitignoreBuilder::add` would read them (a BOM on the
+/// first line is dropped); `None` when the file is not UTF-8 or a rule is invalid, as before.
+fn ignore_rules(dir: &Path, bytes: &[u8]) -> Option<ignore::gitignore::Gitignore> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut builder = GitignoreBuilder::new(dir);
+    for (index, line) in text.lines().enumerate() {
+        let line = if index == 0 { line.trim_start_matches('\u{feff}') } else { line };
+        builder.add_line(None, line).ok()?;
     }
+    builder.build().ok()
 }
 
 #[cfg(test)]

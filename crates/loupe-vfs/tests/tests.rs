@@ -3,4 +3,5 @@
 //! A module's insta snapshots are named after its path in this binary (`tests__<module>__…`)
 //! unless it names its own snapshot directory.
 
+mod containment;
 mod journal;
