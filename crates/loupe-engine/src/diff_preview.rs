@@ -44,7 +44,10 @@ struct Change {
 
 pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, ToolError> {
     let repository = open_repository(engine)?;
-    let resolved = engine.root().resolve(&request.target).map_err(|error| crate::edit::vfs_error(engine, error))?;
+    let resolved = engine
+        .root()
+        .resolve(&request.target)
+        .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
     let is_dir = resolved.real.as_ref().is_some_and(|real| real.is_dir());
     if is_dir || resolved.path.is_root() {
         if request.content.is_some() {
@@ -61,7 +64,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, To
             engine
                 .root()
                 .read(&resolved, engine.config().max_file_bytes)
-                .map_err(|error| crate::edit::vfs_error(engine, error))?
+                .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?
                 .bytes,
         ),
         None => None,

@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
+use crate::errors::Access;
 use crate::params;
 use crate::response::{MetadataLevel, Response, next_line};
 
@@ -480,7 +481,7 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<R
         let paths: Vec<RepoPath> = changes.iter().map(|change| change.path.clone()).collect();
         let applied = journal
             .apply(Plan { changes, create_dirs: options.create_missing_dirs })
-            .map_err(|error| apply_error(engine, error))?;
+            .map_err(|error| apply_error(error))?;
         if let Some(index) = engine.index() {
             index.update_paths(&paths);
         }
@@ -517,7 +518,7 @@ fn file_for(
     order: &mut Vec<String>,
     input: &str,
 ) -> Result<String, ToolError> {
-    let resolved = engine.root().resolve(input).map_err(|error| vfs_error(engine, error))?;
+    let resolved = engine.root().resolve(input).map_err(|error| vfs_error(error))?;
     let key = resolved.path.to_string();
     if files.contains_key(&key) {
         return Ok(key);
@@ -542,13 +543,9 @@ fn file_for(
         return Err(error);
     }
     let original = match &resolved.real {
-        Some(_) => Some(
-            engine
-                .root()
-                .read(&resolved, engine.config().max_file_bytes)
-                .map_err(|error| vfs_error(engine, error))?
-                .bytes,
-        ),
+        Some(_) => {
+            Some(engine.root().read(&resolved, engine.config().max_file_bytes).map_err(|error| vfs_error(error))?.bytes)
+        }
         None => None,
     };
     let hash = original.as_deref().map(ContentHash::of);
@@ -1123,7 +1120,7 @@ fn numbered(text: &str, first: usize) -> String {
     out.trim_end_matches('\n').to_owned()
 }
 
-pub(crate) fn apply_error(engine: &Engine, error: ApplyError) -> ToolError {
+pub(crate) fn apply_error(error: ApplyError) -> ToolError {
     match error {
         ApplyError::Stale(stale) => {
             let mut message = String::from("files changed on disk while the edit was being made; nothing was written:");
@@ -1156,7 +1153,7 @@ pub(crate) fn apply_error(engine: &Engine, error: ApplyError) -> ToolError {
             error.message = message;
             error.with_detail("files", Value::from(listed))
         }
-        ApplyError::Vfs(error) => vfs_error(engine, error),
+        ApplyError::Vfs(error) => vfs_error(error),
         ApplyError::DuplicatePath(path) => ToolError::new(
             ErrorCode::Internal,
             format!("the edit plan named `{path}` twice"),
@@ -1175,67 +1172,8 @@ pub(crate) fn apply_error(engine: &Engine, error: ApplyError) -> ToolError {
     }
 }
 
-pub(crate) fn vfs_error(engine: &Engine, error: VfsError) -> ToolError {
-    match error {
-        VfsError::OutsideRoot { requested } => ToolError::new(
-            ErrorCode::PathOutsideRoot,
-            format!("`{requested}` is outside the workspace root; nothing outside it is read or written"),
-            format!("paths are relative to the root `{}`", engine.root().canonical().display()),
-        ),
-        VfsError::Excluded { path, pattern } => ToolError::new(
-            ErrorCode::PathExcluded,
-            format!("`{path}` is excluded by the pattern `{pattern}` (secrets and .git/ are never written)"),
-            "if this file is safe to edit, add it to `allow` in loupe.toml",
-        ),
-        VfsError::NotFound { path } => ToolError::new(
-            ErrorCode::FileNotFound,
-            format!("`{path}` does not exist"),
-            "create it with operation='create'",
-        ),
-        VfsError::IsDirectory { path } => {
-            ToolError::invalid_args(format!("`{path}` is a directory, not a file"), "name a file inside it")
-        }
-        VfsError::TooLarge { path, size, limit } => ToolError::new(
-            ErrorCode::FileTooLarge,
-            format!("`{path}` is {size} bytes, over the {limit}-byte limit"),
-            "raise `max_file_bytes` in loupe.toml to edit it",
-        ),
-        VfsError::MissingDirectory { path } => ToolError::invalid_args(
-            format!("directory `{path}` does not exist"),
-            "pass \"create_missing_dirs\": true to create it",
-        ),
-        VfsError::Symlink { path, target } => ToolError::invalid_args(
-            format!("`{path}` is a symlink; loupe never writes through a symlink"),
-            match target {
-                Some(target) => format!("edit its target `{target}` instead"),
-                None => "edit the file it points to instead".into(),
-            },
-        ),
-        VfsError::NotADirectory { path } => ToolError::invalid_args(
-            format!("`{path}` is a file, so nothing can be created under it"),
-            "pick another path",
-        ),
-        VfsError::NotRegular { path, kind } => ToolError::invalid_args(
-            format!("`{path}` is a {kind}, not a regular file; loupe reads and writes regular files only"),
-            "name a regular file: FIFOs, sockets and devices are never opened",
-        ),
-        VfsError::InvalidPath { reason } => {
-            ToolError::invalid_args(format!("invalid path: {reason}"), "pass a path without NUL bytes")
-        }
-        VfsError::ConfigFile { path } => ToolError::new(
-            ErrorCode::PathExcluded,
-            format!("`{path}` is loupe's own configuration; edit never writes it"),
-            "change it outside loupe; it is read when the server starts",
-        ),
-        VfsError::Io { path, source } => ToolError::new(
-            ErrorCode::IoError,
-            format!(
-                "cannot write `{}`: {source}",
-                path.strip_prefix(engine.root().canonical()).unwrap_or(&path).display()
-            ),
-            "check the file's permissions and the disk, then retry",
-        ),
-    }
+pub(crate) fn vfs_error(error: VfsError) -> ToolError {
+    crate::errors::vfs_error(error, Access::Write)
 }
 
 /// The reply: one header, per file its status and bounded diff, then what was cut and how

@@ -17,7 +17,8 @@
 //!   index, journal, session layer, graphs) that the tools take.
 //! - `args.rs`: the shared argument checks from the table (aliases, unknown names refused by name,
 //!   a parameter of another mode refused with the §3.4 message, numbers given as numbers or
-//!   numeric strings) and `Rejected`, a call whose arguments did not parse.
+//!   numeric strings) and `Rejected`, a call whose arguments did not parse; `errors.rs`: one
+//!   vocabulary for what `loupe-vfs` refuses, worded for a read or a write.
 //! - `read.rs`: modes `file` and `snippet`: windows, the caller's caps and the server's ceilings,
 //!   cuts at line boundaries, cursors (`cursor.rs`: file hash, path tag, position), both faces.
 //! - `symbols.rs`: modes `symbol` and `outline`. An outline is an `outline · N lines` header, then
@@ -54,6 +55,7 @@ mod diff_preview;
 mod dispatch;
 mod edit;
 mod engine;
+mod errors;
 mod manage;
 pub mod params;
 mod read;

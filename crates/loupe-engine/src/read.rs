@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 use crate::args::{Args, Parsed, Rejected};
 use crate::cursor::ReadCursor;
 use crate::engine::Engine;
+use crate::errors::Access;
 use crate::params;
 use crate::response::{Location, MetadataLevel, Response, next_line};
 use crate::suggest::closest;
@@ -869,22 +870,10 @@ fn with_args(request: &ReadRequest, set: &[(&str, Value)], remove: &[&str]) -> N
     NextCall { tool: "read".into(), arguments }
 }
 
+/// A read's refusal: a missing file or a directory get suggestions with calls that replay;
+/// the rest has the one vocabulary of `errors.rs`.
 fn vfs_error(engine: &Engine, request: &ReadRequest, error: VfsError) -> ToolError {
     match error {
-        VfsError::OutsideRoot { requested } => ToolError::new(
-            ErrorCode::PathOutsideRoot,
-            format!("`{requested}` is outside the workspace root"),
-            format!(
-                "paths are relative to the root `{}` (absolute paths must be inside it)",
-                engine.root().canonical().display()
-            ),
-        ),
-        VfsError::Excluded { path, pattern } => ToolError::new(
-            ErrorCode::PathExcluded,
-            format!("`{path}` is excluded by the pattern `{pattern}` (secrets and .git/ are never read)"),
-            "if this file is safe to read, add it to `allow` in loupe.toml",
-        )
-        .with_detail("pattern", Value::from(pattern)),
         VfsError::NotFound { path } => not_found(engine, request, &path),
         VfsError::IsDirectory { path } => {
             let (_, names) = engine.root().sibling_names(&path.join("_"));
@@ -901,18 +890,7 @@ fn vfs_error(engine: &Engine, request: &ReadRequest, error: VfsError) -> ToolErr
             }
             error
         }
-        VfsError::TooLarge { path, size, limit } => ToolError::new(
-            ErrorCode::FileTooLarge,
-            format!("`{path}` is {size} bytes, over the {limit}-byte read limit"),
-            "raise `max_file_bytes` in loupe.toml to read it",
-        )
-        .with_detail("size", Value::from(size)),
-        VfsError::Io { path, source } => ToolError::new(
-            ErrorCode::IoError,
-            format!("cannot read `{}`: {source}", display_relative(engine, &path)),
-            "check the file's permissions, then retry",
-        ),
-        other => crate::edit::vfs_error(engine, other),
+        other => crate::errors::vfs_error(other, Access::Read),
     }
 }
 
@@ -943,11 +921,6 @@ fn preview_names(names: &[String]) -> String {
     let shown: Vec<&str> = names.iter().take(12).map(String::as_str).collect();
     let more = names.len().saturating_sub(shown.len());
     if more > 0 { format!("{} … and {more} more", shown.join(", ")) } else { shown.join(", ") }
-}
-
-fn display_relative(engine: &Engine, path: &std::path::Path) -> String {
-    path.strip_prefix(engine.root().canonical())
-        .map_or_else(|_| path.display().to_string(), |rest| rest.display().to_string())
 }
 
 fn digits(number: usize) -> usize {

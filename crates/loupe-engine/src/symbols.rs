@@ -266,14 +266,8 @@ pub(crate) fn outline(
     include_docs: bool,
     max_tokens: Option<usize>,
 ) -> Result<Response, ToolError> {
-    let resolved = engine.root().resolve(target).map_err(|error| {
-        let code = match error {
-            loupe_vfs::VfsError::OutsideRoot { .. } => ErrorCode::PathOutsideRoot,
-            loupe_vfs::VfsError::Excluded { .. } => ErrorCode::PathExcluded,
-            _ => ErrorCode::FileNotFound,
-        };
-        ToolError::new(code, error.to_string(), "outline takes a source file or a directory, relative to the root")
-    })?;
+    let resolved =
+        engine.root().resolve(target).map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
     let Some(real) = &resolved.real else {
         return Err(ToolError::new(
             ErrorCode::FileNotFound,

@@ -34,7 +34,7 @@ pub(super) fn undo(engine: &Engine, id: Option<&str>, force: bool, reverse: bool
     let _serial = engine.edit_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let result = if reverse { journal.undo(id, force) } else { journal.redo(id, force) };
     let applied = result.map_err(|error| {
-        let mut error = apply_error(engine, error);
+        let mut error = apply_error(error);
         if error.code == ErrorCode::Conflict {
             let listing = error.message.split_once('\n').map_or("", |(_, rest)| rest).to_owned();
             error.message = format!("cannot {command}: file(s) changed since the transaction; nothing was written:\n{listing}");
