@@ -53,12 +53,22 @@ pub(crate) fn vfs_error(error: VfsError, access: Access) -> ToolError {
             format!("`{}` is outside the workspace root; nothing outside it is read or written", quoted(&requested)),
             "paths are relative to the workspace root (an absolute path must lie inside it)",
         ),
-        VfsError::Excluded { path, pattern } => ToolError::new(
-            ErrorCode::PathExcluded,
-            format!("`{path}` is excluded by the pattern `{pattern}` (secrets and .git/ are never read or written)"),
-            "if this file is safe, add it to `allow` in your user config (~/.config/loupe/config.toml), LOUPE_ALLOW or --allow",
-        )
-        .with_detail("pattern", Value::from(pattern)),
+        VfsError::Excluded { path, pattern } => {
+            // No rule lifts `.git/` (§3.1); a secret can be allowed by the user, never by the repository.
+            let hint = if path.components().any(|component| component.eq_ignore_ascii_case(".git")) {
+                "nothing under .git/ is read or written; read mode='diff_preview' shows what git knows"
+            } else {
+                "if it is safe, allow it in the user config (`allow`), LOUPE_ALLOW or --allow"
+            };
+            ToolError::new(
+                ErrorCode::PathExcluded,
+                format!(
+                    "`{path}` is excluded by the pattern `{pattern}` (secrets and .git/ are never read or written)"
+                ),
+                hint,
+            )
+            .with_detail("pattern", Value::from(pattern))
+        }
         VfsError::NotFound { path } => {
             let hint = match access {
                 Access::Read => "find it by name: search with type='file'",
