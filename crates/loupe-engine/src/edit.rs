@@ -479,9 +479,7 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<R
             ));
         };
         let paths: Vec<RepoPath> = changes.iter().map(|change| change.path.clone()).collect();
-        let applied = journal
-            .apply(Plan { changes, create_dirs: options.create_missing_dirs })
-            .map_err(|error| apply_error(error))?;
+        let applied = journal.apply(Plan { changes, create_dirs: options.create_missing_dirs }).map_err(apply_error)?;
         if let Some(index) = engine.index() {
             index.update_paths(&paths);
         }
@@ -518,7 +516,7 @@ fn file_for(
     order: &mut Vec<String>,
     input: &str,
 ) -> Result<String, ToolError> {
-    let resolved = engine.root().resolve(input).map_err(|error| vfs_error(error))?;
+    let resolved = engine.root().resolve(input).map_err(vfs_error)?;
     let key = resolved.path.to_string();
     if files.contains_key(&key) {
         return Ok(key);
@@ -543,9 +541,7 @@ fn file_for(
         return Err(error);
     }
     let original = match &resolved.real {
-        Some(_) => {
-            Some(engine.root().read(&resolved, engine.config().max_file_bytes).map_err(|error| vfs_error(error))?.bytes)
-        }
+        Some(_) => Some(engine.root().read(&resolved, engine.config().max_file_bytes).map_err(vfs_error)?.bytes),
         None => None,
     };
     let hash = original.as_deref().map(ContentHash::of);
