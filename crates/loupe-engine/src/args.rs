@@ -9,7 +9,7 @@
 use loupe_core::ToolError;
 use serde_json::{Map, Value};
 
-use crate::params::{Param, ParamType, ToolSpec};
+use crate::params::{MAX_LIST_ITEMS, MAX_TEXT_BYTES, Param, ParamType, ToolSpec};
 
 /// A call whose arguments did not parse: the error, and what the call named (for the answer's
 /// header and the session it belongs to).
@@ -131,10 +131,30 @@ impl Args {
     pub(crate) fn string(&mut self, key: &str) -> Result<Option<String>, ToolError> {
         match self.map.remove(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text)),
+            Some(Value::String(text)) => self.bounded(key, text).map(Some),
             Some(Value::Number(number)) => Ok(Some(number.to_string())),
             Some(other) => Err(self.wrong_type(key, "a string", &other)),
         }
+    }
+
+    /// The table's bound on `key`'s length (the default for names the table does not list).
+    fn max_bytes(&self, key: &str) -> usize {
+        self.params.iter().find(|param| param.name == key).map_or(MAX_TEXT_BYTES, |param| param.max_bytes)
+    }
+
+    /// `text` when it is within the table's bound for `key`; the refusal never echoes it.
+    fn bounded(&self, key: &str, text: String) -> Result<String, ToolError> {
+        let limit = self.max_bytes(key);
+        if text.len() <= limit {
+            return Ok(text);
+        }
+        Err(ToolError::invalid_args(
+            format!("`{key}` is {} bytes long; the limit is {limit}", text.len()),
+            match key {
+                "query" => "search for a shorter, distinctive part of it".to_owned(),
+                _ => format!("pass at most {limit} bytes in `{key}`"),
+            },
+        ))
     }
 
     pub(crate) fn required_string(&mut self, key: &str, example: &str) -> Result<String, ToolError> {
@@ -150,10 +170,10 @@ impl Args {
     /// A non-negative integer; numeric strings are accepted because models send them.
     /// A list of strings: a JSON array, or one comma-separated string.
     pub(crate) fn string_list(&mut self, key: &str) -> Result<Vec<String>, ToolError> {
-        match self.map.remove(key) {
-            None | Some(Value::Null) => Ok(Vec::new()),
+        let items: Vec<String> = match self.map.remove(key) {
+            None | Some(Value::Null) => return Ok(Vec::new()),
             Some(Value::String(text)) => {
-                Ok(text.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_owned).collect())
+                text.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_owned).collect()
             }
             Some(Value::Array(items)) => items
                 .into_iter()
@@ -161,9 +181,16 @@ impl Args {
                     Value::String(text) => Ok(text),
                     other => Err(self.wrong_type(key, "a list of strings", &other)),
                 })
-                .collect(),
-            Some(other) => Err(self.wrong_type(key, "a list of strings", &other)),
+                .collect::<Result<_, _>>()?,
+            Some(other) => return Err(self.wrong_type(key, "a list of strings", &other)),
+        };
+        if items.len() > MAX_LIST_ITEMS {
+            return Err(ToolError::invalid_args(
+                format!("`{key}` has {} items; the limit is {MAX_LIST_ITEMS}", items.len()),
+                format!("pass at most {MAX_LIST_ITEMS} items in `{key}`"),
+            ));
         }
+        items.into_iter().map(|item| self.bounded(key, item)).collect()
     }
 
     pub(crate) fn integer(&mut self, key: &str) -> Result<Option<u64>, ToolError> {

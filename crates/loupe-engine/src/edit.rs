@@ -162,6 +162,12 @@ fn parse_request(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError
     let _session_id = args.string("session_id")?;
     args.finish()?;
     let list = match edits {
+        Value::Array(list) if list.len() > params::MAX_LIST_ITEMS => {
+            return Err(ToolError::invalid_args(
+                format!("`edits` has {} edits; the limit is {}", list.len(), params::MAX_LIST_ITEMS),
+                "split the change into several calls",
+            ));
+        }
         Value::Array(list) if !list.is_empty() => list,
         Value::Object(_) => vec![edits],
         _ => {

@@ -38,7 +38,20 @@ pub struct Param {
     pub aliases: &'static [&'static str],
     /// The command line takes it as a positional argument rather than a `--flag`.
     pub positional: bool,
+    /// The longest value accepted, in bytes (for a list: each item). Free text is bounded
+    /// before anything plans with it: a 50 MB query must cost an error, not the machine.
+    pub max_bytes: usize,
 }
+
+/// The longest name, path, query or id a parameter takes, in bytes.
+pub const MAX_TEXT_BYTES: usize = 4096;
+/// The longest search query, in bytes: longer literals and patterns are not what a search is
+/// for, and planning and matching cost grows with them.
+pub const MAX_QUERY_BYTES: usize = 1000;
+/// The longest text an edit or a proposed content carries, in bytes.
+pub const MAX_CONTENT_BYTES: usize = 8 << 20;
+/// The most items a list parameter takes (globs, kinds, edits).
+pub const MAX_LIST_ITEMS: usize = 1000;
 
 /// What a tool does to the world, for clients that ask (MCP annotations, §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +86,16 @@ impl ToolSpec {
 
 impl Param {
     const fn new(name: &'static str, ty: ParamType, description: &'static str) -> Param {
-        Param { name, ty, description, required: false, only_for: &[], aliases: &[], positional: false }
+        Param {
+            name,
+            ty,
+            description,
+            required: false,
+            only_for: &[],
+            aliases: &[],
+            positional: false,
+            max_bytes: MAX_TEXT_BYTES,
+        }
     }
 
     const fn required(self) -> Param {
@@ -90,6 +112,15 @@ impl Param {
 
     const fn positional(self) -> Param {
         Param { positional: true, ..self }
+    }
+
+    /// Text that may be as long as a file (an edit's strings, a proposed content).
+    const fn content(self) -> Param {
+        Param { max_bytes: MAX_CONTENT_BYTES, ..self }
+    }
+
+    const fn max_bytes(self, max_bytes: usize) -> Param {
+        Param { max_bytes, ..self }
     }
 
     /// True when the parameter may be given with the selector set to `value`.
@@ -175,7 +206,7 @@ Errors carry a code, a hint and ready-to-run next_calls.",
         integer("depth", 1, "nesting shown (default 2)").only_for(&["outline"]),
         boolean("include_docs", "doc comments too").only_for(&["outline"]),
         choice("against", BASELINES, "baseline (default HEAD)").only_for(&["diff_preview"]),
-        string("content", "proposed text").only_for(&["diff_preview"]),
+        string("content", "proposed text").only_for(&["diff_preview"]).content(),
     ],
     effects: Effects { read_only: true, destructive: false, idempotent: true },
 };
@@ -188,7 +219,7 @@ identifier -> symbol (then text), else text. text is literal; regex is explicit.
 (showing X-Y of Z, cursor); each hit has a candidate_id and the top hits come with ready-to-run reads.",
     selector: None,
     params: &[
-        string("query", "what to find").required().aliases(&["pattern"]).positional(),
+        string("query", "what to find").required().aliases(&["pattern"]).positional().max_bytes(MAX_QUERY_BYTES),
         choice("type", SEARCH_TYPES, "default auto"),
         string("path", "subtree or glob"),
         list("glob", "only paths matching").aliases(&["include"]),
@@ -267,10 +298,10 @@ pub const EDIT_ITEM: &[Param] = &[
     integer("start_line", 1, "first line replaced").only_for(&["replace_lines"]),
     integer("end_line", 1, "last line replaced").only_for(&["replace_lines"]),
     integer("line", 0, "insert after it").only_for(&["insert"]),
-    string("content", "the new file").only_for(&["create"]),
+    string("content", "the new file").only_for(&["create"]).content(),
     boolean("overwrite", "replace an existing file").only_for(&["create"]),
     string("expected_hash", "file_hash the file must have"),
-    string("expected_text", "current text of the lines").only_for(&["replace_lines", "insert"]),
+    string("expected_text", "current text of the lines").only_for(&["replace_lines", "insert"]).content(),
 ];
 
 pub const MANAGE: ToolSpec = ToolSpec {

@@ -474,10 +474,19 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
     // finds where they can start, far faster than a call per line; only lines where such a
     // match starts are then matched alone. On a single line (no terminator inside) the same
     // regex has exactly the per-line meaning, so one regex serves both.
-    let scanner =
-        RegexBuilder::new(&pattern).case_insensitive(!case_sensitive).multi_line(true).crlf(true).build().map_err(
-            |error| ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern, or use type='text'"),
-        )?;
+    let scanner = RegexBuilder::new(&pattern)
+        .case_insensitive(!case_sensitive)
+        .multi_line(true)
+        .crlf(true)
+        .build()
+        .map_err(|error| match is_regex {
+            true => ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern, or use type='text'"),
+            // A literal always parses; what fails is its size once compiled (case folding).
+            false => ToolError::invalid_args(
+                "this literal is too large to search as given",
+                "search for a shorter, distinctive part of it, or set case_sensitive: true",
+            ),
+        })?;
     // The plan must be evaluated with the same options the matcher uses; a literal searched
     // case-insensitively goes through the regex planner, which knows Unicode case folding.
     let plan_pattern = if is_regex { request.query.clone() } else { regex::escape(&request.query) };

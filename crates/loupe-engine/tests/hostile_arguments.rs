@@ -1,0 +1,57 @@
+//! Arguments an injected agent might send to exhaust the server (issue 14, R5 and R11): every
+//! free-text parameter is bounded by the parameter table before anything plans with it, and a
+//! refusal never echoes what it refused.
+
+use serde_json::json;
+
+use crate::common::fixture;
+
+/// R5: a multi-megabyte query is refused by its length, at once, without echoing it.
+#[test]
+fn r5_a_huge_query_is_refused_before_planning() {
+    let fixture = fixture();
+    for kind in ["text", "regex", "auto", "symbol", "file"] {
+        let answer = fixture.engine.call("search", json!({"query": "a".repeat(5_000_000), "type": kind}));
+        assert_eq!(answer.error_code(), Some("INVALID_ARGS"), "{kind}: {}", answer.face);
+        assert!(answer.face.contains("the limit is 1000"), "{kind}: {}", answer.face);
+        assert!(answer.face.len() < 400, "{kind}: the refusal echoes the query ({} bytes)", answer.face.len());
+    }
+}
+
+/// R11: a long literal within the bound is searched as a literal, never refused as a regex.
+#[test]
+fn r11_a_long_literal_within_the_bound_is_searched_as_text() {
+    let fixture = fixture();
+    let literal = format!("{}(", "x".repeat(998));
+    let answer = fixture.engine.call("search", json!({"query": literal, "type": "text"}));
+    assert!(answer.ok, "{}", answer.face);
+    assert!(!answer.face.contains("regex"), "{}", answer.face);
+}
+
+/// R5: every string of every tool has a bound, lists have a bound on their items, and edits
+/// on their count.
+#[test]
+fn r5_every_free_text_argument_is_bounded() {
+    let fixture = fixture();
+    let long = "p".repeat(5000);
+    let calls = [
+        ("read", json!({"mode": "file", "target": long})),
+        ("read", json!({"mode": "symbol", "target": long})),
+        ("search", json!({"query": "greet", "glob": [long]})),
+        ("search", json!({"query": "greet", "exclude": vec!["*.rs"; 1001]})),
+        ("analyze", json!({"mode": "calls", "target": long})),
+        ("manage", json!({"command": "undo", "transaction_id": long})),
+        ("edit", json!({"edits": [{"path": long, "operation": "delete"}]})),
+        (
+            "edit",
+            json!({"edits": [{"path": "src/main.rs", "operation": "replace", "old_string": "a".repeat(9 << 20), "new_string": "b"}]}),
+        ),
+        ("edit", json!({"edits": vec![json!({"path": "src/main.rs", "operation": "delete"}); 1001]})),
+    ];
+    for (tool, arguments) in calls {
+        let answer = fixture.engine.call(tool, arguments);
+        assert_eq!(answer.error_code(), Some("INVALID_ARGS"), "{tool}: {}", answer.face);
+        assert!(answer.face.contains("the limit is"), "{tool}: {}", answer.face);
+        assert!(answer.face.len() < 1000, "{tool}: the refusal echoes its argument ({} bytes)", answer.face.len());
+    }
+}
