@@ -1,0 +1,70 @@
+"""Drive `loupe serve` over stdio with the official MCP Python SDK (2.x `ClientSession`), as a
+client would: list the tools, check every schema is well formed, call each tool once, and
+print both faces a client may hand the model (the text, and JSON of structuredContent) with
+their sizes. Exit status 1 when a call that should succeed fails.
+
+Usage: python bench/clients/python_sdk_check.py LOUPE_BINARY REPOSITORY
+(install the SDK with `pip install "mcp>=2"`).
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+
+CALLS = [
+    ("search", {"query": "register_blueprint", "type": "symbol"}),
+    ("read", {"mode": "snippet", "target": "src/flask/app.py", "start_line": 1, "end_line": 12}),
+    ("read", {"mode": "outline", "target": "src/flask/blueprints.py"}),
+    ("analyze", {"mode": "calls", "target": "url_for", "direction": "upstream", "max_nodes": 10}),
+    ("edit", {"edits": [{"path": "src/flask/app.py", "operation": "insert", "line": 0, "new_string": "# x\n"}], "dry_run": True}),
+    ("manage", {"command": "status"}),
+]
+
+REFUSED = [
+    ("read", {"mode": "file", "target": "src/flask/app.py", "colour": "red"}, "INVALID_ARGS"),
+    ("search", {"query": "q" * 5000}, "INVALID_ARGS"),
+    ("read", {"mode": "file", "target": ".git/config"}, "PATH_EXCLUDED"),
+]
+
+
+async def main(binary: str, repository: str) -> int:
+    params = StdioServerParameters(command=binary, args=["serve", "--root", repository])
+    failures = 0
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            listing = json.dumps([tool.model_dump(mode="json", exclude_none=True) for tool in listed.tools])
+            print(f"tools/list: {len(listed.tools)} tools, {len(listing)} bytes")
+            for tool in listed.tools:
+                properties = tool.inputSchema.get("properties", {})
+                missing = [name for name, schema in properties.items() if not schema.get("description")]
+                print(f"  {tool.name}: {len(properties)} parameters, required {tool.inputSchema.get('required')}")
+                if missing:
+                    failures += 1
+                    print(f"    no description: {missing}")
+            for name, arguments in CALLS:
+                result = await session.call_tool(name, arguments)
+                text = result.content[0].text if result.content else ""
+                structured = json.dumps(result.structuredContent, ensure_ascii=False, separators=(",", ":"))
+                print(f"\n>>> {name} {json.dumps(arguments)}")
+                print(f"text {len(text)} chars, structuredContent {len(structured)} chars, isError={result.isError}")
+                print(text[:600])
+                if result.isError:
+                    failures += 1
+            for name, arguments, code in REFUSED:
+                result = await session.call_tool(name, arguments)
+                got = (result.structuredContent or {}).get("error", {}).get("code")
+                text = result.content[0].text if result.content else ""
+                print(f"\n>>> {name} (refused) → {got}: {text.splitlines()[0] if text else ''}")
+                if got != code or len(text) > 1000:
+                    failures += 1
+    print(f"\n{failures} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(sys.argv[1], sys.argv[2])))
