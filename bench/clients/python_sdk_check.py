@@ -17,8 +17,9 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 CALLS = [
     ("search", {"query": "register_blueprint", "type": "symbol"}),
     ("read", {"mode": "snippet", "target": "src/flask/app.py", "start_line": 1, "end_line": 12}),
-    ("read", {"mode": "outline", "target": "src/flask/blueprints.py"}),
-    ("analyze", {"mode": "calls", "target": "url_for", "direction": "upstream", "max_nodes": 10}),
+    ("search", {"query": "blueprints.py", "type": "file"}),
+    ("read", {"mode": "outline", "target": "src/flask/blueprints.py", "candidate_id": "FROM_LAST_SEARCH"}),
+    ("analyze", {"mode": "calls", "target": "url_for", "path": "src/flask/helpers.py", "direction": "upstream", "max_nodes": 10}),
     ("edit", {"edits": [{"path": "src/flask/app.py", "operation": "insert", "line": 0, "new_string": "# x\n"}], "dry_run": True}),
     ("manage", {"command": "status"}),
 ]
@@ -26,7 +27,7 @@ CALLS = [
 REFUSED = [
     ("read", {"mode": "file", "target": "src/flask/app.py", "colour": "red"}, "INVALID_ARGS"),
     ("search", {"query": "q" * 5000}, "INVALID_ARGS"),
-    ("read", {"mode": "file", "target": ".git/config"}, "PATH_EXCLUDED"),
+    ("read", {"mode": "snippet", "target": ".git/config", "start_line": 1, "end_line": 5}, "PATH_EXCLUDED"),
 ]
 
 
@@ -40,24 +41,34 @@ async def main(binary: str, repository: str) -> int:
             listing = json.dumps([tool.model_dump(mode="json", exclude_none=True) for tool in listed.tools])
             print(f"tools/list: {len(listed.tools)} tools, {len(listing)} bytes")
             for tool in listed.tools:
-                properties = tool.inputSchema.get("properties", {})
+                properties = tool.input_schema.get("properties", {})
                 missing = [name for name, schema in properties.items() if not schema.get("description")]
-                print(f"  {tool.name}: {len(properties)} parameters, required {tool.inputSchema.get('required')}")
+                print(f"  {tool.name}: {len(properties)} parameters, required {tool.input_schema.get('required')}")
                 if missing:
                     failures += 1
                     print(f"    no description: {missing}")
+            last_hits = []
+
+            async def progress(done, total, message):
+                print(f"  progress {done}/{total} {message or ''}")
+
             for name, arguments in CALLS:
-                result = await session.call_tool(name, arguments)
+                if arguments.get("candidate_id") == "FROM_LAST_SEARCH":
+                    arguments = dict(arguments, candidate_id=last_hits[0]["candidate_id"])
+                # A progress token lets the server wait for its first index build (§7).
+                result = await session.call_tool(name, arguments, progress_callback=progress)
+                if name == "search":
+                    last_hits = ((result.structured_content or {}).get("meta") or {}).get("results") or []
                 text = result.content[0].text if result.content else ""
-                structured = json.dumps(result.structuredContent, ensure_ascii=False, separators=(",", ":"))
+                structured = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
                 print(f"\n>>> {name} {json.dumps(arguments)}")
-                print(f"text {len(text)} chars, structuredContent {len(structured)} chars, isError={result.isError}")
+                print(f"text {len(text)} chars, structuredContent {len(structured)} chars, isError={result.is_error}")
                 print(text[:600])
-                if result.isError:
+                if result.is_error:
                     failures += 1
             for name, arguments, code in REFUSED:
                 result = await session.call_tool(name, arguments)
-                got = (result.structuredContent or {}).get("error", {}).get("code")
+                got = (result.structured_content or {}).get("error", {}).get("code")
                 text = result.content[0].text if result.content else ""
                 print(f"\n>>> {name} (refused) → {got}: {text.splitlines()[0] if text else ''}")
                 if got != code or len(text) > 1000:

@@ -170,7 +170,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, To
 /// baselines: `HEAD` and the git index hold whatever was ever committed or staged, secrets
 /// included, and what the worktree walk leaves out must not come back from them as "deleted"
 /// or "added". A path that does not normalise is hidden too.
-fn open_repository(engine: &Engine) -> Result<Repository, ToolError> {
+pub(crate) fn open_repository(engine: &Engine) -> Result<Repository, ToolError> {
     let exclusions = engine.root().exclusions().clone();
     let repository = Repository::discover(engine.root().canonical()).map_err(git_error)?;
     Ok(repository.hiding(Box::new(move |path| {

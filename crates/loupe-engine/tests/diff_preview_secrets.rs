@@ -118,3 +118,14 @@ fn r2_single_file_diff_preview_of_an_excluded_path_is_path_excluded() {
     let response = engine.call("read", proposed);
     assert_eq!(response.error_code(), Some("PATH_EXCLUDED"), "{}", response.face);
 }
+
+/// R2: `manage status` counts what `diff_preview` shows: a changed or deleted secret is not a
+/// changed file there either.
+#[test]
+fn r2_manage_status_does_not_count_hidden_secrets() {
+    let (_root, _index, engine) = repo();
+    let status = engine.call("manage", json!({"command": "status"}));
+    assert!(status.ok, "{}", status.face);
+    let git_line = status.face.lines().find(|line| line.starts_with("git ")).unwrap();
+    assert!(git_line.contains("· 1 changed"), "only src/lib.rs changed: {}", status.face);
+}
