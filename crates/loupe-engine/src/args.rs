@@ -9,6 +9,7 @@
 use loupe_core::ToolError;
 use serde_json::{Map, Value};
 
+use crate::errors::quoted;
 use crate::params::{MAX_LIST_ITEMS, MAX_TEXT_BYTES, Param, ParamType, ToolSpec};
 
 /// A call whose arguments did not parse: the error, and what the call named (for the answer's
@@ -224,7 +225,7 @@ impl Args {
             return Ok(Some(text));
         }
         Err(ToolError::invalid_args(
-            format!("`{key}` must be one of {}, got `{text}`", choices.join("|")),
+            format!("`{key}` must be one of {}, got `{}`", choices.join("|"), quoted(&text)),
             format!("set `{key}` to one of: {}", choices.join(", ")),
         ))
     }
@@ -262,7 +263,7 @@ impl Args {
 
     fn wrong_type(&self, key: &str, expected: &str, got: &Value) -> ToolError {
         ToolError::invalid_args(
-            format!("`{key}` must be {expected}, got {} `{got}`", kind_of(got)),
+            format!("`{key}` must be {expected}, got {} `{}`", kind_of(got), quoted(&got.to_string())),
             format!("pass `{key}` as {expected}"),
         )
     }

@@ -212,7 +212,11 @@ fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
     let expected_hash = match args.string("expected_hash")? {
         Some(text) => Some(ContentHash::parse(&text).ok_or_else(|| {
             ToolError::invalid_args(
-                format!("edit #{}: `expected_hash` must be the 16-hex `file_hash` of a read, got `{text}`", index + 1),
+                format!(
+                    "edit #{}: `expected_hash` must be the 16-hex `file_hash` of a read, got `{}`",
+                    index + 1,
+                    crate::errors::quoted(&text)
+                ),
                 "pass meta.file_hash from a read of the file, or remove `expected_hash`",
             )
         })?),

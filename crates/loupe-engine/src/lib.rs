@@ -56,6 +56,8 @@ mod dispatch;
 mod edit;
 mod engine;
 mod errors;
+#[cfg(test)]
+mod fuzz;
 mod manage;
 pub mod params;
 mod read;

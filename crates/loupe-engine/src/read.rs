@@ -290,7 +290,8 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadR
             if !["HEAD", "INDEX", "WORKTREE"].contains(&against.as_str()) {
                 return Err(ToolError::invalid_args(
                     format!(
-                        "`against` must be HEAD, INDEX or WORKTREE, got `{against}` (commit and snapshot baselines are not supported)"
+                        "`against` must be HEAD, INDEX or WORKTREE, got `{}` (commit and snapshot baselines are not supported)",
+                        crate::errors::quoted(&against)
                     ),
                     "set `against` to HEAD, INDEX or WORKTREE",
                 ));
@@ -389,7 +390,10 @@ fn parse_snippet_window(
 fn parse_line_range(range: &str) -> Result<(u64, u64), ToolError> {
     let bad = || {
         ToolError::invalid_args(
-            format!("`line_range` must look like \"10-20\" (1-based, inclusive), got `{range}`"),
+            format!(
+                "`line_range` must look like \"10-20\" (1-based, inclusive), got `{}`",
+                crate::errors::quoted(range)
+            ),
             "pass \"line_range\": \"10-20\", or start_line and end_line",
         )
     };

@@ -55,3 +55,20 @@ fn r5_every_free_text_argument_is_bounded() {
         assert!(answer.face.len() < 1000, "{tool}: the refusal echoes its argument ({} bytes)", answer.face.len());
     }
 }
+
+/// R8, found by `fuzz_tool_arguments`: a value of the wrong type was echoed whole in the error.
+#[test]
+fn r8_a_wrong_typed_or_unknown_value_is_not_echoed() {
+    let fixture = fixture();
+    let big = json!({"": "a".repeat(100_000)});
+    for (tool, arguments) in [
+        ("read", json!({"mode": big, "target": "src/main.rs"})),
+        ("read", json!({"mode": "snippet", "target": "src/main.rs", "line_range": "x".repeat(4000)})),
+        ("search", json!({"query": "greet", "max_results": big})),
+        ("analyze", json!({"mode": "calls", "target": "greet", "direction": "d".repeat(4000)})),
+    ] {
+        let answer = fixture.engine.call(tool, arguments);
+        assert_eq!(answer.error_code(), Some("INVALID_ARGS"), "{tool}: {}", answer.face);
+        assert!(answer.face.len() < 1000, "{tool}: a {}-byte refusal", answer.face.len());
+    }
+}
