@@ -86,16 +86,20 @@ fn arguments(spec: &'static params::ToolSpec) -> impl Strategy<Value = Value> {
     ]
 }
 
+/// A refusal is an argument error, its message and hint quote what was sent bounded, and its
+/// whole face (which may carry a ready-to-run call with the caller's bounded arguments) stays
+/// far below what a client accepts.
 fn check_refusal(tool: &str, arguments: &Value, rejected: &crate::args::Rejected) {
     let code = rejected.error.code.as_str();
     assert!(matches!(code, "INVALID_ARGS" | "PATH_OUTSIDE_ROOT"), "{tool} {arguments}: refused with {code}");
-    let face = crate::response::error_face(&rejected.error);
+    let words = rejected.error.message.len() + rejected.error.hint.len();
     assert!(
-        face.len() < 4000,
-        "{tool}: a {}-byte refusal for {} bytes of arguments",
-        face.len(),
+        words < 2000,
+        "{tool}: a {words}-byte message and hint for {} bytes of arguments",
         arguments.to_string().len()
     );
+    let face = crate::response::error_face(&rejected.error);
+    assert!(face.len() < 64 << 10, "{tool}: a {}-byte refusal", face.len());
 }
 
 fn runner() -> TestRunner {

@@ -257,10 +257,11 @@ fn execute(engine: &Engine, request: &SearchRequest) -> Result<Response, ToolErr
         other => (static_kind(other), false),
     };
     let mut fell_back = false;
+    let searched_all = |(hits, lower_bound): (Vec<Hit>, bool)| (hits, lower_bound, 0);
     let mut hits = match effective {
-        "symbol" => symbol_hits(engine, request),
-        "file" => file_hits(engine, request, false),
-        "directory" => file_hits(engine, request, true),
+        "symbol" => searched_all(symbol_hits(engine, request)),
+        "file" => searched_all(file_hits(engine, request, false)),
+        "directory" => searched_all(file_hits(engine, request, true)),
         "regex" => text_hits(engine, request, true)?,
         _ => text_hits(engine, request, false)?,
     };
@@ -270,7 +271,7 @@ fn execute(engine: &Engine, request: &SearchRequest) -> Result<Response, ToolErr
         used = "text";
         hits = text_hits(engine, request, false)?;
     }
-    let (mut hits, lower_bound) = hits;
+    let (mut hits, lower_bound, not_searched) = hits;
     hits.sort_by(|left, right| {
         right
             .score
@@ -278,7 +279,16 @@ fn execute(engine: &Engine, request: &SearchRequest) -> Result<Response, ToolErr
             .then_with(|| left.path.cmp(&right.path))
             .then_with(|| left.line.cmp(&right.line))
     });
-    Ok(render(engine, request, used, inferred, fell_back, index_state, hits, lower_bound))
+    let found = Found { hits, lower_bound, not_searched };
+    Ok(render(engine, request, used, inferred, fell_back, index_state, found))
+}
+
+/// What a search found: the hits, whether the total is a lower bound (the 2,000-match cut),
+/// and how many files in scope were too large to read and so not searched.
+struct Found {
+    hits: Vec<Hit>,
+    lower_bound: bool,
+    not_searched: usize,
 }
 
 fn static_kind(kind: &str) -> &'static str {
@@ -466,7 +476,9 @@ fn file_hits(engine: &Engine, request: &SearchRequest, directories: bool) -> (Ve
     (hits, false)
 }
 
-fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result<(Vec<Hit>, bool), ToolError> {
+/// Text hits, whether the 2,000-match cut made the total a lower bound, and how many files in
+/// scope were too large to read (over `max_file_bytes`) and so not searched.
+fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result<(Vec<Hit>, bool, usize), ToolError> {
     let case_sensitive = smart_case(request);
     let pattern = if is_regex { request.query.clone() } else { regex::escape(&request.query) };
     let pattern = if request.whole_word { format!(r"\b(?:{pattern})\b") } else { pattern };
@@ -497,10 +509,25 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
         trigram::plan_literal(&request.query)
     };
     let ready = engine.index_for_query().filter(|index| index.state() == IndexState::Ready);
-    let mut candidates: Vec<RepoPath> = match ready {
-        Some(index) => index.text_candidates(&plan),
-        None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
+    let (mut candidates, oversized): (Vec<RepoPath>, Vec<loupe_vfs::WalkEntry>) = match ready {
+        Some(index) => (index.text_candidates(&plan), index.oversized()),
+        None => {
+            let walk = engine.root().walk_all(engine.walk_options());
+            (walk.files.into_iter().map(|entry| entry.path).collect(), walk.oversized)
+        }
     };
+    // Files over the index's size limit are not in it: they are scanned here, up to the read
+    // limit; what is over that too is counted and named in the answer, never silently missed.
+    let read_limit = engine.config().max_file_bytes;
+    let (scanned, too_large): (Vec<_>, Vec<_>) = oversized
+        .into_iter()
+        .filter(|entry| request.filters.admits(&entry.path))
+        .partition(|entry| entry.size <= read_limit);
+    if !scanned.is_empty() {
+        candidates.extend(scanned.into_iter().map(|entry| entry.path));
+        candidates.sort();
+        candidates.dedup();
+    }
     // Lines that define a symbol named like the query rank as definitions, and the files
     // holding them are verified first, so a search cut at MAX_MATCHES still shows them.
     let mut definition_lines: BTreeMap<RepoPath, Vec<usize>> = BTreeMap::new();
@@ -540,7 +567,7 @@ fn text_hits(engine: &Engine, request: &SearchRequest, is_regex: bool) -> Result
             true
         },
     );
-    Ok((hits, lower_bound))
+    Ok((hits, lower_bound, too_large.len()))
 }
 
 /// What verifying one candidate file needs.
@@ -554,7 +581,8 @@ struct Verifier<'a> {
 impl Verifier<'_> {
     /// The matches in `path` as it is on disk now, scored.
     fn file(&self, path: &RepoPath, definition_lines: &[usize]) -> Vec<Hit> {
-        let Ok(bytes) = self.engine.root().read_indexed(path, self.engine.config().max_index_file_bytes) else {
+        // The read limit, not the index's: files over the index's limit are scanned here too.
+        let Ok(bytes) = self.engine.root().read_indexed(path, self.engine.config().max_file_bytes) else {
             return Vec::new();
         };
         // A file that is plain UTF-8 with `\n` line ends (no BOM, no NUL near the start, no
@@ -698,9 +726,9 @@ fn render(
     inferred: bool,
     fell_back: bool,
     index_state: IndexState,
-    hits: Vec<Hit>,
-    lower_bound: bool,
+    found: Found,
 ) -> Response {
+    let Found { hits, lower_bound, not_searched } = found;
     let total = hits.len();
     let start = request.offset.min(total);
     let end = (start + request.max_results).min(total);
@@ -743,6 +771,12 @@ fn render(
     }
     if index_state == IndexState::Building {
         face.push_str("(index still building: results may be incomplete)\n");
+    }
+    if not_searched > 0 {
+        face.push_str(&format!(
+            "({not_searched} file(s) over the {}-byte read limit were not searched; raise max_file_bytes)\n",
+            engine.config().max_file_bytes
+        ));
     }
     let page = &hits[start..end];
     let mut results_json = Vec::new();
@@ -795,6 +829,9 @@ fn render(
     meta.insert("next_cursor".into(), next_cursor.map(Value::from).unwrap_or(Value::Null));
     meta.insert("bundle_id".into(), Value::from(bundle_id));
     meta.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
+    if not_searched > 0 {
+        meta.insert("not_searched".into(), Value::from(not_searched));
+    }
     meta.insert("reason_codes".into(), json!(reason_codes));
     meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
     meta.insert("results".into(), Value::Array(results_json));

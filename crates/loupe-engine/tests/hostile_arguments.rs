@@ -72,3 +72,28 @@ fn r8_a_wrong_typed_or_unknown_value_is_not_echoed() {
         assert!(answer.face.len() < 1000, "{tool}: a {}-byte refusal", answer.face.len());
     }
 }
+
+/// R10: a file over `max_index_file_bytes` is not in the index, but a text search still finds
+/// what it holds (it is scanned), before and after the index is built; a file over the read
+/// limit too is named as not searched, never silently missed.
+#[test]
+fn r10_files_over_the_index_limit_are_searched_or_named() {
+    let fixture = crate::common::fixture_with(|config| config.max_index_file_bytes = 200);
+    let query = json!({"query": "lazy dog 5", "type": "text", "path": "big.txt"});
+    let before = fixture.engine.call("search", query.clone());
+    assert!(before.ok && before.face.contains("big.txt:"), "while building: {}", before.face);
+    fixture.engine.refresh_index(&|_, _| {});
+    let after = fixture.engine.call("search", query.clone());
+    assert!(after.ok && after.face.contains("big.txt:"), "once built: {}", after.face);
+    assert!(after.meta.get("not_searched").is_none(), "{}", after.face);
+
+    let fixture = crate::common::fixture_with(|config| {
+        config.max_index_file_bytes = 200;
+        config.max_file_bytes = 1000;
+    });
+    fixture.engine.refresh_index(&|_, _| {});
+    let answer = fixture.engine.call("search", json!({"query": "lazy dog", "type": "text"}));
+    assert!(answer.ok, "{}", answer.face);
+    assert!(answer.face.contains("over the 1000-byte read limit were not searched"), "{}", answer.face);
+    assert!(answer.meta["not_searched"].as_u64().unwrap() >= 1, "{}", answer.face);
+}

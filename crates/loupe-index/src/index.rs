@@ -110,6 +110,9 @@ pub struct Index {
     /// Bumped whenever the tables change, so derived state (the relationship graphs) knows
     /// when to rebuild.
     generation: AtomicU64,
+    /// The files the last walk found over `max_file_bytes`: not indexed, so a text search
+    /// scans them itself (§7: never "nothing" when the answer may lie where the index is not).
+    oversized: Mutex<Vec<WalkEntry>>,
 }
 
 impl std::fmt::Debug for Index {
@@ -150,6 +153,7 @@ impl Index {
             files_total: AtomicUsize::new(0),
             refresh_lock: Mutex::new(()),
             generation: AtomicU64::new(0),
+            oversized: Mutex::new(Vec::new()),
         }
     }
 
@@ -201,8 +205,11 @@ impl Index {
         self.load_snapshot();
         let _guard = self.refresh_lock.lock().unwrap_or_else(|poison| poison.into_inner());
         let started = Instant::now();
-        let walked =
-            self.root.walk(WalkOptions { max_file_bytes: self.options.max_file_bytes, threads: self.options.threads });
+        let walk = self
+            .root
+            .walk_all(WalkOptions { max_file_bytes: self.options.max_file_bytes, threads: self.options.threads });
+        *self.oversized.lock().unwrap_or_else(|poison| poison.into_inner()) = walk.oversized;
+        let walked = walk.files;
         let mut stats = RefreshStats {
             walked: walked.len(),
             walk_millis: started.elapsed().as_millis(),
@@ -568,6 +575,11 @@ impl Index {
     /// Distinct symbol names (lower-cased) that pass `keep`, for "closest names" suggestions.
     pub fn symbol_names_where(&self, keep: &dyn Fn(&str) -> bool) -> Vec<String> {
         self.read_state().symbols.names_where(keep)
+    }
+
+    /// The files the last refresh found over `max_file_bytes` (not indexed), in path order.
+    pub fn oversized(&self) -> Vec<WalkEntry> {
+        self.oversized.lock().unwrap_or_else(|poison| poison.into_inner()).clone()
     }
 
     /// Live files, in path order.

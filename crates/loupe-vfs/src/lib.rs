@@ -20,7 +20,7 @@ pub use beneath::RacePoint;
 pub use exclude::Exclusions;
 pub use journal::{Applied, ApplyError, FileChange, Journal, Plan, Stale};
 pub use root::{FileBytes, Resolved, Root};
-pub use walk::{WalkEntry, WalkOptions};
+pub use walk::{Walk, WalkEntry, WalkOptions};
 
 use std::path::PathBuf;
 

@@ -32,16 +32,35 @@ pub struct WalkOptions {
     pub threads: usize,
 }
 
+/// Everything one walk found, each list sorted by path.
+#[derive(Debug, Clone, Default)]
+pub struct Walk {
+    /// The files within `max_file_bytes`.
+    pub files: Vec<WalkEntry>,
+    /// The files over `max_file_bytes`: not indexed, but still there (a search scans them or
+    /// says it did not).
+    pub oversized: Vec<WalkEntry>,
+    /// Every directory the walk entered, the root included.
+    pub directories: Vec<RepoPath>,
+}
+
 impl Root {
     /// All indexable files, sorted by path. Unreadable entries are skipped, not fatal.
     pub fn walk(&self, options: WalkOptions) -> Vec<WalkEntry> {
-        self.walk_tree(options).0
+        self.walk_all(options).files
     }
 
     /// The files of `walk`, and every directory the walk entered (the root included), both
     /// sorted: what a watcher should watch, without descending into ignored trees.
     pub fn walk_tree(&self, options: WalkOptions) -> (Vec<WalkEntry>, Vec<RepoPath>) {
+        let walk = self.walk_all(options);
+        (walk.files, walk.directories)
+    }
+
+    /// One walk: the files within the size limit, those over it, and the directories entered.
+    pub fn walk_all(&self, options: WalkOptions) -> Walk {
         let found = Mutex::new(Vec::new());
+        let oversized = Mutex::new(Vec::new());
         let directories = Mutex::new(Vec::new());
         let root = self.canonical().to_path_buf();
         let exclusions = self.exclusions().clone();
@@ -66,6 +85,7 @@ impl Root {
             .build_parallel()
             .run(|| {
                 let found = &found;
+                let oversized = &oversized;
                 let directories = &directories;
                 let root = &root;
                 Box::new(move |entry| {
@@ -82,25 +102,25 @@ impl Root {
                     let (Some(path), Ok(metadata)) = (relative(root, entry.path()), entry.metadata()) else {
                         return WalkState::Continue;
                     };
-                    if metadata.len() > options.max_file_bytes {
-                        return WalkState::Continue;
-                    }
                     let mtime_ns = metadata
                         .modified()
                         .ok()
                         .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
                         .map_or(0, |since| since.as_nanos() as u64);
-                    if let Ok(mut found) = found.lock() {
-                        found.push(WalkEntry { path, size: metadata.len(), mtime_ns });
+                    let list = if metadata.len() > options.max_file_bytes { oversized } else { found };
+                    if let Ok(mut list) = list.lock() {
+                        list.push(WalkEntry { path, size: metadata.len(), mtime_ns });
                     }
                     WalkState::Continue
                 })
             });
-        let mut found = found.into_inner().unwrap_or_default();
-        found.sort_by(|left, right| left.path.cmp(&right.path));
+        let mut files = found.into_inner().unwrap_or_default();
+        files.sort_by(|left, right| left.path.cmp(&right.path));
+        let mut oversized = oversized.into_inner().unwrap_or_default();
+        oversized.sort_by(|left, right| left.path.cmp(&right.path));
         let mut directories = directories.into_inner().unwrap_or_default();
         directories.sort();
-        (found, directories)
+        Walk { files, oversized, directories }
     }
 
     /// Reads a file the walk reported, by its root-relative path, refusing anything that
