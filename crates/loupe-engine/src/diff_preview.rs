@@ -28,6 +28,8 @@ pub(crate) struct DiffRequest {
     pub(crate) metadata: MetadataLevel,
     /// The first line of the diff to show (1-based): how a cut single-file diff continues.
     pub(crate) offset: usize,
+    /// Where a cut diff continues (a file diff's line, a directory listing's entry).
+    pub(crate) cursor: Option<String>,
     /// The arguments as given, for the continuation call.
     pub(crate) original: Map<String, Value>,
 }
@@ -49,6 +51,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, To
         .resolve(&request.target)
         .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
     let is_dir = resolved.real.as_ref().is_some_and(|real| real.is_dir());
+    let cursor = request.cursor.as_deref().map(|text| decode_cursor(request, text)).transpose()?;
     if is_dir || resolved.path.is_root() {
         if request.content.is_some() {
             return Err(ToolError::invalid_args(
@@ -56,9 +59,16 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, To
                 "name a file as the target, or drop `content` for the directory's status",
             ));
         }
-        return directory(engine, &repository, request, resolved.path.as_str());
+        return directory(engine, &repository, request, resolved.path.as_str(), cursor);
     }
     let path = resolved.path.to_string();
+    if cursor.as_ref().is_some_and(|cursor| cursor.directory || !cursor.is_for(&path, &request.against)) {
+        return Err(ToolError::invalid_args(
+            format!("this cursor was issued for another diff, not `{path}` against {}", request.against),
+            "use a cursor with the target and `against` it came from, or drop `cursor`",
+        )
+        .with_next_call(continuation(request, &[], &["cursor"])));
+    }
     let worktree = match &resolved.real {
         Some(_) => Some(
             engine
@@ -69,7 +79,30 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, To
         ),
         None => None,
     };
-    let (old, new, old_label, new_label) = match (&request.content, request.against.as_str()) {
+    // The proposed text: as sent, or, for a cursor that continues a proposal, as kept by the
+    // server when the cut page was answered (the caller does not send it twice).
+    let proposed: Option<std::sync::Arc<Vec<u8>>> = match (&request.content, &cursor) {
+        (Some(content), _) => Some(std::sync::Arc::new(content.as_bytes().to_vec())),
+        (None, Some(cursor)) if cursor.proposed => match engine.proposed.get(&cursor.new) {
+            Some(bytes) => Some(bytes),
+            None => {
+                return Err(ToolError::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "the proposed `content` this cursor continues is no longer held (the server keeps the last {PROPOSED_ENTRIES} proposed texts, {} MB at most)",
+                        PROPOSED_BYTES >> 20
+                    ),
+                    format!(
+                        "send the call again with the same `content` and \"offset\": {} instead of `cursor`",
+                        cursor.next
+                    ),
+                )
+                .with_detail("offset", Value::from(cursor.next)));
+            }
+        },
+        _ => None,
+    };
+    let (old, new, old_label, new_label) = match (&proposed, request.against.as_str()) {
         (None, "WORKTREE") => {
             return Err(ToolError::invalid_args(
                 "against=WORKTREE compares proposed `content` with the file on disk; without `content` there is nothing to compare",
@@ -82,21 +115,29 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, To
             (baseline, worktree.clone(), against.to_owned(), "WORKTREE".to_owned())
         }
         (Some(content), "WORKTREE") => {
-            (worktree.clone(), Some(content.as_bytes().to_vec()), "WORKTREE".to_owned(), "proposed".to_owned())
+            (worktree.clone(), Some(content.as_ref().clone()), "WORKTREE".to_owned(), "proposed".to_owned())
         }
         (Some(content), against) => {
             let baseline = repository.blob(baseline_of(against), &path).map_err(git_error)?;
-            (baseline, Some(content.as_bytes().to_vec()), against.to_owned(), "proposed".to_owned())
+            (baseline, Some(content.as_ref().clone()), against.to_owned(), "proposed".to_owned())
         }
     };
     if old.is_none() && new.is_none() {
         return Err(ToolError::new(
             ErrorCode::FileNotFound,
-            format!("`{path}` is neither on disk nor in {}", request.against),
+            format!("`{}` is neither on disk nor in {}", crate::errors::quoted(&path), request.against),
             "check the path; list what changed with read {\"mode\":\"diff_preview\",\"target\":\".\"}",
         )
         .with_next_call(NextCall::new("read", json!({"mode": "diff_preview", "target": "."}))));
     }
+    let (old_hash, new_hash) = (hash8(old.as_deref()), hash8(new.as_deref()));
+    let offset = match &cursor {
+        Some(cursor) if cursor.old != old_hash || cursor.new != new_hash => {
+            return Err(changed_since_cursor(engine, request, &path, proposed.is_some(), old_hash, new_hash));
+        }
+        Some(cursor) => cursor.next,
+        None => request.offset,
+    };
     let status = match (&old, &new) {
         (None, _) => "A",
         (_, None) => "D",
@@ -114,40 +155,51 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, To
     face.push('\n');
     let budget = Budget::new(engine, request);
     let total_lines = diff_text.lines().count();
-    let skip: usize = diff_text.split_inclusive('\n').take(request.offset - 1).map(str::len).sum();
-    if request.offset > 1 && request.offset > total_lines {
+    if offset > 1 && offset > total_lines {
         return Err(ToolError::invalid_args(
-            format!("`offset` {} is past the end of this diff ({total_lines} lines)", request.offset),
+            format!("`offset` {offset} is past the end of this diff ({total_lines} lines)"),
             "drop `offset` to see the diff from its start",
         ));
     }
-    let (shown, cut) = budget.take(&diff_text[skip..], tokens::count(&face) + 80);
-    if request.offset > 1 {
-        face.push_str(&format!(
-            "(diff lines {}–{} of {total_lines})\n",
-            request.offset,
-            request.offset - 1 + shown.lines().count()
-        ));
+    let skip: usize = diff_text.split_inclusive('\n').take(offset - 1).map(str::len).sum();
+    let page = budget.take(&diff_text[skip..], tokens::count(&face) + FILE_FOOTER_TOKENS);
+    let shown_lines = page.lines;
+    if offset > 1 {
+        face.push_str(&format!("(diff lines {}–{} of {total_lines})\n", offset, offset - 1 + shown_lines));
     }
-    face.push_str(shown);
+    face.push_str(&page.face);
     if status == "=" {
         face.push_str(&format!("(no difference: {new_label} and {old_label} hold the same bytes)\n"));
     }
     let mut next_calls = Vec::new();
-    if cut {
-        let last_shown = request.offset - 1 + shown.lines().count();
+    let mut next_cursor = None;
+    if page.cut {
+        let last_shown = offset - 1 + shown_lines;
         face.push_str(&format!(
             "── diff cut after line {last_shown} of {total_lines} by {} [DIFF_TRUNCATED]\n",
             budget.binding_name()
         ));
-        let mut arguments = request.original.clone();
-        arguments.insert("offset".into(), Value::from(last_shown + 1));
-        next_calls.push(NextCall { tool: "read".into(), arguments });
+        if let Some(content) = &proposed {
+            engine.proposed.keep(new_hash, content);
+        }
+        let cursor = DiffCursor {
+            directory: false,
+            against: against_code(&request.against),
+            proposed: proposed.is_some(),
+            old: old_hash,
+            new: new_hash,
+            tag: path_tag(&path),
+            next: last_shown + 1,
+        }
+        .encode();
+        next_calls.push(continuation(request, &[("cursor", Value::from(cursor.as_str()))], &["offset", "content"]));
+        next_cursor = Some(cursor);
     }
     for call in &next_calls {
         face.push_str(&next_line(call));
     }
-    let mut meta = base_meta(&face, cut, &next_calls, request);
+    let mut meta = base_meta(&face, page.cut, &next_calls, request);
+    meta.insert("next_cursor".into(), next_cursor.map(Value::from).unwrap_or(Value::Null));
     meta.insert("file_hash".into(), file_hash.map(|hash| Value::from(hash.as_str())).unwrap_or(Value::Null));
     meta.insert("status".into(), Value::from(status));
     meta.insert("added".into(), Value::from(added));
@@ -158,12 +210,64 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, To
         mode: Some("diff_preview".into()),
         target: Some(path.clone()),
         meta,
-        text: Some(diff_text),
+        // The diff lines this page shows, cut where the face was cut: never the whole diff.
+        text: Some(page.text),
         location: Some(Location { file: path, line: None, end_line: None }),
         error: None,
         face,
         metadata: request.metadata,
     })
+}
+
+/// A follow-up call of this diff: the caller's arguments with some set and some removed.
+fn continuation(request: &DiffRequest, set: &[(&str, Value)], remove: &[&str]) -> NextCall {
+    let mut arguments = request.original.clone();
+    for key in remove {
+        arguments.remove(*key);
+    }
+    for (key, value) in set {
+        arguments.insert((*key).to_owned(), value.clone());
+    }
+    NextCall { tool: "read".into(), arguments }
+}
+
+/// The cursor's diff is not this one any more: `CONFLICT`, with a fresh start of the diff as
+/// it is now. A proposal still held continues from a new cursor at line 1, so the fresh call
+/// does not carry `content` either.
+fn changed_since_cursor(
+    engine: &Engine,
+    request: &DiffRequest,
+    path: &str,
+    proposed: bool,
+    old: [u8; 8],
+    new: [u8; 8],
+) -> ToolError {
+    let fresh = if proposed && request.content.is_none() {
+        let cursor = DiffCursor {
+            directory: false,
+            against: against_code(&request.against),
+            proposed: true,
+            old,
+            new,
+            tag: path_tag(path),
+            next: 1,
+        };
+        engine.proposed.touch(&new);
+        continuation(request, &[("cursor", Value::from(cursor.encode()))], &["offset"])
+    } else {
+        continuation(request, &[], &["cursor", "offset"])
+    };
+    ToolError::new(
+        ErrorCode::Conflict,
+        format!(
+            "`{}` or its {} baseline changed since this cursor was issued",
+            crate::errors::quoted(path),
+            request.against
+        ),
+        "the diff is not the one the cursor paged; start it again from its first line",
+    )
+    .with_next_call(fresh)
+    .with_detail("path", Value::from(path))
 }
 
 /// The repository around the root, with the root's exclusions (§3.1) applied to its
@@ -178,12 +282,15 @@ pub(crate) fn open_repository(engine: &Engine) -> Result<Repository, ToolError> 
     })))
 }
 
-/// The status list of a directory, then each file's diff while the budget lasts.
+/// The status list of a directory, then each file's diff while the budget lasts. The list is
+/// itself paged: a tree with more changed files than the response ceiling holds lists what
+/// fits, counts the rest, and continues by a cursor over the sorted list.
 fn directory(
     engine: &Engine,
     repository: &Repository,
     request: &DiffRequest,
     dir: &str,
+    cursor: Option<DiffCursor>,
 ) -> Result<Response, ToolError> {
     if request.against == "WORKTREE" {
         return Err(ToolError::invalid_args(
@@ -194,6 +301,14 @@ fn directory(
             "read",
             json!({"mode": "diff_preview", "target": dir_label(dir), "against": "HEAD"}),
         )));
+    }
+    let label = dir_label(dir);
+    if cursor.as_ref().is_some_and(|cursor| !cursor.directory || !cursor.is_for(&label, &request.against)) {
+        return Err(ToolError::invalid_args(
+            format!("this cursor was issued for another diff, not `{label}` against {}", request.against),
+            "use a cursor with the target and `against` it came from, or drop `cursor`",
+        )
+        .with_next_call(continuation(request, &[], &["cursor"])));
     }
     let baseline = baseline_of(&request.against);
     let tracked = repository.tracked(baseline, dir).map_err(git_error)?;
@@ -250,7 +365,32 @@ fn directory(
     changes.extend(deleted);
     changes.sort_by(|a, b| a.path.cmp(&b.path));
 
-    let label = dir_label(dir);
+    // The list a cursor pages: its entries and order, not the files' contents.
+    let listing_hash = {
+        let mut hasher = blake3::Hasher::new();
+        for change in &changes {
+            for part in [change.status, change.path.as_str(), change.old_path.as_deref().unwrap_or("")] {
+                hasher.update(part.as_bytes());
+                hasher.update(b"\0");
+            }
+        }
+        let mut hash = [0; 8];
+        hash.copy_from_slice(&hasher.finalize().as_bytes()[..8]);
+        hash
+    };
+    let start = match &cursor {
+        Some(cursor) if cursor.old != listing_hash => {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!("the changed files under `{label}` are not the ones this cursor paged"),
+                "files changed since the cursor was issued; list them again from the start",
+            )
+            .with_next_call(continuation(request, &[], &["cursor", "offset"])));
+        }
+        Some(cursor) => cursor.next.saturating_sub(1).min(changes.len()),
+        None => 0,
+    };
+
     let rendered: Vec<(String, usize, usize)> =
         changes.iter().map(|change| render_change(change, request.context)).collect();
     let total_added: usize = rendered.iter().map(|(_, added, _)| added).sum();
@@ -263,28 +403,78 @@ fn directory(
     if changes.is_empty() {
         face.push_str("(no changes)\n");
     }
-    let width = changes.iter().map(|change| display_name(change).chars().count()).max().unwrap_or(0);
-    let mut files = Vec::new();
-    for (change, (_, added, removed)) in changes.iter().zip(&rendered) {
-        face.push_str(&format!("{}  {:<width$}  +{added} -{removed}\n", change.status, display_name(change)));
-        files.push(json!({"path": change.path, "old_path": change.old_path, "status": change.status, "added": added, "removed": removed}));
-    }
+    // The list takes what the token ceiling leaves after the header and a footer; one entry
+    // always shows, so paging advances.
     let budget = Budget::new(engine, request);
-    let mut used = tokens::count(&face) + 80;
-    let mut all_text = String::new();
-    let mut cut_at = None;
-    for (index, (text, _, _)) in rendered.iter().enumerate() {
-        all_text.push_str(text);
-        if cut_at.is_some() {
-            continue;
+    let list_budget = budget.tokens.saturating_sub(tokens::count(&face) + LIST_FOOTER_TOKENS);
+    let width = changes[start..]
+        .iter()
+        .take(LIST_WIDTH_SAMPLE)
+        .map(|change| display_name(change).chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut list = String::new();
+    let mut list_tokens = 0;
+    let mut end = start;
+    let mut files = Vec::new();
+    for (change, (_, added, removed)) in changes[start..].iter().zip(&rendered[start..]) {
+        let line = format!("{}  {:<width$}  +{added} -{removed}\n", change.status, display_name(change));
+        let entry = json!({"path": change.path, "old_path": change.old_path, "status": change.status, "added": added, "removed": removed});
+        // `meta.files` repeats the entry for programs and costs more than the line: the
+        // entry's JSON is what must fit, so both faces stay under the ceiling.
+        let cost = tokens::count(&line).max(tokens::count(&entry.to_string()));
+        if end > start && list_tokens + cost > list_budget {
+            break;
         }
-        let (shown, cut) = budget.take_more(text, &mut used, face.len());
-        face.push_str(shown);
-        if cut {
-            cut_at = Some(index);
+        list_tokens += cost;
+        list.push_str(&line);
+        files.push(entry);
+        end += 1;
+    }
+    let list_cut = end < changes.len();
+    if start > 0 || list_cut {
+        face.push_str(&format!("(files {}–{end} of {})\n", start + 1, changes.len()));
+    }
+    face.push_str(&list);
+    let mut used = tokens::count(&face) + 80;
+    let mut shown_text = String::new();
+    let mut cut_at = None;
+    let mut next_calls = Vec::new();
+    let mut next_cursor = None;
+    if list_cut {
+        // The list filled the page: the diffs come with a narrower target or one file at a time.
+        let cursor = DiffCursor {
+            directory: true,
+            against: against_code(&request.against),
+            proposed: false,
+            old: listing_hash,
+            new: [0; 8],
+            tag: path_tag(&label),
+            next: end + 1,
+        }
+        .encode();
+        face.push_str(&format!(
+            "── list cut after file {end} of {} by {}; {} more file(s) not listed, diffs not shown [DIFF_TRUNCATED]\n",
+            changes.len(),
+            budget.token_name(),
+            changes.len() - end
+        ));
+        if let Some(narrower) = narrower_targets(&changes[end..], dir) {
+            face.push_str(&format!("── narrower targets: {narrower}\n"));
+        }
+        next_calls.push(continuation(request, &[("cursor", Value::from(cursor.as_str()))], &["offset"]));
+        next_cursor = Some(cursor);
+    } else {
+        for (index, (text, _, _)) in rendered.iter().enumerate().skip(start) {
+            let (shown, cut) = budget.take_more(text, &mut used, face.len());
+            face.push_str(shown);
+            shown_text.push_str(shown);
+            if cut {
+                cut_at = Some(index);
+                break;
+            }
         }
     }
-    let mut next_calls = Vec::new();
     if let Some(index) = cut_at {
         face.push_str(&format!(
             "── diffs cut in {} by {}; {} more file(s) not shown [DIFF_TRUNCATED]\n",
@@ -302,8 +492,12 @@ fn directory(
     for call in &next_calls {
         face.push_str(&next_line(call));
     }
-    let mut meta = base_meta(&face, cut_at.is_some(), &next_calls, request);
+    let mut meta = base_meta(&face, cut_at.is_some() || list_cut, &next_calls, request);
+    meta.insert("next_cursor".into(), next_cursor.map(Value::from).unwrap_or(Value::Null));
     meta.insert("files".into(), Value::from(files));
+    if start > 0 || list_cut {
+        meta.insert("files_total".into(), Value::from(changes.len()));
+    }
     meta.insert("added".into(), Value::from(total_added));
     meta.insert("removed".into(), Value::from(total_removed));
     if let Some(branch) = repository.branch() {
@@ -315,12 +509,37 @@ fn directory(
         mode: Some("diff_preview".into()),
         target: Some(label.clone()),
         meta,
-        text: Some(all_text),
+        // The diffs this page shows, as shown.
+        text: Some(shown_text),
         location: Some(Location { file: label, line: None, end_line: None }),
         error: None,
         face,
         metadata: request.metadata,
     })
+}
+
+/// What a cut list's footer and continuation cost, kept free when the list is laid out.
+const LIST_FOOTER_TOKENS: usize = 250;
+
+/// How many entries set the list's column width (a page never shows more than a few thousand).
+const LIST_WIDTH_SAMPLE: usize = 4096;
+
+/// The directories just below `dir` that hold the most of the files not listed, with their
+/// counts: a narrower target that may fit in one answer.
+fn narrower_targets(rest: &[Change], dir: &str) -> Option<String> {
+    let prefix_len = if dir.is_empty() { 0 } else { dir.len() + 1 };
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for change in rest {
+        let below = &change.path[prefix_len.min(change.path.len())..];
+        if let Some((first, _)) = below.split_once('/') {
+            *counts.entry(&change.path[..prefix_len + first.len()]).or_default() += 1;
+        }
+    }
+    let mut ranked: Vec<(&str, usize)> = counts.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let shown: Vec<String> =
+        ranked.iter().take(5).map(|(path, count)| format!("{} ({count})", crate::errors::quoted(path))).collect();
+    (!shown.is_empty()).then(|| shown.join(", "))
 }
 
 /// A tracked path the walk did not list (ignored after being committed): read it directly.
@@ -482,9 +701,33 @@ impl Budget {
         }
     }
 
-    fn take<'a>(&self, text: &'a str, overhead_tokens: usize) -> (&'a str, bool) {
+    /// The name and value of the token cap, for a cut list.
+    fn token_name(&self) -> String {
+        let name = if self.tokens_from_caller { "max_tokens" } else { "max_response_tokens" };
+        format!("{name}={}", self.tokens)
+    }
+
+    /// Whole lines of a single diff after `overhead_tokens`; when not even its first line fits,
+    /// that line is cut at a UTF-8 boundary and marked, so a page always advances.
+    fn take(&self, text: &str, overhead_tokens: usize) -> Page {
         let mut used = overhead_tokens;
-        self.take_more(text, &mut used, 0)
+        let (shown, cut) = self.take_more(text, &mut used, 0);
+        if !shown.is_empty() || text.is_empty() {
+            return Page { face: shown.to_owned(), text: shown.to_owned(), lines: shown.lines().count(), cut };
+        }
+        let line = text.split_inclusive('\n').next().unwrap_or_default();
+        let body = line.trim_end_matches('\n');
+        let room = self.chars.saturating_sub(LINE_CUT_MARKER_CHARS);
+        let mut end = body.char_indices().nth(room).map_or(body.len(), |(index, _)| index);
+        let tokens_left = self.tokens.saturating_sub(overhead_tokens + LINE_CUT_MARKER_CHARS);
+        let mut kept = text::truncate_at_char_boundary(body, end);
+        while !kept.is_empty() && tokens::count(kept) > tokens_left {
+            end = kept.len() / 2;
+            kept = text::truncate_at_char_boundary(body, end);
+        }
+        let face = format!("{kept}…[line cut: {} more bytes]\n", body.len() - kept.len());
+        // Like a read, a page continues when lines follow; the cut line's rest is counted in its marker.
+        Page { face, text: kept.to_owned(), lines: 1, cut: text.len() > line.len() }
     }
 
     /// Whole lines of `text` that still fit after `used` tokens and `face_chars` characters.
@@ -510,5 +753,233 @@ impl Budget {
         }
         *used += count;
         (shown, shown.len() < text.len())
+    }
+}
+
+/// One page of a single diff: what the face shows, what `text` carries (the same lines, a cut
+/// line without its marker), how many diff lines it covers, and whether more follows.
+struct Page {
+    face: String,
+    text: String,
+    lines: usize,
+    cut: bool,
+}
+
+/// Room for the marker of a line cut mid-line.
+const LINE_CUT_MARKER_CHARS: usize = 40;
+
+/// How many proposed texts an engine keeps for cursors to continue, and their total size.
+pub(crate) const PROPOSED_ENTRIES: usize = 8;
+pub(crate) const PROPOSED_BYTES: usize = 8 << 20;
+
+/// The proposed texts of recently cut diffs, keyed by their hash: a cut `diff_preview` with
+/// `content` continues by a cursor that names the hash, so the caller never sends (and pays
+/// for) the same content twice. Bounded in entries and bytes; the oldest goes first, and a
+/// text over the byte bound is never kept (its continuation asks for it again).
+/// A kept proposed text and its hash.
+type HeldText = ([u8; 8], std::sync::Arc<Vec<u8>>);
+
+#[derive(Debug, Default)]
+pub(crate) struct ProposedTexts {
+    entries: std::sync::Mutex<std::collections::VecDeque<HeldText>>,
+}
+
+impl ProposedTexts {
+    pub(crate) fn keep(&self, hash: [u8; 8], bytes: &std::sync::Arc<Vec<u8>>) {
+        if bytes.len() > PROPOSED_BYTES {
+            return;
+        }
+        let Ok(mut entries) = self.entries.lock() else { return };
+        entries.retain(|(held, _)| *held != hash);
+        entries.push_back((hash, std::sync::Arc::clone(bytes)));
+        let mut total: usize = entries.iter().map(|(_, bytes)| bytes.len()).sum();
+        while entries.len() > PROPOSED_ENTRIES || total > PROPOSED_BYTES {
+            let Some((_, gone)) = entries.pop_front() else { break };
+            total -= gone.len();
+        }
+    }
+
+    pub(crate) fn get(&self, hash: &[u8; 8]) -> Option<std::sync::Arc<Vec<u8>>> {
+        let entries = self.entries.lock().ok()?;
+        entries.iter().find(|(held, _)| held == hash).map(|(_, bytes)| std::sync::Arc::clone(bytes))
+    }
+
+    /// Marks a text as just used, so it is the last to go.
+    fn touch(&self, hash: &[u8; 8]) {
+        if let Some(bytes) = self.get(hash) {
+            self.keep(*hash, &bytes);
+        }
+    }
+}
+
+/// Where a cut diff continues (§3.5): for one file, the hashes of both sides and the next line
+/// of the diff; for a directory, the hash of its list of changed files and the next entry.
+/// Anything else than the diff it was issued for is refused, never silently misapplied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DiffCursor {
+    directory: bool,
+    against: u8,
+    /// The new side is a proposed text the server keeps (see `ProposedTexts`).
+    proposed: bool,
+    old: [u8; 8],
+    new: [u8; 8],
+    tag: [u8; 4],
+    /// The 1-based diff line (file) or list entry (directory) the next page starts at.
+    next: usize,
+}
+
+const DIFF_CURSOR_VERSION: u8 = 0xD1;
+const DIFF_CURSOR_BYTES: usize = 1 + 1 + 8 + 8 + 4 + 4;
+
+impl DiffCursor {
+    fn encode(&self) -> String {
+        use base64::Engine as _;
+        let mut bytes = Vec::with_capacity(DIFF_CURSOR_BYTES);
+        bytes.push(DIFF_CURSOR_VERSION);
+        bytes.push(u8::from(self.directory) << 4 | (self.against & 3) << 2 | u8::from(self.proposed));
+        bytes.extend_from_slice(&self.old);
+        bytes.extend_from_slice(&self.new);
+        bytes.extend_from_slice(&self.tag);
+        bytes.extend_from_slice(&u32::try_from(self.next).unwrap_or(u32::MAX).to_be_bytes());
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    fn decode(text: &str) -> Option<DiffCursor> {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text.trim()).ok()?;
+        if bytes.len() != DIFF_CURSOR_BYTES || bytes[0] != DIFF_CURSOR_VERSION || bytes[1] & !0b1_1101 != 0 {
+            return None;
+        }
+        let next = u32::from_be_bytes(bytes[22..26].try_into().ok()?) as usize;
+        (next >= 1).then(|| DiffCursor {
+            directory: bytes[1] & 0b1_0000 != 0,
+            against: (bytes[1] >> 2) & 3,
+            proposed: bytes[1] & 1 != 0,
+            old: bytes[2..10].try_into().unwrap_or_default(),
+            new: bytes[10..18].try_into().unwrap_or_default(),
+            tag: bytes[18..22].try_into().unwrap_or_default(),
+            next,
+        })
+    }
+
+    fn is_for(&self, target: &str, against: &str) -> bool {
+        self.tag == path_tag(target) && self.against == against_code(against)
+    }
+}
+
+fn decode_cursor(request: &DiffRequest, text: &str) -> Result<DiffCursor, ToolError> {
+    DiffCursor::decode(text).ok_or_else(|| {
+        ToolError::invalid_args(
+            "`cursor` is not a diff_preview cursor issued by loupe",
+            "pass the `next_cursor` value exactly as returned, or drop `cursor` to start over",
+        )
+        .with_next_call(continuation(request, &[], &["cursor"]))
+    })
+}
+
+fn against_code(against: &str) -> u8 {
+    match against {
+        "INDEX" => 1,
+        "WORKTREE" => 2,
+        _ => 0,
+    }
+}
+
+/// The first 8 bytes of a side's BLAKE3 hash (those of `ContentHash`); all zero for a side
+/// that does not exist.
+fn hash8(bytes: Option<&[u8]>) -> [u8; 8] {
+    let mut hash = [0; 8];
+    if let Some(bytes) = bytes {
+        hash.copy_from_slice(&blake3::hash(bytes).as_bytes()[..8]);
+    }
+    hash
+}
+
+fn path_tag(path: &str) -> [u8; 4] {
+    let mut tag = [0; 4];
+    tag.copy_from_slice(&blake3::hash(path.as_bytes()).as_bytes()[..4]);
+    tag
+}
+
+/// The call that shows a proposed text's diff against the file on disk from diff line `next`
+/// on, by a cursor: the text is kept like a cut preview's, so the call does not carry it (an
+/// `edit` dry run whose reply cut a diff offers this).
+pub(crate) fn proposal_continuation(
+    engine: &Engine,
+    path: &str,
+    old: Option<&[u8]>,
+    new: &[u8],
+    next: usize,
+) -> NextCall {
+    let new_hash = hash8(Some(new));
+    engine.proposed.keep(new_hash, &std::sync::Arc::new(new.to_vec()));
+    let cursor = DiffCursor {
+        directory: false,
+        against: against_code("WORKTREE"),
+        proposed: true,
+        old: hash8(old),
+        new: new_hash,
+        tag: path_tag(path),
+        next,
+    };
+    NextCall::new(
+        "read",
+        json!({"mode": "diff_preview", "target": path, "against": "WORKTREE", "cursor": cursor.encode()}),
+    )
+}
+
+/// What a cut file diff's page line, footer and cursor continuation cost at most, kept free
+/// when the page is laid out.
+const FILE_FOOTER_TOKENS: usize = 120;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_diff_cursor_round_trips_and_refuses_garbage() {
+        let cursor = DiffCursor {
+            directory: false,
+            against: 2,
+            proposed: true,
+            old: hash8(Some(b"a")),
+            new: hash8(None),
+            tag: path_tag("src/a.rs"),
+            next: 45,
+        };
+        let encoded = cursor.encode();
+        assert_eq!(encoded.len(), 35);
+        assert_eq!(DiffCursor::decode(&encoded), Some(cursor.clone()));
+        assert!(cursor.is_for("src/a.rs", "WORKTREE"));
+        assert!(!cursor.is_for("src/a.rs", "HEAD"));
+        assert_eq!(DiffCursor::decode("garbage"), None);
+        assert_eq!(
+            DiffCursor::decode(
+                &crate::cursor::ReadCursor::new(
+                    loupe_core::ContentHash::of(b"x"),
+                    &RepoPath::normalize("a").unwrap(),
+                    2,
+                    0
+                )
+                .encode()
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn proposed_texts_stay_bounded() {
+        let texts = ProposedTexts::default();
+        for number in 0..20u8 {
+            texts.keep([number; 8], &std::sync::Arc::new(vec![number; 10]));
+        }
+        assert!(texts.get(&[0; 8]).is_none());
+        assert!(texts.get(&[19; 8]).is_some());
+        assert_eq!(texts.entries.lock().unwrap().len(), PROPOSED_ENTRIES);
+        texts.keep([99; 8], &std::sync::Arc::new(vec![0; PROPOSED_BYTES + 1]));
+        assert!(texts.get(&[99; 8]).is_none());
+        texts.keep([98; 8], &std::sync::Arc::new(vec![0; PROPOSED_BYTES - 5]));
+        assert!(texts.get(&[98; 8]).is_some());
+        assert!(texts.get(&[19; 8]).is_none(), "the byte bound evicts the oldest");
     }
 }

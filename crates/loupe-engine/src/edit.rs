@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
-use crate::errors::Access;
+use crate::errors::{Access, quoted};
 use crate::params;
 use crate::response::{MetadataLevel, Response, next_line};
 
@@ -479,6 +479,8 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<R
         return Err(combine(failures, total_edits));
     }
 
+    // A dry run's proposals stay here, so a cut diff of the reply can continue by a cursor.
+    let proposals = if options.dry_run { std::mem::take(&mut changes) } else { Vec::new() };
     let mut transaction_id = None;
     if !options.dry_run && !changes.is_empty() {
         let Some(journal) = engine.journal() else {
@@ -495,7 +497,7 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<R
         }
         transaction_id = Some(applied.transaction_id);
     }
-    Ok(render(engine, options, &reports, transaction_id, reason_codes))
+    Ok(render(engine, options, &reports, transaction_id, reason_codes, &proposals))
 }
 
 /// What checking one file's new bytes found.
@@ -966,7 +968,7 @@ fn no_match(state: &FileState, text: &str, spans: &[Span], old: &str, fuzzy: boo
         let span = spans[number - 1];
         let line = &text[span.start..span.end];
         listing.push_str(&format!("\n  {number:>5}│{}", loupe_core::text::truncate_at_char_boundary(line, 200)));
-        closest.push(json!({"line": number, "text": line, "similarity": (score * 100.0).round() / 100.0}));
+        closest.push(json!({"line": number, "text": quoted(line), "similarity": (score * 100.0).round() / 100.0}));
     }
     let mut message = format!("`old_string` was not found in `{}`", state.path);
     if listing.is_empty() {
@@ -1004,9 +1006,9 @@ fn ambiguous(
         let span = spans[number - 1];
         let line = &text[span.start..span.end];
         listing.push_str(&format!("\n  {number:>5}│{}", loupe_core::text::truncate_at_char_boundary(line, 200)));
-        let neighbour = |at: usize| spans.get(at).map(|span| &text[span.start..span.end]);
+        let neighbour = |at: usize| spans.get(at).map(|span| quoted(&text[span.start..span.end]));
         let before = number.checked_sub(2).and_then(neighbour);
-        matches.push(json!({"line": number, "text": line, "before": before, "after": neighbour(number)}));
+        matches.push(json!({"line": number, "text": quoted(line), "before": before, "after": neighbour(number)}));
     }
     if starts.len() > 20 {
         listing.push_str(&format!("\n  … and {} more", starts.len() - 20));
@@ -1072,6 +1074,10 @@ fn syntax_status(check: SyntaxCheck, path: &RepoPath, exists_after: bool, new_te
     if errors == 0 { ("ok", 0) } else { ("errors", errors) }
 }
 
+/// How many failing edits an error lists (the rest are counted): an answer stays bounded
+/// however many edits a call sends.
+const MAX_LISTED_FAILURES: usize = 20;
+
 /// One error for every failing edit: the first one's code, each listed in the message.
 fn combine(mut failures: Vec<Failure>, total: usize) -> ToolError {
     if failures.len() == 1 {
@@ -1081,17 +1087,17 @@ fn combine(mut failures: Vec<Failure>, total: usize) -> ToolError {
         let code = error.code.as_str();
         return error.with_detail(
             "failures",
-            json!([{"edit": failure.index.checked_add(1), "path": failure.path, "code": code}]),
+            json!([{"edit": failure.index.checked_add(1), "path": quoted(&failure.path), "code": code}]),
         );
     }
     let code = failures[0].error.code;
     let mut message = format!("{} edits failed (of {total}); nothing was written:", failures.len());
     let mut next_calls = Vec::new();
     let mut listed = Vec::new();
-    for failure in &failures {
+    for failure in failures.iter().take(MAX_LISTED_FAILURES) {
         let label =
             if failure.index == usize::MAX { "file".to_owned() } else { format!("edit #{}", failure.index + 1) };
-        let path = if failure.path.is_empty() { String::new() } else { format!(" ({})", failure.path) };
+        let path = if failure.path.is_empty() { String::new() } else { format!(" ({})", quoted(&failure.path)) };
         message.push_str(&format!(
             "\n· {label}{path}: {} {}",
             failure.error.code,
@@ -1104,7 +1110,7 @@ fn combine(mut failures: Vec<Failure>, total: usize) -> ToolError {
         }
         let mut detail = Map::new();
         detail.insert("edit".into(), json!(failure.index.checked_add(1).filter(|_| failure.index != usize::MAX)));
-        detail.insert("path".into(), Value::from(failure.path.as_str()));
+        detail.insert("path".into(), Value::from(quoted(&failure.path)));
         detail.insert("code".into(), Value::from(failure.error.code.as_str()));
         detail.insert("message".into(), Value::from(failure.error.message.as_str()));
         detail.insert("hint".into(), Value::from(failure.error.hint.as_str()));
@@ -1113,9 +1119,18 @@ fn combine(mut failures: Vec<Failure>, total: usize) -> ToolError {
         }
         listed.push(Value::Object(detail));
     }
+    if failures.len() > MAX_LISTED_FAILURES {
+        message
+            .push_str(&format!("\n· … and {} more failing edit(s), not listed", failures.len() - MAX_LISTED_FAILURES));
+    }
     let mut error = ToolError::new(code, message, "fix each failing edit listed above and send the whole call again");
     error.next_calls = next_calls;
-    error.with_detail("failures", Value::from(listed))
+    error.next_calls.truncate(MAX_LISTED_FAILURES);
+    error = error.with_detail("failures", Value::from(listed));
+    if failures.len() > MAX_LISTED_FAILURES {
+        error = error.with_detail("failures_total", Value::from(failures.len()));
+    }
+    error
 }
 
 fn numbered(text: &str, first: usize) -> String {
@@ -1183,13 +1198,17 @@ pub(crate) fn vfs_error(error: VfsError) -> ToolError {
 }
 
 /// The reply: one header, per file its status and bounded diff, then what was cut and how
-/// to undo.
+/// to undo. Both faces are bounded by the response ceiling: the diffs share
+/// `max_preview_chars` and the token ceiling, a file whose line no longer fits is counted, not
+/// listed, and `meta.files` carries the same cut diffs the face shows (`diff_truncated`), with
+/// a call that shows the rest of each cut diff.
 fn render(
     engine: &Engine,
     options: &Options,
     reports: &[FileReport],
     transaction_id: Option<String>,
     reason_codes: Vec<&'static str>,
+    proposals: &[FileChange],
 ) -> Response {
     let config = engine.config();
     let added: usize = reports.iter().map(|report| report.diff.added).sum();
@@ -1200,10 +1219,11 @@ fn render(
         (None, false) => "edit · nothing to change: the files already hold this text\n".to_owned(),
     };
     let mut budget_chars = config.max_preview_chars;
-    let mut token_budget = config.max_response_tokens.saturating_sub(500);
+    let mut token_budget = config.max_response_tokens.saturating_sub(REPLY_FOOTER_TOKENS);
     let mut next_calls = Vec::new();
     let mut cuts = Vec::new();
     let mut files_json = Vec::new();
+    let mut listed = 0;
     for report in reports {
         let old = report.old_hash.as_ref().map_or("∅".to_owned(), ToString::to_string);
         let new = report.new_hash.as_ref().map_or("∅".to_owned(), ToString::to_string);
@@ -1212,27 +1232,30 @@ fn render(
             other => format!("syntax {other}"),
         };
         let fuzzy = if report.fuzzy_used { " · fuzzy match" } else { "" };
-        face.push_str(&format!(
+        let line = format!(
             "{} · {} · +{} -{} · {old} → {new} · {syntax}{fuzzy}\n",
             report.path, report.change, report.diff.added, report.diff.removed
-        ));
+        );
+        let line_tokens = tokens::count(&line);
+        if listed > 0 && line_tokens > token_budget {
+            break;
+        }
+        token_budget = token_budget.saturating_sub(line_tokens);
+        listed += 1;
+        face.push_str(&line);
         let (shown, cut) = bounded(&report.diff.text, &mut budget_chars, &mut token_budget);
         face.push_str(shown);
         if cut {
             cuts.push(report.path.to_string());
-            if let (Some((first, last)), Some(_)) = (report.touched, &report.new_hash) {
-                let call = NextCall::new(
-                    "read",
-                    json!({"mode": "snippet", "target": report.path.as_str(), "start_line": first, "end_line": last.max(first)}),
-                );
-                next_calls.push(call);
+            if next_calls.len() < MAX_REST_CALLS {
+                next_calls.extend(rest_of_diff(engine, options, report, proposals, shown.lines().count()));
             }
         }
-        files_json.push(json!({
+        let mut file_json = json!({
             "path": report.path.as_str(),
             "applied": transaction_id.is_some(),
             "change": report.change,
-            "diff": report.diff.text,
+            "diff": shown,
             "added": report.diff.added,
             "removed": report.diff.removed,
             "old_hash": report.old_hash.as_ref().map(|hash| hash.as_str()),
@@ -1240,14 +1263,42 @@ fn render(
             "syntax": report.syntax,
             "syntax_errors": report.syntax_errors,
             "fuzzy_used": report.fuzzy_used,
-        }));
+        });
+        if cut {
+            file_json["diff_truncated"] = Value::Bool(true);
+        }
+        files_json.push(file_json);
     }
+    let unlisted = reports.len() - listed;
     if !cuts.is_empty() {
+        let named: Vec<&str> = cuts.iter().take(5).map(String::as_str).collect();
+        let more =
+            if cuts.len() > named.len() { format!(" and {} more", cuts.len() - named.len()) } else { String::new() };
+        let rest = if options.dry_run {
+            "the calls below show the rest of each (diff_preview by cursor, the proposal is not resent)"
+        } else {
+            "the calls below read the edited regions; manage history lists the transaction"
+        };
         face.push_str(&format!(
-            "── diff cut to fit max_preview_chars={} for {}; the full diffs are in structuredContent [DIFF_TRUNCATED]\n",
+            "── diff cut to fit max_preview_chars={} / max_response_tokens={} for {}{more}; {rest} [DIFF_TRUNCATED]\n",
             config.max_preview_chars,
-            cuts.join(", ")
+            config.max_response_tokens,
+            named.join(", ")
         ));
+    }
+    if unlisted > 0 {
+        let see = if transaction_id.is_some() {
+            "manage history lists every file of the transaction"
+        } else {
+            "preview fewer files per call to see each"
+        };
+        face.push_str(&format!(
+            "── {unlisted} more file(s) not listed (the reply reached max_response_tokens={}); {see} [DIFF_TRUNCATED]\n",
+            config.max_response_tokens
+        ));
+        if transaction_id.is_some() {
+            next_calls.push(NextCall::new("manage", json!({"command": "history"})));
+        }
     }
     if reason_codes.contains(&"SYNTAX_ERRORS_INTRODUCED") {
         face.push_str(
@@ -1265,17 +1316,21 @@ fn render(
     for call in &next_calls {
         face.push_str(&next_line(call));
     }
+    let truncated = !cuts.is_empty() || unlisted > 0;
     let mut all_codes: Vec<&str> = reason_codes.clone();
-    if !cuts.is_empty() {
+    if truncated {
         all_codes.push("DIFF_TRUNCATED");
     }
     let mut meta = Map::new();
-    meta.insert("truncated".into(), Value::Bool(!cuts.is_empty()));
+    meta.insert("truncated".into(), Value::Bool(truncated));
     meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
     meta.insert("next_cursor".into(), Value::Null);
     meta.insert("dry_run".into(), Value::Bool(options.dry_run));
     meta.insert("transaction_id".into(), transaction_id.clone().map(Value::from).unwrap_or(Value::Null));
     meta.insert("files".into(), Value::from(files_json));
+    if unlisted > 0 {
+        meta.insert("files_total".into(), Value::from(reports.len()));
+    }
     meta.insert("fuzzy_used".into(), Value::Bool(reports.iter().any(|report| report.fuzzy_used)));
     meta.insert("reason_codes".into(), json!(all_codes));
     meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
@@ -1291,6 +1346,44 @@ fn render(
         face,
         metadata: options.metadata,
     }
+}
+
+/// What the reply keeps free of the token ceiling for its footer and next calls.
+const REPLY_FOOTER_TOKENS: usize = 500;
+
+/// The most calls a reply offers for the rest of cut diffs.
+const MAX_REST_CALLS: usize = 3;
+
+/// How to see the rest of a cut diff: a dry run's proposal continues through `diff_preview`
+/// against the file on disk by a cursor (the server keeps the proposal, the call does not
+/// carry it); an applied edit's new text is read where it changed.
+fn rest_of_diff(
+    engine: &Engine,
+    options: &Options,
+    report: &FileReport,
+    proposals: &[FileChange],
+    shown_lines: usize,
+) -> Option<NextCall> {
+    if options.dry_run {
+        let proposal = proposals.iter().find(|change| change.path == report.path)?;
+        let new = proposal.new_bytes.as_deref()?;
+        let old = engine.root().resolve(report.path.as_str()).ok().and_then(|resolved| {
+            resolved.real.as_ref()?;
+            engine.root().read(&resolved, engine.config().max_file_bytes).ok().map(|file| file.bytes)
+        });
+        return Some(crate::diff_preview::proposal_continuation(
+            engine,
+            report.path.as_str(),
+            old.as_deref(),
+            new,
+            shown_lines + 1,
+        ));
+    }
+    let ((first, last), _) = (report.touched?, report.new_hash.as_ref()?);
+    Some(NextCall::new(
+        "read",
+        json!({"mode": "snippet", "target": report.path.as_str(), "start_line": first, "end_line": last.max(first)}),
+    ))
 }
 
 /// Takes whole lines of `text` while the character and token budgets last.

@@ -30,6 +30,8 @@ pub struct Engine {
     pub(crate) edit_lock: std::sync::Mutex<()>,
     /// The relationship graphs and parsed facts `analyze` works from.
     pub(crate) relations: analyze::workspace::Relations,
+    /// Proposed texts of cut diffs, so their cursors continue without the text (R8).
+    pub(crate) proposed: crate::diff_preview::ProposedTexts,
 }
 
 impl Engine {
@@ -59,6 +61,7 @@ impl Engine {
             journal,
             edit_lock: std::sync::Mutex::new(()),
             relations: analyze::workspace::Relations::default(),
+            proposed: Default::default(),
         })
     }
 

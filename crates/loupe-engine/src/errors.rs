@@ -38,7 +38,7 @@ pub(crate) fn quoted(text: &str) -> String {
 /// one (the journal's, in the index directory) is shown by its last component only.
 fn shown(path: &std::path::Path) -> String {
     if !path.is_absolute() {
-        return path.display().to_string();
+        return quoted(&path.display().to_string());
     }
     let name = path.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());
     format!("…/{name}")

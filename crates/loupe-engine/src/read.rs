@@ -147,6 +147,7 @@ pub(crate) fn run(engine: &Engine, request: &ReadRequest) -> Response {
         Window::DiffPreview { against, content, context, offset } => {
             let diff_request = crate::diff_preview::DiffRequest {
                 offset: *offset,
+                cursor: request.cursor.clone(),
                 original: request.original.clone(),
                 target: request.target.clone(),
                 against: against.clone(),
@@ -296,11 +297,14 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadR
                     "set `against` to HEAD, INDEX or WORKTREE",
                 ));
             }
-            if cursor.is_some() || limit.is_some() {
+            if limit.is_some() {
                 return Err(ToolError::invalid_args(
-                    "a diff preview is paged by `offset` (a line of the diff) only; `limit`/`cursor` do not apply",
-                    "remove them; narrow with a file target, `context_lines` or `max_tokens`",
+                    "a diff preview is paged by `cursor` (or `offset`, a line of the diff); `limit` does not apply",
+                    "remove `limit`; narrow with a file target, `context_lines` or `max_tokens`",
                 ));
+            }
+            if cursor.is_some() && offset.is_some() {
+                return Err(position_twice("offset"));
             }
             Window::DiffPreview {
                 offset: offset.unwrap_or(1).max(1) as usize,
@@ -489,8 +493,8 @@ fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolE
     }
 
     let width = digits(window_last.max(first)).max(4);
-    let (payload, last_shown, payload_cut, line_truncated, payload_tokens) = if request.preview_none || total == 0 {
-        (String::new(), first.saturating_sub(1), None, false, Some(0))
+    let (payload, last_shown, payload_cut, line_kept, payload_tokens) = if request.preview_none || total == 0 {
+        (String::new(), first.saturating_sub(1), None, None, Some(0))
     } else {
         cut_payload(&decoded, (first, budget.last_by_lines), width, &budget, budget.token_limit.value - overhead)
     };
@@ -521,7 +525,7 @@ fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolE
 
     let shown_cut = cut_by.filter(|_| truncated);
     let header = face_parts.header(last_shown, request.preview_none);
-    let footer = face_parts.footer(last_shown, shown_cut, &reason_codes, line_truncated, &next_calls);
+    let footer = face_parts.footer(last_shown, shown_cut, &reason_codes, line_kept.is_some(), &next_calls);
     // The parts meet at line ends, where o200k's pre-tokenizer always splits, so their counts
     // add up to the face's exact count (a test checks this) without counting the payload twice.
     let token_estimate =
@@ -533,7 +537,13 @@ fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolE
         applied.insert(limit.name.to_owned(), Value::from(limit.value));
     }
     let shown_any = !request.preview_none && total > 0 && last_shown >= first;
-    let text_payload = if shown_any { decoded.raw_range(first, last_shown).to_owned() } else { String::new() };
+    // `text` carries what the face shows, cut where the face was cut: a line cut mid-line
+    // is its kept start, never the whole line.
+    let text_payload = match line_kept {
+        _ if !shown_any => String::new(),
+        Some(kept) => text::truncate_at_char_boundary(decoded.line(first), kept).to_owned(),
+        None => decoded.raw_range(first, last_shown).to_owned(),
+    };
     let mut meta = Map::new();
     meta.insert("truncated".into(), Value::Bool(truncated));
     meta.insert("token_estimate".into(), Value::from(token_estimate));
@@ -712,17 +722,19 @@ impl FaceParts<'_> {
 }
 
 /// Renders lines `first..=last` under the character, byte and token caps. Returns the
-/// payload, the last line shown, the cap that cut it (if any) and whether that last line was
-/// itself cut mid-line (only ever the first line of a page, so paging always advances).
+/// payload, the last line shown, the cap that cut it (if any) and, when that last line was
+/// itself cut mid-line (only ever the first line of a page, so paging always advances), how
+/// many bytes of it were kept.
 fn cut_payload(
     decoded: &Decoded,
     (first, last): (usize, usize),
     width: usize,
     budget: &Budget,
     token_budget: usize,
-) -> (String, usize, Option<Limit>, bool, Option<usize>) {
+) -> (String, usize, Option<Limit>, Option<usize>, Option<usize>) {
     let (chars, bytes, token_limit) = (budget.chars, budget.bytes, budget.token_limit);
     let byte_budget = bytes.map_or(usize::MAX, |limit| limit.value);
+    let prefix_len = format!("{first:>width$}│").len();
     let first_line = || format!("{first:>width$}│{}\n", decoded.line(first));
     let mut payload = String::new();
     let mut used_chars = 0;
@@ -747,14 +759,14 @@ fn cut_payload(
         line_ends.push(payload.len());
     }
     if line_ends.is_empty() {
-        let (cut, _) = cut_line(&first_line(), chars.value, byte_budget, token_budget);
-        return (cut, first, cut_by, true, None);
+        let (cut, kept) = cut_line(&first_line(), chars.value, byte_budget, token_budget);
+        return (cut, first, cut_by, Some(kept.saturating_sub(prefix_len)), None);
     }
     // Tokens: one count when everything fits (the common case); otherwise drop lines from
     // the end, re-counting exactly whenever the running estimate says it fits.
     let mut estimate = tokens::count(&payload);
     if estimate <= token_budget {
-        return (payload, first + line_ends.len() - 1, cut_by, false, Some(estimate));
+        return (payload, first + line_ends.len() - 1, cut_by, None, Some(estimate));
     }
     while line_ends.len() > 1 {
         line_ends.pop();
@@ -764,12 +776,12 @@ fn cut_payload(
         if estimate <= token_budget {
             estimate = tokens::count(&payload);
             if estimate <= token_budget {
-                return (payload, first + line_ends.len() - 1, Some(token_limit), false, Some(estimate));
+                return (payload, first + line_ends.len() - 1, Some(token_limit), None, Some(estimate));
             }
         }
     }
-    let (cut, _) = cut_line(&first_line(), chars.value, byte_budget, token_budget);
-    (cut, first, Some(token_limit), true, None)
+    let (cut, kept) = cut_line(&first_line(), chars.value, byte_budget, token_budget);
+    (cut, first, Some(token_limit), Some(kept.saturating_sub(prefix_len)), None)
 }
 
 /// Cuts one rendered line to fit every cap, at a UTF-8 boundary, and marks the cut.
@@ -806,7 +818,7 @@ fn cursor_window(
     };
     if !decoded.is_for(path) {
         return Err(ToolError::invalid_args(
-            format!("this cursor was issued for another file, not `{path}`"),
+            format!("this cursor was issued for another file, not `{}`", crate::errors::quoted(path.as_str())),
             "use a cursor with the target it came from, or drop `cursor`",
         )
         .with_next_call(with_args(request, &[], &["cursor"])));
@@ -845,7 +857,7 @@ fn past_end(request: &ReadRequest, name: &str, asked: usize, total: usize) -> To
         with_args(request, &[("offset", json!(tail_start))], &[])
     };
     ToolError::invalid_args(
-        format!("`{name}` {asked} is past the end of `{}` ({total} lines)", request.target),
+        format!("`{name}` {asked} is past the end of `{}` ({total} lines)", crate::errors::quoted(&request.target)),
         format!("lines are 1-based; the file has {total} lines"),
     )
     .with_next_call(call)
@@ -882,7 +894,11 @@ fn vfs_error(engine: &Engine, request: &ReadRequest, error: VfsError) -> ToolErr
         VfsError::IsDirectory { path } => {
             let (_, names) = engine.root().sibling_names(&path.join("_"));
             let mut error = ToolError::invalid_args(
-                format!("`{path}` is a directory; mode='{}' reads a file", request.mode.as_str()),
+                format!(
+                    "`{}` is a directory; mode='{}' reads a file",
+                    crate::errors::quoted(path.as_str()),
+                    request.mode.as_str()
+                ),
                 format!("read a file inside it: {}", preview_names(&names)),
             );
             for name in names.iter().filter(|name| name.contains('.')).take(3) {
@@ -911,7 +927,8 @@ fn not_found(engine: &Engine, request: &ReadRequest, path: &RepoPath) -> ToolErr
     } else {
         format!("did you mean {}?", suggestions.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
     };
-    let mut error = ToolError::new(ErrorCode::FileNotFound, format!("`{path}` does not exist"), hint);
+    let shown = crate::errors::quoted(path.as_str());
+    let mut error = ToolError::new(ErrorCode::FileNotFound, format!("`{shown}` does not exist"), hint);
     for suggestion in &suggestions {
         error = error.with_next_call(with_args(request, &[("target", Value::from(suggestion.as_str()))], &["cursor"]));
     }

@@ -48,6 +48,8 @@ pub struct Response {
 impl Response {
     /// A failure, with its error face and `token_estimate`.
     pub fn failure(tool: &'static str, mode: Option<String>, target: Option<String>, error: ToolError) -> Response {
+        // A refused target is the caller's text, echoed bounded like any argument in an error.
+        let target = target.map(|target| crate::errors::quoted(&target));
         let face = error_face(&error);
         let mut meta = Map::new();
         meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));

@@ -5,6 +5,7 @@
 
 mod analyze_accuracy;
 mod analyze_cases;
+mod ceilings;
 mod common;
 mod diff_preview_cases;
 mod diff_preview_secrets;
