@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -193,6 +193,8 @@ pub struct Hooks {
     /// Called with the number of files written so far and the next target, right before
     /// that target is re-checked and replaced: another process racing the write, on cue.
     pub before_write: Option<fn(usize, &Path)>,
+    /// How long to wait for another writer's lock (30 s when `None`).
+    pub lock_wait: Option<Duration>,
 }
 
 impl Hooks {
@@ -205,6 +207,7 @@ impl Hooks {
             fail_after_writes: number("LOUPE_TEST_FAIL_AFTER_WRITES"),
             abort_after_writes: number("LOUPE_TEST_ABORT_AFTER_WRITES"),
             before_write: None,
+            lock_wait: number("LOUPE_TEST_LOCK_WAIT_MS").map(|millis: usize| Duration::from_millis(millis as u64)),
         }
     }
 }
@@ -221,6 +224,8 @@ pub struct Journal {
     /// The highest sequence number used while this process runs, so ids never repeat even
     /// when the journal directory is deleted under it.
     last_seq: AtomicU64,
+    /// Start-up could not take the locks in time: the next writer recovers first.
+    recovery_due: AtomicBool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -289,11 +294,21 @@ struct Scan {
 
 impl Journal {
     /// Opens (creating) the journal in `dir` and repairs an interrupted transaction.
+    /// When another writer holds the root for longer than the lock wait (a hung server),
+    /// the journal opens all the same and recovers under the lock of the first edit.
     pub fn open(root: Root, dir: PathBuf) -> Result<(Journal, Recovery), VfsError> {
         fs::create_dir_all(&dir).map_err(|source| VfsError::Io { path: dir.clone(), source })?;
         let journal = Journal::new(root, dir, false);
-        let recovery = journal.recover()?;
-        Ok((journal, recovery))
+        let recovered = journal.acquire().map(|held| journal.recover(&held));
+        match recovered {
+            Ok(recovery) => Ok((journal, recovery)),
+            Err(error) if is_lock_timeout(&error) => {
+                tracing::warn!("{error}; the edit journal is recovered by the first edit instead");
+                journal.recovery_due.store(true, Ordering::SeqCst);
+                Ok((journal, Recovery::default()))
+            }
+            Err(error) => Err(error.into_vfs(&journal.dir)),
+        }
     }
 
     /// Opens the journal for a read-only server: nothing is written, in the repository or
@@ -328,6 +343,7 @@ impl Journal {
             hooks: Hooks::from_env(),
             read_only,
             last_seq: AtomicU64::new(0),
+            recovery_due: AtomicBool::new(false),
         }
     }
 
@@ -652,8 +668,8 @@ impl Journal {
         Ok(())
     }
 
-    fn recover(&self) -> Result<Recovery, VfsError> {
-        let held = self.lock().map_err(|error| error.into_vfs(&self.dir))?;
+    /// Repairs what an interrupted process left, under the locks `held`.
+    fn recover(&self, held: &Held<'_>) -> Recovery {
         let mut recovery = Recovery::default();
         let scan = self.scan();
         for dir in scan.incomplete {
@@ -675,7 +691,7 @@ impl Journal {
             self.roll_back(&dir, &manifest, held.root.as_ref(), &mut recovery);
         }
         sync_dir(&self.dir);
-        Ok(recovery)
+        recovery
     }
 
     /// Puts back every file of a pending record that already holds the new bytes, removes
@@ -934,13 +950,22 @@ impl Journal {
     /// journal's), so two writers never wait on each other in a cycle. The journal directory
     /// is created again if it was deleted under a running server.
     fn lock(&self) -> Result<Held<'_>, ApplyError> {
+        let held = self.acquire()?;
+        if self.recovery_due.swap(false, Ordering::SeqCst) {
+            let recovery = self.recover(&held);
+            tracing::warn!(?recovery, "recovered the edit journal, which another writer had held at start-up");
+        }
+        Ok(held)
+    }
+
+    fn acquire(&self) -> Result<Held<'_>, ApplyError> {
         let in_process = self.in_process.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let root = self.lock_root()?;
         let path = self.dir.join(LOCK_FILE);
         let io = |source| ApplyError::Vfs(VfsError::Io { path: path.clone(), source });
         fs::create_dir_all(&self.dir).map_err(|source| VfsError::Io { path: self.dir.clone(), source })?;
         let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io)?;
-        wait_for_lock(&file, "the edit journal").map_err(io)?;
+        wait_for_lock(&file, "the edit journal", self.hooks.lock_wait).map_err(io)?;
         Ok(Held { _in_process: in_process, root, _journal: file })
     }
 
@@ -952,7 +977,7 @@ impl Journal {
         let canonical = self.root.canonical();
         let io = |source| ApplyError::Vfs(VfsError::Io { path: canonical.to_path_buf(), source });
         let directory = open_directory(canonical).map_err(io)?;
-        match wait_for_lock(&directory, "the workspace root") {
+        match wait_for_lock(&directory, "the workspace root", self.hooks.lock_wait) {
             Ok(()) => Ok(Some(directory)),
             Err(error) if lock_unsupported(&error) => {
                 tracing::warn!(
@@ -988,8 +1013,9 @@ fn open_directory(dir: &Path) -> std::io::Result<fs::File> {
 
 /// Waits, for at most [`LOCK_WAIT`], for an exclusive lock: a writer that never lets go
 /// (a hung process) makes the next writer fail with a message, not hang.
-fn wait_for_lock(file: &fs::File, what: &str) -> std::io::Result<()> {
-    let deadline = Instant::now() + LOCK_WAIT;
+fn wait_for_lock(file: &fs::File, what: &str, wait: Option<Duration>) -> std::io::Result<()> {
+    let wait = wait.unwrap_or(LOCK_WAIT);
+    let deadline = Instant::now() + wait;
     let mut pause = Duration::from_millis(1);
     loop {
         match file.try_lock() {
@@ -999,8 +1025,8 @@ fn wait_for_lock(file: &fs::File, what: &str) -> std::io::Result<()> {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::WouldBlock,
                     format!(
-                        "another loupe process has held the lock on {what} for {} s; retry once it is done, or stop it",
-                        LOCK_WAIT.as_secs()
+                        "another loupe process has held the lock on {what} for {} ms; retry once it is done, or stop it",
+                        wait.as_millis()
                     ),
                 ));
             }
@@ -1010,6 +1036,10 @@ fn wait_for_lock(file: &fs::File, what: &str) -> std::io::Result<()> {
             }
         }
     }
+}
+
+fn is_lock_timeout(error: &ApplyError) -> bool {
+    matches!(error, ApplyError::Vfs(VfsError::Io { source, .. }) if source.kind() == std::io::ErrorKind::WouldBlock)
 }
 
 fn lock_unsupported(error: &std::io::Error) -> bool {

@@ -89,6 +89,18 @@ fn child_process_entry() {
             let rounds = std::env::var("LOUPE_JOURNAL_TEST_ROUNDS").unwrap().parse().unwrap();
             println!("ACKNOWLEDGED {}", count_up(&journal, &repo, rounds));
         }
+        // Started while another writer holds the root: recovery waits for the first edit.
+        "late-recovery" => {
+            println!("OPENED");
+            for _ in 0..200 {
+                if journal.apply(plan(vec![change("c.txt", Some(b"c"), Some(b"C"))])).is_ok() {
+                    println!("APPLIED");
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            panic!("the edit never went through");
+        }
         other => panic!("unknown role {other}"),
     }
 }
@@ -222,6 +234,37 @@ fn crashed() -> (tempfile::TempDir, tempfile::TempDir) {
 
 fn pending_manifest(state: &Path) -> PathBuf {
     state.join("journal/0000000001/manifest.json")
+}
+
+#[test]
+fn r6_a_writer_that_never_lets_go_delays_recovery_instead_of_disabling_edits() {
+    use std::io::BufRead;
+    let (repo, state) = crashed();
+    // A hung writer holds the root's lock while a server starts.
+    let hung = fs::File::open(repo.path()).unwrap();
+    hung.lock().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_process_entry", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "late-recovery")
+        .env("LOUPE_JOURNAL_TEST_REPO", repo.path())
+        .env("LOUPE_JOURNAL_TEST_DIR", state.path().join("journal"))
+        .env("LOUPE_TEST_HOOKS", "1")
+        .env("LOUPE_TEST_LOCK_WAIT_MS", "200")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let opened = lines.by_ref().map_while(Result::ok).any(|line| line.contains("OPENED"));
+    assert!(opened, "the journal opens while another writer holds the root");
+    assert_eq!(read(repo.path(), "a.txt").unwrap(), A_NEW, "nothing is recovered without the lock");
+    drop(hung);
+    // Read to the end: the child writes its test summary after the line we look for.
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let applied = rest.iter().any(|line| line.contains("APPLIED"));
+    assert!(child.wait().unwrap().success() && applied);
+    assert_eq!(read(repo.path(), "a.txt").unwrap(), A_OLD, "the first edit recovered the journal");
+    assert_eq!(read(repo.path(), "sub/b.txt").unwrap(), B_OLD);
+    assert_eq!(read(repo.path(), "c.txt").unwrap(), b"C");
 }
 
 // R12: the temporary files of an interrupted write are removed, and only those.
