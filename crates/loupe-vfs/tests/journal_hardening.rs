@@ -322,7 +322,7 @@ fn rewrite_manifest(state: &Path, edit: impl FnOnce(&mut Value)) {
 /// What must hold after any damage: start-up succeeded, nothing but old or new bytes was
 /// written, a rolled-back transaction is rolled back whole, nothing is left to recover,
 /// and edits work.
-fn assert_survives(repo: &Path, state: &Path) {
+fn assert_survives(repo: &Path, state: &Path) -> loupe_vfs::journal::Recovery {
     let (journal, recovery) = open(repo, &state.join("journal"));
     let a = read(repo, "a.txt").unwrap();
     let b = read(repo, "sub/b.txt").unwrap();
@@ -340,6 +340,7 @@ fn assert_survives(repo: &Path, state: &Path) {
     drop(journal);
     let (_, again) = open(repo, &state.join("journal"));
     assert!(again.rolled_back.is_empty() && again.quarantined.is_empty(), "{again:?}");
+    recovery
 }
 
 #[test]
@@ -364,7 +365,7 @@ fn r13_truncated_and_bit_flipped_records_are_quarantined_and_edits_go_on() {
     let (repo, state) = crashed();
     let data = state.path().join("journal/0000000001/data");
     fs::OpenOptions::new().write(true).open(&data).unwrap().set_len(3).unwrap();
-    assert_survives(repo.path(), state.path());
+    let _ = assert_survives(repo.path(), state.path());
     assert_eq!(read(repo.path(), "a.txt").unwrap(), A_NEW);
 
     // A flipped bit in the data: the right length, the wrong bytes are never written.
@@ -373,7 +374,7 @@ fn r13_truncated_and_bit_flipped_records_are_quarantined_and_edits_go_on() {
     let mut bytes = fs::read(&data).unwrap();
     bytes[2] ^= 0x10;
     fs::write(&data, bytes).unwrap();
-    assert_survives(repo.path(), state.path());
+    let _ = assert_survives(repo.path(), state.path());
     assert_eq!(read(repo.path(), "a.txt").unwrap(), A_NEW);
 
     // A flipped bit in the manifest: its checksum no longer matches.
@@ -382,7 +383,8 @@ fn r13_truncated_and_bit_flipped_records_are_quarantined_and_edits_go_on() {
     let mut text = fs::read_to_string(&manifest).unwrap();
     text = text.replacen("sub/b.txt", "sub/c.txt", 1);
     fs::write(&manifest, text).unwrap();
-    assert_survives(repo.path(), state.path());
+    let recovery = assert_survives(repo.path(), state.path());
+    assert_eq!(recovery.quarantined.len(), 1, "{recovery:?}");
 
     // A truncated manifest, and an unparseable `op/` record.
     let (repo, state) = crashed();
@@ -391,7 +393,7 @@ fn r13_truncated_and_bit_flipped_records_are_quarantined_and_edits_go_on() {
     fs::write(&manifest, &text[..text.len() / 2]).unwrap();
     fs::create_dir_all(state.path().join("journal/op")).unwrap();
     fs::write(state.path().join("journal/op/manifest.json"), b"{\"id\": 1").unwrap();
-    assert_survives(repo.path(), state.path());
+    let _ = assert_survives(repo.path(), state.path());
     assert!(state.path().join("journal/quarantine").read_dir().unwrap().count() >= 2);
 }
 
@@ -418,6 +420,7 @@ impl Random {
 fn r13_random_damage_to_a_real_record_never_stops_the_journal() {
     let cases: u64 = std::env::var("LOUPE_JOURNAL_FUZZ_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(60);
     let (pristine_repo, pristine_state) = crashed();
+    let (mut rolled_back, mut quarantined) = (0, 0);
     let manifest_bytes = fs::read(pending_manifest(pristine_state.path())).unwrap();
     let data_bytes = fs::read(pristine_state.path().join("journal/0000000001/data")).unwrap();
     for case in 0..cases {
@@ -465,8 +468,14 @@ fn r13_random_damage_to_a_real_record_never_stops_the_journal() {
         fs::write(record.join("manifest.json"), &manifest).unwrap();
         fs::write(record.join("data"), &data).unwrap();
         let run = std::panic::catch_unwind(|| assert_survives(repo.path(), state.path()));
-        assert!(run.is_ok(), "case {case} failed");
+        let Ok(recovery) = run else { panic!("case {case} failed") };
+        rolled_back += usize::from(!recovery.rolled_back.is_empty());
+        quarantined += usize::from(!recovery.quarantined.is_empty());
     }
+    // The damage reaches both outcomes: records still sound enough to roll back, and
+    // records that are quarantined.
+    eprintln!("{cases} cases: {rolled_back} rolled back, {quarantined} quarantined");
+    assert!(rolled_back > 0 && quarantined > 0, "{rolled_back} rolled back, {quarantined} quarantined");
     drop(pristine_repo);
 }
 
