@@ -49,7 +49,7 @@ impl Engine {
             .map_err(|error| format!("cannot open workspace root `{}`: {error}", root_path.display()))?;
         let index_dir = config.index_dir.clone().unwrap_or_else(|| default_index_dir(root.canonical()));
         let session = session::SessionLayer::new(&config, root.canonical(), &index_dir);
-        let journal = open_journal(&root, &index_dir);
+        let journal = open_journal(&root, &index_dir, config.read_only);
         let options = IndexOptions { index_dir, max_file_bytes: config.max_index_file_bytes, threads: index_threads() };
         let index = Some(Arc::new(Index::open(root.clone(), options)));
         Ok(Engine {
@@ -170,15 +170,27 @@ pub fn default_index_dir(canonical_root: &Path) -> PathBuf {
 }
 
 /// Opens the edit journal in `<index_dir>/journal` and finishes or rolls back a transaction
-/// a crash interrupted, before any call is served.
-fn open_journal(root: &Root, index_dir: &Path) -> Option<Arc<Journal>> {
-    match Journal::open(root.clone(), index_dir.join("journal")) {
+/// a crash interrupted, before any call is served. A read-only server writes nothing, not even
+/// to recover: it names the interrupted transactions and leaves them for a writable start.
+fn open_journal(root: &Root, index_dir: &Path, read_only: bool) -> Option<Arc<Journal>> {
+    let dir = index_dir.join("journal");
+    let opened = if read_only { Journal::open_read_only(root.clone(), dir) } else { Journal::open(root.clone(), dir) };
+    match opened {
         Ok((journal, recovery)) => {
             if !recovery.rolled_back.is_empty() || !recovery.completed.is_empty() {
                 tracing::warn!(?recovery, "recovered interrupted edit transactions");
             }
             for path in &recovery.left_alone {
                 tracing::warn!("`{path}` changed during an interrupted edit; left as it is");
+            }
+            for record in &recovery.quarantined {
+                tracing::warn!("a damaged edit journal record was moved to `journal/{record}`; edits go on");
+            }
+            if !recovery.pending_left.is_empty() {
+                tracing::warn!(
+                    "read-only: interrupted edit transactions {:?} were left as they are; start loupe without `read_only` to recover them",
+                    recovery.pending_left
+                );
             }
             Some(Arc::new(journal))
         }

@@ -52,6 +52,10 @@ impl Target {
     pub(crate) fn is_pending(&self) -> bool {
         self.pending
     }
+
+    pub(crate) fn path(&self) -> &RepoPath {
+        &self.path
+    }
 }
 
 /// A file's directory, opened beneath the root and checked.
@@ -149,6 +153,57 @@ impl Root {
         Ok(())
     }
 
+    /// Removes from the directory `dir` (opened beneath the root by handle, never a symlink
+    /// in its place) the temporary files an interrupted write left: named exactly as
+    /// [`create_temporary`] names them, regular files, at most `longest` bytes, and holding
+    /// bytes `is_ours` accepts. Returns their root-relative (real) paths. Nothing is removed
+    /// in an excluded directory (loupe never writes there).
+    pub(crate) fn remove_temporaries(
+        &self,
+        dir: &RepoPath,
+        longest: u64,
+        is_ours: impl Fn(&[u8]) -> bool,
+    ) -> Vec<RepoPath> {
+        let mut removed = Vec::new();
+        let Ok(opened) = self.open_beneath(dir, directory_flags(), Missing::Refuse) else { return removed };
+        if self.check_excluded(&opened.real).is_err() {
+            return removed;
+        }
+        let Ok(entries) = rustix::fs::Dir::read_from(&opened.fd) else { return removed };
+        for entry in entries.filter_map(Result::ok) {
+            let Ok(name) = entry.file_name().to_str() else { continue };
+            if !is_temporary_name(name) {
+                continue;
+            }
+            let name = name.to_owned();
+            let Ok(stat) = rustix::fs::statat(&opened.fd, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) else { continue };
+            let size = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
+            if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || size > longest {
+                continue;
+            }
+            let flags = read_flags() | OFlags::NOFOLLOW;
+            let Ok(fd) = rustix::fs::openat(&opened.fd, name.as_str(), flags, Mode::empty()) else { continue };
+            let mut bytes = Vec::new();
+            if File::from(fd).take(longest.saturating_add(1)).read_to_end(&mut bytes).is_err() || !is_ours(&bytes) {
+                continue;
+            }
+            if rustix::fs::unlinkat(&opened.fd, name.as_str(), AtFlags::empty()).is_ok() {
+                removed.push(opened.real.join(&name));
+            }
+        }
+        if !removed.is_empty() {
+            let _ = rustix::fs::fsync(&opened.fd);
+        }
+        removed
+    }
+
+    /// The root directory this `Root` holds, opened again readable for `flock` (which an
+    /// `O_PATH` descriptor does not support): through the handle, not the path, which may
+    /// name another directory by now.
+    pub(crate) fn reopen_root(&self) -> std::io::Result<File> {
+        Ok(File::from(rustix::fs::openat(self.handle(), ".", directory_flags(), Mode::empty())?))
+    }
+
     /// Opens the directory of `path` beneath the root (creating what is missing when asked)
     /// and checks the file it names, by its real path, before anything is touched there.
     fn open_directory(&self, path: &RepoPath, create_dirs: bool) -> Result<Directory, VfsError> {
@@ -211,6 +266,24 @@ fn io_error(path: &RepoPath, source: std::io::Error) -> VfsError {
     VfsError::Io { path: PathBuf::from(path.display()), source }
 }
 
+/// The name [`create_temporary`] gives its files: `.loupe-` the process id in hex, `-`, a
+/// counter and the sub-second nanoseconds in hex run together, `.tmp`.
+const TEMPORARY_PREFIX: &str = ".loupe-";
+const TEMPORARY_SUFFIX: &str = ".tmp";
+
+/// True for exactly the names [`create_temporary`] gives (so crash recovery removes only
+/// loupe's own leftovers): lower-case hex, a `u32` process id (1 to 8 digits), then a `u64`
+/// counter and `u32` nanoseconds (2 to 24 digits together).
+pub(crate) fn is_temporary_name(name: &str) -> bool {
+    let hex = |part: &str, digits: std::ops::RangeInclusive<usize>| {
+        digits.contains(&part.len()) && part.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    name.strip_prefix(TEMPORARY_PREFIX)
+        .and_then(|rest| rest.strip_suffix(TEMPORARY_SUFFIX))
+        .and_then(|unique| unique.split_once('-'))
+        .is_some_and(|(pid, rest)| hex(pid, 1..=8) && hex(rest, 2..=24))
+}
+
 /// Creates `.loupe-<unique>.tmp` in `directory`, never following or reusing an entry.
 fn create_temporary(directory: &OwnedFd) -> std::io::Result<(String, File)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -219,8 +292,11 @@ fn create_temporary(directory: &OwnedFd) -> std::io::Result<(String, File)> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.subsec_nanos());
-        let name =
-            format!(".loupe-{:x}-{:x}{nanos:x}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        let name = format!(
+            "{TEMPORARY_PREFIX}{:x}-{:x}{nanos:x}{TEMPORARY_SUFFIX}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
         match rustix::fs::openat(directory, name.as_str(), flags, Mode::from_raw_mode(0o600)) {
             Ok(fd) => return Ok((name, File::from(fd))),
             Err(Errno::EXIST) => continue,
@@ -231,10 +307,12 @@ fn create_temporary(directory: &OwnedFd) -> std::io::Result<(String, File)> {
 }
 
 /// Places `bytes` at `target`, a path in loupe's own state directory (the journal), not in
-/// the repository, atomically.
+/// the repository, atomically. Its temporary file is named as the repository's are, so one
+/// [`is_temporary_name`] finds a crash's leftovers in both.
 pub(crate) fn write_atomically(target: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), VfsError> {
     let io = |source| VfsError::Io { path: target.to_path_buf(), source };
     let dir = target.parent().ok_or_else(|| io(std::io::Error::other("no parent directory")))?;
+    let name = target.file_name().ok_or_else(|| io(std::io::Error::other("no file name")))?;
     let mode = match mode {
         Some(mode) => mode,
         None => match fs::symlink_metadata(target) {
@@ -242,12 +320,21 @@ pub(crate) fn write_atomically(target: &Path, bytes: &[u8], mode: Option<u32>) -
             Err(_) => NEW_FILE_MODE,
         },
     };
-    let mut temporary = tempfile::Builder::new().prefix(".loupe-").suffix(".tmp").tempfile_in(dir).map_err(io)?;
-    temporary.write_all(bytes).map_err(io)?;
-    temporary.as_file().set_permissions(fs::Permissions::from_mode(mode)).map_err(io)?;
-    temporary.as_file().sync_all().map_err(io)?;
-    temporary.persist(target).map_err(|error| io(error.error))?;
-    sync_dir(dir);
+    let directory = rustix::fs::open(dir, directory_flags(), Mode::empty()).map_err(|errno| io(errno.into()))?;
+    let (temporary, mut file) = create_temporary(&directory).map_err(io)?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| file.set_permissions(fs::Permissions::from_mode(mode)))
+        .and_then(|()| file.sync_all())
+        .and_then(|()| {
+            rustix::fs::renameat(&directory, temporary.as_str(), &directory, name).map_err(std::io::Error::from)
+        });
+    if let Err(source) = written {
+        let _ = rustix::fs::unlinkat(&directory, temporary.as_str(), AtFlags::empty());
+        return Err(io(source));
+    }
+    // Best effort: some file systems refuse to sync a directory.
+    let _ = rustix::fs::fsync(&directory);
     Ok(())
 }
 
@@ -256,5 +343,47 @@ pub(crate) fn write_atomically(target: &Path, bytes: &[u8], mode: Option<u32>) -
 pub(crate) fn sync_dir(dir: &Path) {
     if let Ok(handle) = File::open(dir) {
         let _ = handle.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_are_exactly_the_ones_create_temporary_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let directory = rustix::fs::open(dir.path(), directory_flags(), Mode::empty()).unwrap();
+        for _ in 0..3 {
+            let (name, _file) = create_temporary(&directory).unwrap();
+            assert!(is_temporary_name(&name), "{name}");
+        }
+        // What `write_atomically` leaves behind is named the same way.
+        write_atomically(&dir.path().join("manifest.json"), b"{}", None).unwrap();
+        for entry in fs::read_dir(dir.path()).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            assert!(name == "manifest.json" || is_temporary_name(&name), "{name}");
+        }
+        let max = format!(".loupe-{:x}-{:x}{:x}.tmp", u32::MAX, u64::MAX, 999_999_999_u32);
+        assert!(is_temporary_name(&max), "{max}");
+        for name in [
+            ".loupe-.tmp",
+            ".loupe-1f-.tmp",
+            ".loupe-1f-2.tmp",
+            ".loupe--2a3b.tmp",
+            ".loupe-1f-2a3b.tmp.bak",
+            "loupe-1f-2a3b.tmp",
+            "x.loupe-1f-2a3b.tmp",
+            ".loupe-1F-2a3b.tmp",
+            ".loupe-1f-2a-3b.tmp",
+            ".loupe-1f-2a 3b.tmp",
+            ".loupe-123456789-2a3b.tmp",
+            ".loupe-Ab12Cd.tmp",
+            ".loupe-abc123.tmp",
+        ] {
+            assert!(!is_temporary_name(name), "{name}");
+        }
+        let long = format!(".loupe-1f-{}.tmp", "a".repeat(25));
+        assert!(!is_temporary_name(&long));
     }
 }

@@ -2,26 +2,47 @@
 //! so a call applies whole or not at all, survives a crash, and can be undone and redone.
 //!
 //! Layout under the journal directory (in the index dir, outside the repository):
-//! `lock` (an OS file lock held while a transaction runs, so two processes never
-//! interleave), one directory per edit transaction (`0000000042/`: `manifest.json` and `data`,
-//! the old and new bytes of every file, one after the other), and `op/` for an undo or redo in
-//! flight. A manifest is written `pending` before the first file is touched and rewritten
-//! `committed` after the last; a failure in between restores every file already written, and
-//! opening the journal after a crash rolls a `pending` transaction back (a committed undo or
-//! redo is completed). The last [`KEEP_TRANSACTIONS`] edit transactions are kept.
+//! `lock` (an OS file lock held while a transaction runs), one directory per edit transaction
+//! (`0000000042/`: `manifest.json` and `data`, the old and new bytes of every file, one after
+//! the other), `op/` for an undo or redo in flight, and `quarantine/` for records that were
+//! found damaged. A manifest is written `pending` before the first file is touched and
+//! rewritten `committed` after the last; a failure in between restores every file already
+//! written, and opening the journal after a crash rolls a `pending` transaction back (a
+//! committed undo or redo is completed) and removes the temporary files it left beside its
+//! targets. The last [`KEEP_TRANSACTIONS`] edit transactions are kept.
+//!
+//! Writers are serialised per root, not per journal: besides the journal's own lock, every
+//! apply, undo, redo and recovery holds an OS lock (`flock`) on the root directory itself, so
+//! two servers on one root with different index dirs never interleave, and nothing is written
+//! into the repository to achieve it.
 //!
 //! Every plan carries the hash each file must still have; `apply` re-checks them all, under
-//! the lock, before anything is written. This is the only place that does.
+//! the locks, before anything is written, and each file once more right before it is
+//! replaced (a process that does not take the lock, such as an editor, may have changed it
+//! meanwhile): the first mismatch rolls back what was written and answers the stale file.
+//!
+//! A record is data from disk, so it is checked before it is trusted: every manifest carries
+//! a checksum, every length is bounded by the data file's real size, and every byte string
+//! read back must have the hash the manifest gives it. A record that fails any check is
+//! moved to `quarantine/` with a warning, and start-up goes on with edits enabled.
+//!
+//! The journal never touches a repository file by path: every read, re-check, write, removal
+//! and temp-file cleanup goes through `apply.rs` ([`Target`], `Root::current_bytes`,
+//! `replace_file`, `remove_file`, `remove_temporaries`), beneath the root by directory handle.
+//! Only the journal's own files (in the index dir) are opened by path.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use loupe_core::{ContentHash, RepoPath};
 use serde::{Deserialize, Serialize};
 
-use crate::apply::{Target, sync_dir, write_atomically};
+use crate::apply::{Target, is_temporary_name, sync_dir, write_atomically};
 use crate::{Root, VfsError};
 
 /// How many edit transactions the journal keeps for undo.
@@ -31,6 +52,15 @@ const MANIFEST: &str = "manifest.json";
 const DATA_FILE: &str = "data";
 const OPERATION_DIR: &str = "op";
 const LOCK_FILE: &str = "lock";
+const LAST_SEQ_FILE: &str = "last_seq";
+const QUARANTINE_DIR: &str = "quarantine";
+/// Record directories are named by their sequence number in ten digits.
+const SEQ_DIGITS: usize = 10;
+const MAX_SEQ: u64 = 9_999_999_999;
+/// A manifest lists paths and hashes; anything larger is not one loupe wrote.
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+/// How long an apply waits for another writer of the same root before giving up.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// One file of a plan: what it must hold now and what it will hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,6 +125,15 @@ impl From<VfsError> for ApplyError {
     }
 }
 
+impl ApplyError {
+    fn into_vfs(self, dir: &Path) -> VfsError {
+        match self {
+            ApplyError::Vfs(error) => error,
+            other => VfsError::Io { path: dir.to_path_buf(), source: std::io::Error::other(other.to_string()) },
+        }
+    }
+}
+
 /// One file as a transaction changed it.
 #[derive(Debug, Clone)]
 pub struct AppliedFile {
@@ -134,8 +173,15 @@ pub struct Recovery {
     pub rolled_back: Vec<String>,
     /// Interrupted undo/redo operations that had finished writing and were completed.
     pub completed: Vec<String>,
-    /// Files an interrupted transaction left in a third state (neither old nor new): kept.
+    /// Files an interrupted transaction left in a third state (neither old nor new), or that
+    /// could not be restored: kept as they are.
     pub left_alone: Vec<String>,
+    /// Damaged records moved to `quarantine/` (their names there), with why.
+    pub quarantined: Vec<String>,
+    /// Temporary files an interrupted write left in the repository, removed (root-relative).
+    pub temp_files_removed: Vec<String>,
+    /// Read-only: interrupted transactions found and left for the next writable start.
+    pub pending_left: Vec<String>,
 }
 
 /// Test-only fault injection, enabled from the environment only with `LOUPE_TEST_HOOKS=1`.
@@ -145,6 +191,11 @@ pub struct Hooks {
     pub fail_after_writes: Option<usize>,
     /// Abort the process after this many files were written (crash recovery path).
     pub abort_after_writes: Option<usize>,
+    /// Called with the number of files written so far and the next target, right before
+    /// that target is re-checked and replaced: another process racing the write, on cue.
+    pub before_write: Option<fn(usize, &Path)>,
+    /// How long to wait for another writer's lock (30 s when `None`).
+    pub lock_wait: Option<Duration>,
 }
 
 impl Hooks {
@@ -156,6 +207,8 @@ impl Hooks {
         Hooks {
             fail_after_writes: number("LOUPE_TEST_FAIL_AFTER_WRITES"),
             abort_after_writes: number("LOUPE_TEST_ABORT_AFTER_WRITES"),
+            before_write: None,
+            lock_wait: number("LOUPE_TEST_LOCK_WAIT_MS").map(|millis: usize| Duration::from_millis(millis as u64)),
         }
     }
 }
@@ -167,9 +220,17 @@ pub struct Journal {
     dir: PathBuf,
     in_process: Mutex<()>,
     hooks: Hooks,
+    /// Opened for a read-only server: never writes, not even to recover.
+    read_only: bool,
+    /// The highest sequence number used while this process runs, so ids never repeat even
+    /// when the journal directory is deleted under it.
+    last_seq: AtomicU64,
+    /// Start-up could not take the locks in time: the next writer recovers first.
+    recovery_due: AtomicBool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Manifest {
     id: String,
     seq: u64,
@@ -182,9 +243,14 @@ struct Manifest {
     undone: bool,
     time: u64,
     files: Vec<ManifestFile>,
+    /// The hash of the manifest serialised without this field: a damaged record is never
+    /// mistaken for an instruction. Records written before it existed have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    checksum: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ManifestFile {
     path: String,
     old: Option<String>,
@@ -206,25 +272,80 @@ struct Write {
     new_mode: Option<u32>,
 }
 
-/// Both locks: this process's and the OS lock other processes respect.
+/// Every lock a writer holds: this process's, the root's (other servers on the same root,
+/// whatever their index dir) and the journal's (other processes on the same journal).
+/// Closing the files releases the OS locks.
 struct Held<'a> {
     _in_process: MutexGuard<'a, ()>,
-    file: fs::File,
+    root: Option<fs::File>,
+    _journal: fs::File,
 }
 
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        let _ = self.file.unlock();
-    }
+/// What scanning the journal directory found.
+#[derive(Default)]
+struct Scan {
+    /// Readable, consistent records (numbered ones oldest first, then `op/`).
+    good: Vec<(PathBuf, Manifest)>,
+    /// Records whose manifest is unreadable, inconsistent or fails its checksum.
+    damaged: Vec<(PathBuf, String)>,
+    /// Directories without a manifest: a crash before the record was complete, when nothing
+    /// had been written into the repository yet.
+    incomplete: Vec<PathBuf>,
 }
 
 impl Journal {
     /// Opens (creating) the journal in `dir` and repairs an interrupted transaction.
+    /// When another writer holds the root for longer than the lock wait (a hung server),
+    /// the journal opens all the same and recovers under the lock of the first edit.
     pub fn open(root: Root, dir: PathBuf) -> Result<(Journal, Recovery), VfsError> {
         fs::create_dir_all(&dir).map_err(|source| VfsError::Io { path: dir.clone(), source })?;
-        let journal = Journal { root, dir, in_process: Mutex::new(()), hooks: Hooks::from_env() };
-        let recovery = journal.recover()?;
+        let journal = Journal::new(root, dir, false);
+        let recovered = journal.acquire().map(|held| journal.recover(&held));
+        match recovered {
+            Ok(recovery) => Ok((journal, recovery)),
+            Err(error) if is_lock_timeout(&error) => {
+                tracing::warn!("{error}; the edit journal is recovered by the first edit instead");
+                journal.recovery_due.store(true, Ordering::SeqCst);
+                Ok((journal, Recovery::default()))
+            }
+            Err(error) => Err(error.into_vfs(&journal.dir)),
+        }
+    }
+
+    /// Opens the journal for a read-only server: nothing is written, in the repository or
+    /// the journal. An interrupted transaction is not rolled back but named (with a warning)
+    /// in [`Recovery::pending_left`], for the next writable start; `apply`, `undo` and `redo`
+    /// are refused.
+    pub fn open_read_only(root: Root, dir: PathBuf) -> Result<(Journal, Recovery), VfsError> {
+        let journal = Journal::new(root, dir, true);
+        let mut recovery = Recovery::default();
+        let scan = journal.scan();
+        for (dir, manifest) in &scan.good {
+            if manifest.state == "pending" || manifest.kind != "edit" {
+                tracing::warn!(
+                    "read-only: the interrupted transaction `{}` ({}) was left as it is; a writable start of loupe will recover it",
+                    manifest.id,
+                    dir.display()
+                );
+                recovery.pending_left.push(manifest.id.clone());
+            }
+        }
+        for (dir, reason) in &scan.damaged {
+            tracing::warn!("read-only: the journal record {} is damaged ({reason}); left as it is", dir.display());
+        }
         Ok((journal, recovery))
+    }
+
+    fn new(root: Root, dir: PathBuf, read_only: bool) -> Journal {
+        Journal {
+            root,
+            dir,
+            in_process: Mutex::new(()),
+            hooks: Hooks::from_env(),
+            read_only,
+            last_seq: AtomicU64::new(0),
+            recovery_due: AtomicBool::new(false),
+        }
     }
 
     /// Replaces the fault-injection hooks (tests).
@@ -237,8 +358,9 @@ impl Journal {
     }
 
     /// Applies a plan whole, or changes nothing. Every file's precondition is checked under
-    /// the lock first; all stale files are reported together.
+    /// the locks first; all stale files are reported together.
     pub fn apply(&self, plan: Plan) -> Result<Applied, ApplyError> {
+        self.refuse_if_read_only()?;
         let _held = self.lock()?;
         let mut seen = HashSet::new();
         for change in &plan.changes {
@@ -297,6 +419,7 @@ impl Journal {
             undone: false,
             time: now(),
             files: Vec::new(),
+            checksum: None,
         };
         self.run(&tx_dir, &mut manifest, &writes)?;
         // A new edit ends every redo chain.
@@ -312,6 +435,7 @@ impl Journal {
     /// Reverses the last edit transaction not yet undone (or `id`). Every file must still
     /// hold what the transaction wrote, unless `force`.
     pub fn undo(&self, id: Option<&str>, force: bool) -> Result<Applied, ApplyError> {
+        self.refuse_if_read_only()?;
         let _held = self.lock()?;
         let transactions = self.transactions();
         let chosen = match id {
@@ -333,6 +457,7 @@ impl Journal {
 
     /// Re-applies the most recently undone transaction (or `id`).
     pub fn redo(&self, id: Option<&str>, force: bool) -> Result<Applied, ApplyError> {
+        self.refuse_if_read_only()?;
         let _held = self.lock()?;
         let transactions = self.transactions();
         let chosen = match id {
@@ -353,7 +478,9 @@ impl Journal {
 
     /// The kept transactions, newest first, at most `limit`.
     pub fn history(&self, limit: usize) -> Vec<TransactionSummary> {
-        let _held = self.lock().ok();
+        // Manifests are replaced atomically, so reading them needs no lock; taking it would
+        // create the journal directory, which a read-only server must not.
+        let _held = if self.read_only { None } else { self.lock().ok() };
         self.transactions()
             .into_iter()
             .rev()
@@ -378,6 +505,19 @@ impl Journal {
             .collect()
     }
 
+    fn refuse_if_read_only(&self) -> Result<(), ApplyError> {
+        if !self.read_only {
+            return Ok(());
+        }
+        Err(ApplyError::Vfs(VfsError::Io {
+            path: self.dir.clone(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::ReadOnlyFilesystem,
+                "the journal was opened read-only (the server is read-only); restart loupe without `read_only` to change files",
+            ),
+        }))
+    }
+
     /// Undo (`reverse`) or redo one transaction through an `op/` record.
     fn replay(&self, tx_dir: &Path, original: &Manifest, reverse: bool, force: bool) -> Result<Applied, ApplyError> {
         let mut writes = Vec::new();
@@ -398,7 +538,23 @@ impl Journal {
                 continue;
             }
             let new = match to {
-                Some(_) => Some(read_blob(tx_dir, if reverse { file.old_at } else { file.new_at })?),
+                Some(hash) => {
+                    let at = if reverse { file.old_at } else { file.new_at };
+                    match read_blob(tx_dir, at, hash) {
+                        Ok(bytes) => Some(bytes),
+                        Err(reason) => {
+                            let name = self.quarantine(tx_dir, &reason);
+                            return Err(ApplyError::Vfs(VfsError::Io {
+                                path: tx_dir.to_path_buf(),
+                                source: std::io::Error::other(format!(
+                                    "the journal record of `{}` is damaged ({reason}) and was moved to {name}; it cannot be {}, nothing was written",
+                                    original.id,
+                                    if reverse { "undone" } else { "redone" }
+                                )),
+                            }));
+                        }
+                    }
+                }
                 None => None,
             };
             let old_mode = if current.is_some() { self.root.mode_of(&target) } else { from_mode };
@@ -418,6 +574,7 @@ impl Journal {
             undone: false,
             time: now(),
             files: Vec::new(),
+            checksum: None,
         };
         self.run(&op_dir, &mut manifest, &writes)?;
         self.finish_operation(&op_dir, &manifest)?;
@@ -425,7 +582,8 @@ impl Journal {
     }
 
     /// Records `writes` as pending in `tx_dir`, performs them, and marks them committed.
-    /// A failure midway restores every file already written and removes the record.
+    /// Each file is re-checked right before it is replaced; a mismatch or a failure midway
+    /// restores every file already written and removes the record.
     fn run(&self, tx_dir: &Path, manifest: &mut Manifest, writes: &[Write]) -> Result<(), ApplyError> {
         let io = |source| VfsError::Io { path: tx_dir.to_path_buf(), source };
         fs::create_dir_all(tx_dir).map_err(io)?;
@@ -448,9 +606,36 @@ impl Journal {
         write_manifest(tx_dir, manifest)?;
         sync_dir(&self.dir);
 
+        let undo_written = |done: usize| {
+            for written in writes[..done].iter().rev() {
+                restore(&self.root, written);
+            }
+            let _ = fs::remove_dir_all(tx_dir);
+        };
         for (done, write) in writes.iter().enumerate() {
             if self.hooks.abort_after_writes == Some(done) {
                 std::process::abort();
+            }
+            if let Some(hook) = self.hooks.before_write {
+                hook(done, &self.root.canonical().join(write.path.as_str()));
+            }
+            // The last look before the rename: another process may have changed the file
+            // since the check under the lock (it need not respect the lock).
+            let now = match self.root.current_bytes(&write.target) {
+                Ok(now) => now,
+                Err(error) => {
+                    undo_written(done);
+                    return Err(ApplyError::Vfs(error));
+                }
+            };
+            if now.as_deref().map(ContentHash::of) != write.old.as_deref().map(ContentHash::of) {
+                undo_written(done);
+                return Err(ApplyError::Stale(vec![Stale {
+                    path: write.path.clone(),
+                    expected: write.old.as_deref().map(ContentHash::of),
+                    actual: now.as_deref().map(ContentHash::of),
+                    actual_bytes: now,
+                }]));
             }
             let result = if self.hooks.fail_after_writes == Some(done) {
                 Err(VfsError::Io {
@@ -464,10 +649,7 @@ impl Journal {
                 }
             };
             if let Err(error) = result {
-                for written in writes[..done].iter().rev() {
-                    restore(&self.root, written);
-                }
-                let _ = fs::remove_dir_all(tx_dir);
+                undo_written(done);
                 return Err(ApplyError::Vfs(error));
             }
         }
@@ -490,19 +672,19 @@ impl Journal {
         Ok(())
     }
 
-    fn recover(&self) -> Result<Recovery, VfsError> {
-        let _held = self.lock().map_err(|error| match error {
-            ApplyError::Vfs(error) => error,
-            other => VfsError::Io { path: self.dir.clone(), source: std::io::Error::other(other.to_string()) },
-        })?;
+    /// Repairs what an interrupted process left, under the locks `held`.
+    fn recover(&self, held: &Held<'_>) -> Recovery {
         let mut recovery = Recovery::default();
-        let mut records: Vec<(PathBuf, Manifest)> = self.all_records(true);
-        if let Ok(manifest) = read_manifest(&self.dir.join(OPERATION_DIR)) {
-            records.push((self.dir.join(OPERATION_DIR), manifest));
-        } else {
-            let _ = fs::remove_dir_all(self.dir.join(OPERATION_DIR));
+        let scan = self.scan();
+        for dir in scan.incomplete {
+            let _ = fs::remove_dir_all(dir);
         }
-        for (dir, manifest) in records {
+        for (dir, reason) in scan.damaged {
+            recovery.quarantined.push(self.quarantine(&dir, &reason));
+        }
+        for (dir, manifest) in scan.good {
+            // A crash while a manifest was being replaced leaves its temporary file here.
+            remove_temp_files_in_record(&dir);
             if manifest.state == "committed" {
                 if manifest.kind != "edit" {
                     let _ = self.finish_operation(&dir, &manifest);
@@ -510,82 +692,210 @@ impl Journal {
                 }
                 continue;
             }
-            // Pending: put back every file that already holds the new bytes.
-            for file in &manifest.files {
-                let Some(path) = RepoPath::normalize(&file.path) else { continue };
-                let Ok(target) = self.root.write_target(&path, false) else {
-                    recovery.left_alone.push(file.path.clone());
-                    continue;
-                };
-                // A FIFO or device put there since is refused, not read; it stays as found.
-                let Ok(current) = self.root.current_bytes(&target) else {
-                    recovery.left_alone.push(file.path.clone());
-                    continue;
-                };
-                let actual = current.as_deref().map(|bytes| ContentHash::of(bytes).to_string());
-                if actual == file.old {
-                    continue;
-                }
-                if actual != file.new {
-                    recovery.left_alone.push(file.path.clone());
-                    continue;
-                }
-                match &file.old {
-                    Some(_) => {
-                        let bytes = read_blob(&dir, file.old_at).map_err(|error| match error {
-                            ApplyError::Vfs(error) => error,
-                            other => {
-                                VfsError::Io { path: dir.clone(), source: std::io::Error::other(other.to_string()) }
-                            }
-                        })?;
-                        self.root.replace_file(&target, &bytes, file.old_mode)?;
-                    }
-                    None => self.root.remove_file(&target)?,
-                }
-            }
-            let _ = fs::remove_dir_all(&dir);
-            recovery.rolled_back.push(manifest.id.clone());
+            self.roll_back(&dir, &manifest, held.root.is_some(), &mut recovery);
         }
         sync_dir(&self.dir);
-        Ok(recovery)
+        recovery
+    }
+
+    /// Puts back every file of a pending record that already holds the new bytes, removes
+    /// the temporary files its writes left, and drops the record. A record whose bytes are
+    /// damaged is quarantined before anything is written: its files stay as they are.
+    /// Temporary files are removed only while the root's lock is held (`root_locked`): without
+    /// it another server of this root may be writing one right now.
+    fn roll_back(&self, dir: &Path, manifest: &Manifest, root_locked: bool, recovery: &mut Recovery) {
+        enum Step {
+            Restore(Target, Vec<u8>, Option<u32>),
+            Remove(Target),
+        }
+        let mut steps = Vec::new();
+        // The directories the record's writes went to, with the bytes they were writing.
+        let mut temp_dirs: BTreeMap<RepoPath, Vec<Vec<u8>>> = BTreeMap::new();
+        let mut left_alone = Vec::new();
+        for file in &manifest.files {
+            // `scan` checked that every path normalises.
+            let Some(path) = RepoPath::normalize(&file.path) else { continue };
+            let Ok(target) = self.root.write_target(&path, false) else {
+                left_alone.push(file.path.clone());
+                continue;
+            };
+            let blobs = temp_dirs.entry(path.parent()).or_default();
+            for (at, hash) in [(file.old_at, &file.old), (file.new_at, &file.new)] {
+                if let Some(hash) = hash
+                    && let Ok(bytes) = read_blob(dir, at, hash)
+                {
+                    blobs.push(bytes);
+                }
+            }
+            // A FIFO or device put there since is refused, not read; it stays as found.
+            let current = match self.root.current_bytes(&target) {
+                Ok(current) => current,
+                Err(error) => {
+                    tracing::warn!("cannot read `{}` to roll back `{}`: {error}", file.path, manifest.id);
+                    left_alone.push(file.path.clone());
+                    continue;
+                }
+            };
+            let actual = current.as_deref().map(|bytes| ContentHash::of(bytes).to_string());
+            if actual == file.old {
+                continue;
+            }
+            if actual != file.new {
+                left_alone.push(file.path.clone());
+                continue;
+            }
+            match &file.old {
+                Some(hash) => match read_blob(dir, file.old_at, hash) {
+                    Ok(bytes) => steps.push(Step::Restore(target, bytes, file.old_mode)),
+                    Err(reason) => {
+                        let name = self.quarantine(dir, &reason);
+                        tracing::error!(
+                            "cannot roll back the interrupted transaction `{}`: its record is damaged ({reason}); moved to {name}, its files were left as they are: {}",
+                            manifest.id,
+                            manifest.files.iter().map(|file| file.path.as_str()).collect::<Vec<_>>().join(", ")
+                        );
+                        recovery.quarantined.push(name);
+                        recovery.left_alone.extend(manifest.files.iter().map(|file| file.path.clone()));
+                        return;
+                    }
+                },
+                None => steps.push(Step::Remove(target)),
+            }
+        }
+        let mut failed = false;
+        for step in steps {
+            let (target, result) = match step {
+                Step::Restore(target, bytes, mode) => {
+                    let result = self.root.replace_file(&target, &bytes, mode);
+                    (target, result)
+                }
+                Step::Remove(target) => {
+                    let result = self.root.remove_file(&target);
+                    (target, result)
+                }
+            };
+            if let Err(error) = result {
+                tracing::error!("cannot roll back `{}` of `{}`: {error}", target.path(), manifest.id);
+                left_alone.push(target.path().to_string());
+                failed = true;
+            }
+        }
+        if root_locked {
+            for (parent, blobs) in &temp_dirs {
+                let longest = blobs.iter().map(Vec::len).max().unwrap_or(0) as u64;
+                // Only a prefix of bytes the record was writing there: a user's file of a
+                // similar name is kept.
+                let removed = self
+                    .root
+                    .remove_temporaries(parent, longest, |bytes| blobs.iter().any(|blob| blob.starts_with(bytes)));
+                for path in removed {
+                    tracing::warn!("removed `{path}`, a temporary file an interrupted edit left");
+                    recovery.temp_files_removed.push(path.to_string());
+                }
+            }
+        }
+        recovery.left_alone.extend(left_alone);
+        if failed {
+            // Keep what is needed to finish by hand.
+            recovery.quarantined.push(self.quarantine(dir, "a file could not be restored"));
+        } else {
+            let _ = fs::remove_dir_all(dir);
+        }
+        recovery.rolled_back.push(manifest.id.clone());
+    }
+
+    /// Moves a damaged record out of the way, into `quarantine/`, and says so. Returns its
+    /// name there.
+    fn quarantine(&self, dir: &Path, reason: &str) -> String {
+        let quarantine = self.dir.join(QUARANTINE_DIR);
+        let name = dir.file_name().map_or_else(|| "record".into(), |name| name.to_string_lossy().into_owned());
+        let mut destination = quarantine.join(format!("{name}-{}", now()));
+        let mut counter = 1;
+        while destination.exists() {
+            destination = quarantine.join(format!("{name}-{}-{counter}", now()));
+            counter += 1;
+        }
+        let shown = format!("{QUARANTINE_DIR}/{}", destination.file_name().unwrap_or_default().to_string_lossy());
+        let moved = fs::create_dir_all(&quarantine).and_then(|()| fs::rename(dir, &destination));
+        match moved {
+            Ok(()) => tracing::warn!(
+                "the journal record {} is damaged ({reason}); moved to {} for inspection",
+                dir.display(),
+                destination.display()
+            ),
+            Err(error) => {
+                // It cannot stay where it is (it would be found damaged at every start).
+                tracing::warn!(
+                    "the journal record {} is damaged ({reason}) and cannot be moved to {} ({error}); removed",
+                    dir.display(),
+                    quarantine.display()
+                );
+                let _ = fs::remove_dir_all(dir);
+            }
+        }
+        sync_dir(&self.dir);
+        shown
     }
 
     /// Committed edit transactions, oldest first.
     fn transactions(&self) -> Vec<(PathBuf, Manifest)> {
-        self.all_records(false)
+        self.scan()
+            .good
             .into_iter()
             .filter(|(_, manifest)| manifest.state == "committed" && manifest.kind == "edit")
             .collect()
     }
 
-    /// Every numbered record, oldest first; with `include_broken`, unreadable ones are
-    /// removed (a crash while the manifest itself was being written).
-    fn all_records(&self, include_broken: bool) -> Vec<(PathBuf, Manifest)> {
-        let Ok(entries) = fs::read_dir(&self.dir) else { return Vec::new() };
-        let mut records: Vec<(PathBuf, Manifest)> = Vec::new();
+    /// Every record: numbered ones oldest first, then `op/`. Changes nothing.
+    fn scan(&self) -> Scan {
+        let mut scan = Scan::default();
+        let Ok(entries) = fs::read_dir(&self.dir) else { return scan };
         for entry in entries.filter_map(Result::ok) {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.len() != 10 || !name.bytes().all(|byte| byte.is_ascii_digit()) {
+            if name.len() != SEQ_DIGITS || !name.bytes().all(|byte| byte.is_ascii_digit()) {
                 continue;
             }
-            match read_manifest(&entry.path()) {
-                Ok(manifest) => records.push((entry.path(), manifest)),
-                Err(_) if include_broken => {
-                    let _ = fs::remove_dir_all(entry.path());
-                }
-                Err(_) => {}
+            match read_record(&entry.path(), Some(&name)) {
+                Ok(Some(manifest)) => scan.good.push((entry.path(), manifest)),
+                Ok(None) => scan.incomplete.push(entry.path()),
+                Err(reason) => scan.damaged.push((entry.path(), reason)),
             }
         }
-        records.sort_by_key(|(_, manifest)| manifest.seq);
-        records
+        scan.good.sort_by_key(|(_, manifest)| manifest.seq);
+        let op_dir = self.dir.join(OPERATION_DIR);
+        if op_dir.is_dir() {
+            match read_record(&op_dir, None) {
+                Ok(Some(manifest)) => scan.good.push((op_dir, manifest)),
+                Ok(None) => scan.incomplete.push(op_dir),
+                Err(reason) => scan.damaged.push((op_dir, reason)),
+            }
+        }
+        scan
     }
 
     fn next_seq(&self) -> Result<u64, ApplyError> {
-        let last = self.all_records(false).last().map_or(0, |(_, manifest)| manifest.seq);
-        let counter = self.dir.join("last_seq");
-        let stored = fs::read_to_string(&counter).ok().and_then(|text| text.trim().parse::<u64>().ok()).unwrap_or(0);
-        let next = last.max(stored) + 1;
+        let last = self.scan().good.iter().map(|(_, manifest)| manifest.seq).max().unwrap_or(0);
+        let counter = self.dir.join(LAST_SEQ_FILE);
+        let stored = fs::File::open(&counter)
+            .ok()
+            .and_then(|file| {
+                let mut text = String::new();
+                file.take(32).read_to_string(&mut text).ok()?;
+                text.trim().parse::<u64>().ok()
+            })
+            .filter(|stored| *stored < MAX_SEQ)
+            .unwrap_or(0);
+        let next = last.max(stored).max(self.last_seq.load(Ordering::Relaxed)) + 1;
+        if next > MAX_SEQ {
+            return Err(ApplyError::Vfs(VfsError::Io {
+                path: self.dir.clone(),
+                source: std::io::Error::other(
+                    "the journal has run out of transaction numbers; move the journal directory away",
+                ),
+            }));
+        }
         fs::write(&counter, next.to_string()).map_err(|source| VfsError::Io { path: counter.clone(), source })?;
+        self.last_seq.store(next, Ordering::Relaxed);
         Ok(next)
     }
 
@@ -598,13 +908,107 @@ impl Journal {
         }
     }
 
+    /// Takes every lock, in the one order all processes use (this process's, the root's, the
+    /// journal's), so two writers never wait on each other in a cycle. The journal directory
+    /// is created again if it was deleted under a running server.
     fn lock(&self) -> Result<Held<'_>, ApplyError> {
+        let held = self.acquire()?;
+        if self.recovery_due.swap(false, Ordering::SeqCst) {
+            let recovery = self.recover(&held);
+            tracing::warn!(?recovery, "recovered the edit journal, which another writer had held at start-up");
+        }
+        Ok(held)
+    }
+
+    fn acquire(&self) -> Result<Held<'_>, ApplyError> {
         let in_process = self.in_process.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let root = self.lock_root()?;
         let path = self.dir.join(LOCK_FILE);
         let io = |source| ApplyError::Vfs(VfsError::Io { path: path.clone(), source });
+        fs::create_dir_all(&self.dir).map_err(|source| VfsError::Io { path: self.dir.clone(), source })?;
         let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io)?;
-        file.lock().map_err(io)?;
-        Ok(Held { _in_process: in_process, file })
+        wait_for_lock(&file, "the edit journal", self.hooks.lock_wait).map_err(io)?;
+        Ok(Held { _in_process: in_process, root, _journal: file })
+    }
+
+    /// An exclusive `flock` on the root directory itself: every loupe writing this root
+    /// takes it, whatever its index dir, and nothing is written into the repository for it.
+    /// `None` when the file system does not support locks (then the journal lock and the
+    /// re-check of each file before it is replaced are what is left).
+    fn lock_root(&self) -> Result<Option<fs::File>, ApplyError> {
+        let canonical = self.root.canonical();
+        let io = |source| ApplyError::Vfs(VfsError::Io { path: canonical.to_path_buf(), source });
+        let directory = self.root.reopen_root().map_err(io)?;
+        match wait_for_lock(&directory, "the workspace root", self.hooks.lock_wait) {
+            Ok(()) => Ok(Some(directory)),
+            Err(error) if lock_unsupported(&error) => {
+                tracing::warn!(
+                    "cannot lock the workspace root {} ({error}); two loupe servers on this root with different index dirs are not serialised",
+                    canonical.display()
+                );
+                Ok(None)
+            }
+            Err(error) => Err(io(error)),
+        }
+    }
+}
+
+/// Waits, for at most [`LOCK_WAIT`], for an exclusive lock: a writer that never lets go
+/// (a hung process) makes the next writer fail with a message, not hang.
+fn wait_for_lock(file: &fs::File, what: &str, wait: Option<Duration>) -> std::io::Result<()> {
+    let wait = wait.unwrap_or(LOCK_WAIT);
+    let deadline = Instant::now() + wait;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(fs::TryLockError::Error(error)) => return Err(error),
+            Err(fs::TryLockError::WouldBlock) if Instant::now() >= deadline => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::WouldBlock,
+                    format!(
+                        "another loupe process has held the lock on {what} for {} ms; retry once it is done, or stop it",
+                        wait.as_millis()
+                    ),
+                ));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+fn is_lock_timeout(error: &ApplyError) -> bool {
+    matches!(error, ApplyError::Vfs(VfsError::Io { source, .. }) if source.kind() == std::io::ErrorKind::WouldBlock)
+}
+
+fn lock_unsupported(error: &std::io::Error) -> bool {
+    if error.kind() == std::io::ErrorKind::Unsupported {
+        return true;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::io::Errno;
+        // No lock daemon (NFS), no `flock` (some FUSE file systems), or NFS's emulation,
+        // which wants a descriptor open for writing, and a directory cannot be.
+        Errno::from_io_error(error).is_some_and(|errno| [Errno::NOLCK, Errno::OPNOTSUPP, Errno::BADF].contains(&errno))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// A record's own directory holds only what the journal wrote: a temporary file there is a
+/// manifest replacement a crash interrupted.
+fn remove_temp_files_in_record(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.filter_map(Result::ok) {
+        if entry.file_name().to_str().is_some_and(is_temporary_name) {
+            let _ = fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -634,8 +1038,22 @@ fn applied(id: String, writes: &[Write]) -> Applied {
     }
 }
 
-/// Best-effort restoration of one file after a failed transaction.
+/// Restoration of one file after a failed transaction, only while it still holds what the
+/// transaction wrote: a change someone made since is never overwritten.
 fn restore(root: &Root, write: &Write) {
+    // Read beneath the root by handle; a symlink, FIFO or device put there since is refused
+    // (never opened, never replaced).
+    let current = match root.current_bytes(&write.target) {
+        Ok(current) => current,
+        Err(error) => {
+            tracing::error!("cannot read `{}` to restore it after a failed edit ({error}); left as it is", write.path);
+            return;
+        }
+    };
+    if current.as_deref().map(ContentHash::of) != write.new.as_deref().map(ContentHash::of) {
+        tracing::error!("`{}` changed after a failed edit wrote it; left as it is", write.path);
+        return;
+    }
     let result = match &write.old {
         Some(bytes) => root.replace_file(&write.target, bytes, write.old_mode),
         None => root.remove_file(&write.target),
@@ -673,31 +1091,128 @@ impl Blobs {
     }
 }
 
-fn read_blob(dir: &Path, at: Option<(u64, u64)>) -> Result<Vec<u8>, ApplyError> {
-    use std::io::{Read, Seek, SeekFrom};
-    let path = dir.join(DATA_FILE);
-    let io = |source| ApplyError::Vfs(VfsError::Io { path: path.clone(), source });
+/// Reads the bytes a record stored at `at`, which must have the hash `expected`. The length
+/// is checked against the data file's real size before anything is allocated. The error
+/// says what is wrong with the record.
+fn read_blob(dir: &Path, at: Option<(u64, u64)>, expected: &str) -> Result<Vec<u8>, String> {
+    use std::io::{Seek, SeekFrom};
     let Some((offset, length)) = at else {
-        return Err(io(std::io::Error::other("the record holds no bytes for this file")));
+        return Err("the record holds no bytes for a file".into());
     };
-    let mut file = fs::File::open(&path).map_err(io)?;
-    file.seek(SeekFrom::Start(offset)).map_err(io)?;
-    let mut bytes = vec![0; length as usize];
-    file.read_exact(&mut bytes).map_err(io)?;
+    let path = dir.join(DATA_FILE);
+    let mut file = fs::File::open(&path).map_err(|error| format!("cannot open its data: {error}"))?;
+    let size = file.metadata().map_err(|error| format!("cannot read its data: {error}"))?.len();
+    let end = offset
+        .checked_add(length)
+        .filter(|end| *end <= size)
+        .ok_or_else(|| format!("it places {length} bytes at offset {offset} in a data file of {size} bytes"))?;
+    let length = usize::try_from(end - offset).map_err(|_| "a length beyond this machine's memory".to_owned())?;
+    file.seek(SeekFrom::Start(offset)).map_err(|error| format!("cannot read its data: {error}"))?;
+    let mut bytes = vec![0; length];
+    file.read_exact(&mut bytes).map_err(|error| format!("cannot read its data: {error}"))?;
+    if ContentHash::of(&bytes).as_str() != expected {
+        return Err("its data does not have the hash its manifest gives".into());
+    }
     Ok(bytes)
 }
 
 fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), ApplyError> {
-    let bytes = serde_json::to_vec_pretty(manifest).unwrap_or_default();
+    let mut sealed = manifest.clone();
+    sealed.checksum = Some(checksum(&sealed));
+    let bytes = serde_json::to_vec_pretty(&sealed).unwrap_or_default();
     write_atomically(&dir.join(MANIFEST), &bytes, Some(0o600))?;
     Ok(())
 }
 
-fn read_manifest(dir: &Path) -> Result<Manifest, String> {
-    let bytes = fs::read(dir.join(MANIFEST)).map_err(|error| error.to_string())?;
-    serde_json::from_slice(&bytes).map_err(|error| error.to_string())
+/// The hash of a manifest serialised without its checksum.
+fn checksum(manifest: &Manifest) -> String {
+    let mut unsealed = manifest.clone();
+    unsealed.checksum = None;
+    ContentHash::of(&serde_json::to_vec(&unsealed).unwrap_or_default()).to_string()
+}
+
+/// Reads and checks a record's manifest. `Ok(None)`: there is none (the record was never
+/// completed). `Err`: it is damaged, and why. `name` is the numbered directory's name, which
+/// the manifest's sequence number must match (`None` for `op/`).
+fn read_record(dir: &Path, name: Option<&str>) -> Result<Option<Manifest>, String> {
+    let path = dir.join(MANIFEST);
+    let file = match fs::File::open(&path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(format!("cannot open its manifest: {error}")),
+    };
+    let size = file.metadata().map_err(|error| format!("cannot read its manifest: {error}"))?.len();
+    if size > MAX_MANIFEST_BYTES {
+        return Err(format!("its manifest is {size} bytes, over the {MAX_MANIFEST_BYTES}-byte limit"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_MANIFEST_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|error| format!("cannot read its manifest: {error}"))?;
+    let manifest: Manifest =
+        serde_json::from_slice(&bytes).map_err(|error| format!("its manifest does not parse: {error}"))?;
+    check_manifest(&manifest, name)?;
+    Ok(Some(manifest))
+}
+
+/// The facts every record loupe writes holds; a manifest that breaks one is damaged.
+fn check_manifest(manifest: &Manifest, name: Option<&str>) -> Result<(), String> {
+    if let Some(stored) = &manifest.checksum
+        && *stored != checksum(manifest)
+    {
+        return Err("its manifest does not match its checksum".into());
+    }
+    if !matches!(manifest.state.as_str(), "pending" | "committed") {
+        return Err(format!("unknown state `{}`", manifest.state));
+    }
+    match name {
+        Some(name) => {
+            if manifest.kind != "edit" || name.parse::<u64>().ok() != Some(manifest.seq) {
+                return Err("its manifest does not belong to this directory".into());
+            }
+            if manifest.id != transaction_id(manifest.seq) {
+                return Err(format!("its id `{}` does not match its number", manifest.id));
+            }
+        }
+        None => {
+            if !matches!(manifest.kind.as_str(), "undo" | "redo") || manifest.of.is_none() {
+                return Err("an undo/redo record that names no transaction".into());
+            }
+        }
+    }
+    for file in &manifest.files {
+        if RepoPath::normalize(&file.path).is_none_or(|path| path.is_root()) {
+            return Err(format!("the path `{}` is not a file inside the root", file.path));
+        }
+        for (hash, at) in [(&file.old, file.old_at), (&file.new, file.new_at)] {
+            match hash {
+                Some(hash) if ContentHash::parse(hash).is_none() => return Err(format!("`{hash}` is not a hash")),
+                Some(_) if at.is_none() => return Err(format!("no bytes recorded for `{}`", file.path)),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_length_beyond_the_data_file_is_refused_before_allocating() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(DATA_FILE), b"0123456789").unwrap();
+        let hash = ContentHash::of(b"234").to_string();
+        assert_eq!(read_blob(dir.path(), Some((2, 3)), &hash).unwrap(), b"234");
+        for at in [(2, 9), (u64::MAX, 2), (0, u64::MAX), (0, 1 << 62), (11, 0)] {
+            assert!(read_blob(dir.path(), Some(at), &hash).is_err(), "{at:?}");
+        }
+        // Right length, wrong bytes.
+        assert!(read_blob(dir.path(), Some((3, 3)), &hash).is_err());
+    }
 }

@@ -109,7 +109,7 @@ fn every_stale_file_is_reported_and_nothing_changes() {
 fn a_failure_midway_rolls_back_every_written_file() {
     let fixture = Fixture::new(&[("a.txt", b"a"), ("b.txt", b"b"), ("c.txt", b"c")]);
     let mut journal = fixture.journal();
-    journal.set_hooks(Hooks { fail_after_writes: Some(2), abort_after_writes: None });
+    journal.set_hooks(Hooks { fail_after_writes: Some(2), ..Hooks::default() });
     let error = journal
         .apply(plan(vec![
             change("a.txt", Some(b"a"), Some(b"A")),
@@ -194,7 +194,7 @@ fn a_failed_undo_leaves_the_transaction_applied_and_undoable() {
     let _ = journal
         .apply(plan(vec![change("a.txt", Some(b"a"), Some(b"A")), change("b.txt", Some(b"b"), Some(b"B"))]))
         .unwrap();
-    journal.set_hooks(Hooks { fail_after_writes: Some(1), abort_after_writes: None });
+    journal.set_hooks(Hooks { fail_after_writes: Some(1), ..Hooks::default() });
     assert!(matches!(journal.undo(None, false), Err(ApplyError::Vfs(_))));
     assert_eq!(fixture.read("a.txt").unwrap(), b"A");
     assert_eq!(fixture.read("b.txt").unwrap(), b"B");

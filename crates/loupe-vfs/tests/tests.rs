@@ -5,3 +5,4 @@
 
 mod containment;
 mod journal;
+mod journal_hardening;

@@ -8,6 +8,7 @@ mod common;
 mod analyze_mcp;
 mod cli;
 mod edit_e2e;
+mod journal_read_only;
 mod mcp_schema;
 mod mcp_stdio;
 mod session_mcp;
