@@ -2,34 +2,13 @@
 //! case lowers the ceiling in its `Config` instead of building huge trees, then checks both
 //! faces of the answer and that the continuation it offers reaches everything that was cut.
 
-use std::fs;
-use std::path::Path;
-use std::process::Command;
-
 use loupe_core::Config;
 use loupe_core::config::GateMode;
 use loupe_core::tokens;
 use loupe_engine::{Engine, Response};
 use serde_json::{Value, json};
 
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=loupe", "-c", "user.email=loupe@example.invalid", "-c", "init.defaultBranch=main"])
-        .args(["-c", "core.autocrlf=false"])
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
-
-fn write(dir: &Path, path: &str, text: &str) {
-    let full = dir.join(path);
-    fs::create_dir_all(full.parent().unwrap()).unwrap();
-    fs::write(full, text).unwrap();
-}
+use crate::common::{git, write};
 
 /// A git repository with one committed file, and an engine on it with the given ceilings.
 fn repo(configure: impl FnOnce(&mut Config)) -> (tempfile::TempDir, tempfile::TempDir, Engine) {

@@ -3,35 +3,17 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 use loupe_core::Config;
 use loupe_engine::Engine;
 use serde_json::{Value, json};
 
+use crate::common::{git, write};
+
 struct Repo {
     root: tempfile::TempDir,
     _index: tempfile::TempDir,
     engine: Engine,
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=loupe", "-c", "user.email=loupe@example.invalid", "-c", "init.defaultBranch=main"])
-        .args(["-c", "core.autocrlf=false"])
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
-
-fn write(dir: &Path, path: &str, text: &str) {
-    let full = dir.join(path);
-    fs::create_dir_all(full.parent().unwrap()).unwrap();
-    fs::write(full, text).unwrap();
 }
 
 fn engine_at(root: &Path, index: &Path) -> Engine {

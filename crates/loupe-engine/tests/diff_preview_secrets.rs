@@ -4,31 +4,12 @@
 //! skips it. On a real repository made with the `git` command.
 
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
 use loupe_core::Config;
 use loupe_engine::Engine;
 use serde_json::{Value, json};
 
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=loupe", "-c", "user.email=loupe@example.invalid", "-c", "init.defaultBranch=main"])
-        .args(["-c", "core.autocrlf=false"])
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
-
-fn write(dir: &Path, path: &str, text: &str) {
-    let full = dir.join(path);
-    fs::create_dir_all(full.parent().unwrap()).unwrap();
-    fs::write(full, text).unwrap();
-}
+use crate::common::{git, write};
 
 /// Committed secrets (some then changed or deleted on disk), secrets only staged, and one
 /// ordinary change so the preview has something to show.

@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::path::Path;
+use std::process::Command;
 
 use loupe_core::Config;
 use loupe_core::config::GateMode;
@@ -121,4 +122,25 @@ impl Fixture {
             .replace(&outside.display().to_string(), "<OUTSIDE>")
             .replace(&self.outside.path().display().to_string(), "<OUTSIDE>")
     }
+}
+
+/// Runs `git` in `dir` with a fixed identity and no line-ending conversion, for fixtures.
+pub fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=loupe", "-c", "user.email=loupe@example.invalid", "-c", "init.defaultBranch=main"])
+        .args(["-c", "core.autocrlf=false"])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// Writes a fixture file, making its directories.
+pub fn write(dir: &Path, path: &str, text: &str) {
+    let full = dir.join(path);
+    fs::create_dir_all(full.parent().unwrap()).unwrap();
+    fs::write(full, text).unwrap();
 }
