@@ -89,6 +89,7 @@ mod tests {
     fn tools_list_stays_under_its_token_budget() {
         let listed = serde_json::to_string(&tools()).unwrap();
         let tokens = loupe_core::tokens::count(&listed);
+        eprintln!("tools/list: {tokens} tokens, {} bytes", listed.len());
         assert!(tokens < 3000, "tools/list costs {tokens} tokens");
     }
 
