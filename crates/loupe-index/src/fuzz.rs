@@ -399,15 +399,22 @@ fn exercise_text(index: TrigramIndex) -> Result<(), TestCaseError> {
 #[test]
 fn fuzz_tables_snapshot() {
     let fixture = fixture();
+    // `tables.bin` has no checksum: damage the structure cannot see (a byte of a name, a size)
+    // is accepted. Counted, so a run shows how often.
+    let accepted = AtomicU64::new(0);
     run("tables_snapshot", cases(), input(), |input| {
         let bytes = apply(&fixture.tables, &fixture.table_fields, fixture.table_fields.len(), &input);
         if let Some(mut snapshot) = store::decode(&bytes[..], &fixture.root_key) {
+            if bytes != fixture.tables {
+                accepted.fetch_add(1, Ordering::Relaxed);
+            }
             prop_assert_eq!(snapshot.symbols.file_count(), snapshot.files.len());
             exercise_links(&snapshot.links, snapshot.files.len());
             exercise_symbols(&mut snapshot.symbols)?;
         }
         Ok(())
     });
+    eprintln!("fuzz harness tables_snapshot: {} changed snapshots decoded", accepted.load(Ordering::Relaxed));
 }
 
 #[test]
