@@ -20,6 +20,8 @@
 //! arrives meanwhile waits for it, which is sooner than a scan), reconciles it with the disk, then
 //! starts the watcher. A build interrupted by shutdown keeps what it built.
 
+#[cfg(test)]
+mod fuzz;
 mod index;
 mod links;
 mod records;

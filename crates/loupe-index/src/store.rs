@@ -14,6 +14,7 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
+use loupe_core::RepoPath;
 use serde::{Deserialize, Serialize};
 
 use crate::links::LinkTable;
@@ -55,14 +56,28 @@ pub(crate) fn load(dir: &Path, root: &str) -> Option<Snapshot> {
             return None;
         }
     };
-    let mut reader = io::BufReader::with_capacity(1 << 20, file.take(size));
+    decode(io::BufReader::with_capacity(1 << 20, file.take(size)), root)
+}
+
+/// The snapshot `load` reads, from any reader: every length is trusted only as far as the bytes
+/// behind it arrive, every offset is checked, and every file path must be a normal path beneath
+/// the root (a damaged or planted path such as `../x` would otherwise be handed to callers as
+/// an indexed file). `None` means: rebuild.
+pub(crate) fn decode(mut reader: impl Read, root: &str) -> Option<Snapshot> {
     let mut length = [0u8; 8];
     reader.read_exact(&mut length).ok()?;
-    let length = usize::try_from(u64::from_le_bytes(length)).ok()?;
+    let length = u64::from_le_bytes(length);
     let mut header = Vec::new();
-    (&mut reader).take(length as u64).read_to_end(&mut header).ok()?;
+    (&mut reader).take(length).read_to_end(&mut header).ok()?;
+    if header.len() as u64 != length {
+        return None;
+    }
     let header: Header = postcard::from_bytes(&header).ok()?;
     if header.format != FORMAT || header.root != root {
+        return None;
+    }
+    if let Some(bad) = header.files.iter().find(|record| !is_normal(&record.path)) {
+        tracing::warn!("the persisted file table names {:?}, not a path beneath the root; rebuilding", bad.path);
         return None;
     }
     let symbols = match SymbolTable::decode_from(&mut reader) {
@@ -81,6 +96,14 @@ pub(crate) fn load(dir: &Path, root: &str) -> Option<Snapshot> {
     };
     let at_end = reader.read(&mut [0u8; 1]).ok()? == 0;
     (at_end && symbols.file_count() == header.files.len()).then_some(Snapshot { files: header.files, symbols, links })
+}
+
+/// True for a path a walk can produce: not the root, already normalised (no `.`, `..` or empty
+/// component, no leading `/`) and without a NUL.
+fn is_normal(path: &RepoPath) -> bool {
+    !path.is_root()
+        && !path.as_str().contains('\0')
+        && RepoPath::normalize(path.as_str()).is_some_and(|normal| normal == *path)
 }
 
 /// The same layout as `Header`, borrowed, so saving never copies the file table.

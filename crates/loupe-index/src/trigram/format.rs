@@ -32,7 +32,7 @@ pub(crate) const MAGIC: [u8; 8] = *b"LOUPETRI";
 pub(crate) const VERSION: u32 = 1;
 pub(crate) const HEADER_LEN: usize = 96;
 pub(crate) const ENTRY_LEN: usize = 20;
-const CHECKSUM_AT: usize = 80;
+pub(crate) const CHECKSUM_AT: usize = 80;
 
 /// The decoded header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -65,6 +65,12 @@ pub(crate) fn delta(previous: Option<u32>, doc: u32) -> u32 {
 /// Decodes a list that must hold exactly `count` ids, all below `bound`, using every byte.
 pub(crate) fn decode(bytes: &[u8], count: u32, bound: u32, out: &mut Vec<u32>) -> Result<(), Corrupt> {
     out.clear();
+    // Every id takes at least one byte: a count beyond the bytes is a damaged list, refused
+    // before anything is reserved for it (a file claiming 2^32 ids would otherwise reserve
+    // 16 GiB).
+    if count as usize > bytes.len() {
+        return Err(Corrupt);
+    }
     out.reserve(count as usize);
     let mut at = 0;
     let mut previous: Option<u32> = None;

@@ -115,6 +115,16 @@ impl TrigramIndex {
         Ok(TrigramIndex { bytes, header, doc_ids })
     }
 
+    /// Rewrites the checksum of `bytes` to match their content when the header decodes, so a
+    /// test can damage a file past the checksum and reach the structural checks behind it.
+    #[cfg(test)]
+    pub(crate) fn reseal(bytes: &mut [u8]) {
+        let Ok(header) = Header::decode(bytes, bytes.len() as u64) else { return };
+        let section = |s: Section| &bytes[s.offset as usize..(s.offset + s.len) as usize];
+        let checksum = header.expected_checksum(section(header.table), section(header.postings), section(header.docs));
+        bytes[super::format::CHECKSUM_AT..super::format::CHECKSUM_AT + 16].copy_from_slice(&checksum);
+    }
+
     /// Documents in the index.
     pub fn doc_count(&self) -> u32 {
         self.header.doc_count
