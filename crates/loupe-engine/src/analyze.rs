@@ -78,11 +78,7 @@ pub(crate) fn run(engine: &Engine, request: &AnalyzeRequest) -> Response {
 
 /// Parses an `analyze` call's arguments into its request.
 pub(crate) fn parse(arguments: Value) -> Parsed<AnalyzeRequest> {
-    let original = match &arguments {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    parse_request(arguments, original.clone()).map_err(|error| Rejected::new("analyze", error, &original))
+    Rejected::parsing("analyze", arguments, parse_request).map_err(|(rejected, _)| rejected)
 }
 
 fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<AnalyzeRequest, ToolError> {

@@ -27,6 +27,20 @@ pub(crate) struct Rejected {
 pub(crate) type Parsed<T> = Result<T, Box<Rejected>>;
 
 impl Rejected {
+    /// Runs a tool's parser on `arguments`, keeping them as given: for the replayable calls the
+    /// request builds later, and for the refusal when they do not parse.
+    pub(crate) fn parsing<T>(
+        tool: &'static str,
+        arguments: Value,
+        parse: impl FnOnce(Value, Map<String, Value>) -> Result<T, ToolError>,
+    ) -> Result<T, (Box<Rejected>, Map<String, Value>)> {
+        let original = match &arguments {
+            Value::Object(map) => map.clone(),
+            _ => Map::new(),
+        };
+        parse(arguments, original.clone()).map_err(|error| (Rejected::new(tool, error, &original), original))
+    }
+
     /// A rejection of `tool`'s `arguments` (as given) for `error`.
     pub(crate) fn new(tool: &'static str, error: ToolError, arguments: &Map<String, Value>) -> Box<Rejected> {
         let session_id = arguments.get("session_id").and_then(Value::as_str).map(str::to_owned);

@@ -110,13 +110,9 @@ pub(crate) struct EditRequest {
 
 /// Parses an `edit` call's arguments into its request (every malformed edit listed).
 pub(crate) fn parse(arguments: Value) -> Parsed<EditRequest> {
-    let original = match &arguments {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    parse_request(arguments)
+    Rejected::parsing("edit", arguments, |arguments, _| parse_request(arguments))
         .map(|(options, specs)| EditRequest { options, specs })
-        .map_err(|error| Rejected::new("edit", error, &original))
+        .map_err(|(rejected, _)| rejected)
 }
 
 /// Runs a parsed `edit` call.

@@ -69,11 +69,7 @@ pub(crate) struct ManageRequest {
 
 /// Parses a `manage` call's arguments into its request.
 pub(crate) fn parse(arguments: Value) -> Parsed<ManageRequest> {
-    let original = match &arguments {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    parse_request(arguments).map_err(|error| Rejected::new("manage", error, &original))
+    Rejected::parsing("manage", arguments, |arguments, _| parse_request(arguments)).map_err(|(rejected, _)| rejected)
 }
 
 fn parse_request(arguments: Value) -> Result<ManageRequest, ToolError> {

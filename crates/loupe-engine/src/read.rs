@@ -190,12 +190,8 @@ pub(crate) fn run(engine: &Engine, request: &ReadRequest) -> Response {
 
 /// Parses a `read` call's arguments into its request.
 pub(crate) fn parse(arguments: Value) -> Parsed<ReadRequest> {
-    let original = match &arguments {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    parse_request(arguments, original.clone()).map_err(|error| {
-        let mut rejected = Rejected::new("read", error, &original);
+    Rejected::parsing("read", arguments, parse_request).map_err(|(mut rejected, original)| {
+        // A refused read still names what it asked for in its header.
         let text = |key: &str| original.get(key).and_then(Value::as_str).map(str::to_owned);
         rejected.mode = text("mode");
         rejected.target = ["target", "file_path", "filePath", "path"].iter().find_map(|key| text(key));

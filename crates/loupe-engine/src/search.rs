@@ -91,11 +91,7 @@ pub(crate) fn run(engine: &Engine, request: &SearchRequest) -> Response {
 
 /// Parses a `search` call's arguments into its request.
 pub(crate) fn parse(arguments: Value) -> Parsed<SearchRequest> {
-    let original = match &arguments {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    parse_request(arguments, original.clone()).map_err(|error| Rejected::new("search", error, &original))
+    Rejected::parsing("search", arguments, parse_request).map_err(|(rejected, _)| rejected)
 }
 
 fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<SearchRequest, ToolError> {
