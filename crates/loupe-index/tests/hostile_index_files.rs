@@ -7,24 +7,15 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use loupe_core::config::DEFAULT_EXCLUDE;
-use loupe_index::trigram::plan_literal;
 use loupe_index::{Index, IndexOptions};
 use loupe_vfs::{Exclusions, Root};
+
+use crate::index_lifecycle::{candidates, write};
 
 fn open(dir: &Path, index_dir: &Path) -> Index {
     let exclude: Vec<String> = DEFAULT_EXCLUDE.iter().map(|s| (*s).to_owned()).collect();
     let root = Root::open(dir, Exclusions::new(&exclude, &[]).unwrap()).unwrap();
     Index::open(root, IndexOptions { index_dir: index_dir.to_path_buf(), max_file_bytes: 1 << 20, threads: 2 })
-}
-
-fn write(dir: &Path, path: &str, body: &str) {
-    let full = dir.join(path);
-    std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-    std::fs::write(full, body).unwrap();
-}
-
-fn candidates(index: &Index, literal: &str) -> Vec<String> {
-    index.text_candidates(&plan_literal(literal)).iter().map(|path| path.as_str().to_owned()).collect()
 }
 
 /// A workspace indexed once (so the index directory holds `tables.bin` and `text.bin`).

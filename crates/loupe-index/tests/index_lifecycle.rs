@@ -19,13 +19,13 @@ fn open(dir: &Path, index_dir: &Path) -> Index {
     Index::open(root(dir), IndexOptions { index_dir: index_dir.to_path_buf(), max_file_bytes: 1 << 20, threads: 2 })
 }
 
-fn write(dir: &Path, path: &str, body: &str) {
+pub(crate) fn write(dir: &Path, path: &str, body: &str) {
     let full = dir.join(path);
     std::fs::create_dir_all(full.parent().unwrap()).unwrap();
     std::fs::write(full, body).unwrap();
 }
 
-fn candidates(index: &Index, literal: &str) -> Vec<String> {
+pub(crate) fn candidates(index: &Index, literal: &str) -> Vec<String> {
     index.text_candidates(&plan_literal(literal)).iter().map(|path| path.as_str().to_owned()).collect()
 }
 

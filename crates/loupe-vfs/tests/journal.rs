@@ -39,7 +39,7 @@ impl Fixture {
     }
 }
 
-fn change(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileChange {
+pub(crate) fn change(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileChange {
     FileChange {
         path: RepoPath::normalize(path).unwrap(),
         expected: old.map(ContentHash::of),
@@ -47,7 +47,7 @@ fn change(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileChange {
     }
 }
 
-fn plan(changes: Vec<FileChange>) -> Plan {
+pub(crate) fn plan(changes: Vec<FileChange>) -> Plan {
     Plan { changes, create_dirs: false }
 }
 

@@ -10,11 +10,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use loupe_core::ContentHash;
 use loupe_core::config::DEFAULT_EXCLUDE;
-use loupe_core::{ContentHash, RepoPath};
 use loupe_vfs::journal::Hooks;
-use loupe_vfs::{ApplyError, Exclusions, FileChange, Journal, Plan, Root};
+use loupe_vfs::{ApplyError, Exclusions, Journal, Root};
 use serde_json::Value;
+
+use crate::journal::{change, plan};
 
 const CHILD: &str = "LOUPE_JOURNAL_TEST_CHILD";
 
@@ -25,18 +27,6 @@ fn root_at(dir: &Path) -> Root {
 
 fn open(repo: &Path, journal_dir: &Path) -> (Journal, loupe_vfs::journal::Recovery) {
     Journal::open(root_at(repo), journal_dir.to_path_buf()).unwrap()
-}
-
-fn change(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileChange {
-    FileChange {
-        path: RepoPath::normalize(path).unwrap(),
-        expected: old.map(ContentHash::of),
-        new_bytes: new.map(<[u8]>::to_vec),
-    }
-}
-
-fn plan(changes: Vec<FileChange>) -> Plan {
-    Plan { changes, create_dirs: false }
 }
 
 fn repo_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {

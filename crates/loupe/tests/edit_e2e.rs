@@ -2,14 +2,15 @@
 //! command line (`loupe edit` from a file and from stdin, `loupe undo`, `loupe history`),
 //! including a process killed between two renames and recovered by the next start.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
+
+use crate::common::loupe;
 
 const LOUPE: &str = env!("CARGO_BIN_EXE_loupe");
 
@@ -20,30 +21,6 @@ fn workspace() -> (tempfile::TempDir, tempfile::TempDir) {
     std::fs::write(dir.path().join("notes.txt"), "first\r\nsecond\r\n").unwrap();
     std::fs::write(dir.path().join("third.txt"), "3\n").unwrap();
     (dir, tempfile::tempdir().unwrap())
-}
-
-fn loupe(root: &Path, index_dir: &Path, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(LOUPE);
-    command
-        .args(args)
-        .arg("--root")
-        .arg(root)
-        .arg("--index-dir")
-        .arg(index_dir)
-        .env_remove("LOUPE_TEST_HOOKS")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let mut child = command.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).unwrap();
-    }
-    drop(input);
-    child.wait_with_output().unwrap()
 }
 
 fn stdout(output: &Output) -> String {

@@ -2,35 +2,9 @@
 //! repository, not even to roll back an edit a crash interrupted; the next writable start
 //! does.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
-const LOUPE: &str = env!("CARGO_BIN_EXE_loupe");
-
-fn loupe(root: &Path, index_dir: &Path, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(LOUPE);
-    command
-        .args(args)
-        .arg("--root")
-        .arg(root)
-        .arg("--index-dir")
-        .arg(index_dir)
-        .env_remove("LOUPE_TEST_HOOKS")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let mut child = command.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).unwrap();
-    }
-    drop(input);
-    child.wait_with_output().unwrap()
-}
+use crate::common::loupe;
 
 fn contents(root: &Path) -> Vec<(&'static str, Option<Vec<u8>>)> {
     ["a.txt", "b.txt"].into_iter().map(|path| (path, std::fs::read(root.join(path)).ok())).collect()

@@ -5,7 +5,8 @@
 
 use std::fmt::Display;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
@@ -62,4 +63,30 @@ impl Drop for Lines {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Runs one `loupe` command on `root` with its own `index_dir`, feeding `stdin` and setting
+/// `env`; the test hooks are off unless `env` turns them on.
+pub fn loupe(root: &Path, index_dir: &Path, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_loupe"));
+    command
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .arg("--index-dir")
+        .arg(index_dir)
+        .env_remove("LOUPE_TEST_HOOKS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
 }
