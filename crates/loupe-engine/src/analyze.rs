@@ -200,7 +200,7 @@ fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, T
     }
     let want_type = request.mode == "types";
     let keep = |definition: &Definition| !want_type || is_type_kind(definition.kind);
-    let resolved = crate::symbols::resolve_where(
+    let resolved = crate::read::symbol::resolve_where(
         engine,
         "analyze",
         &request.target,

@@ -31,7 +31,7 @@ pub struct Engine {
     /// The relationship graphs and parsed facts `analyze` works from.
     pub(crate) relations: analyze::workspace::Relations,
     /// Proposed texts of cut diffs, so their cursors continue without the text (R8).
-    pub(crate) proposed: crate::diff_preview::ProposedTexts,
+    pub(crate) proposed: crate::read::diff_preview::ProposedTexts,
 }
 
 impl Engine {

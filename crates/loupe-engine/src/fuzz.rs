@@ -13,9 +13,9 @@ use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value};
 
-use crate::cursor::ReadCursor;
 use crate::dispatch::ToolCall;
 use crate::params;
+use crate::read::cursor::ReadCursor;
 
 fn cases() -> u32 {
     std::env::var("LOUPE_FUZZ_CASES").ok().and_then(|value| value.parse().ok()).unwrap_or(256)

@@ -19,24 +19,28 @@
 //!   a parameter of another mode refused with the §3.4 message, numbers given as numbers or
 //!   numeric strings) and `Rejected`, a call whose arguments did not parse; `errors.rs`: one
 //!   vocabulary for what `loupe-vfs` refuses, worded for a read or a write.
-//! - `read.rs`: modes `file` and `snippet`: windows, the caller's caps and the server's ceilings,
-//!   cuts at line boundaries, cursors (`cursor.rs`: file hash, path tag, position), both faces.
-//! - `symbols.rs`: modes `symbol` and `outline`. An outline is an `outline · N lines` header, then
-//!   one `line<TAB>indent signature` per definition, with `start-end` only on definitions whose
-//!   nested definitions are listed, fields inline on their type's line and runs of values by name,
-//!   so that it costs ≤ 15 % of the file's tokens at the median (`index_bench --only outline`).
-//! - `diff_preview.rs`: mode `diff_preview`; a directory lists modified (M), added to the index (A),
-//!   untracked (?), deleted (D) and renamed (R: a deleted and a new file sharing at least half their
-//!   lines) files, then diffs while the budget lasts.
-//! - `search.rs`: `auto` inference, filters, verification on disk (files verified on every core
-//!   but consumed in candidate order, so the 2,000-match cut is deterministic), ranking, paging,
-//!   candidate and bundle ids.
+//! - `read.rs` and `read/`: the request and its modes; `parse.rs` (the line-window grammar, the
+//!   caller's caps), `window.rs` (modes `file` and `snippet`: windows, the caller's caps and the
+//!   server's ceilings, cuts at line boundaries), `cursor.rs` (file hash, path tag, position),
+//!   `symbol.rs` (mode `symbol`, also `analyze`'s target resolution), `outline.rs` (an
+//!   `outline · N lines` header, then one `line<TAB>indent signature` per definition, with
+//!   `start-end` only on definitions whose nested definitions are listed, fields inline on their
+//!   type's line and runs of values by name, so that it costs ≤ 15 % of the file's tokens at the
+//!   median: `index_bench --only outline`), `diff_preview.rs` (a directory lists modified (M),
+//!   added to the index (A), untracked (?), deleted (D) and renamed (R: a deleted and a new file
+//!   sharing at least half their lines) files, then diffs while the budget lasts).
+//! - `search.rs` and `search/`: `parse.rs` (filters, `auto` inference), `hits.rs` (the index's
+//!   symbols, names, and text verified on disk: files verified on every core but consumed in
+//!   candidate order, so the 2,000-match cut is deterministic), `render.rs` (ranking, paging,
+//!   candidate and bundle ids, both faces).
 //! - `analyze.rs` and `analyze/`: target resolution and the six modes; `workspace.rs` rebuilds the
 //!   import and type graphs when the index generation moves and caches parsed facts by content
 //!   hash; callers and references are read in path-order chunks of 64 files parsed on every core
 //!   and stop once `max_nodes` is full; `graph.rs` renders the tree; `flow.rs` follows data flow
 //!   into callees.
-//! - `edit.rs`: a plan per call (see below); `manage.rs` and `manage/`: one function per command.
+//! - `edit.rs` and `edit/`: a plan per call (see below), with `parse.rs`, `text_ops.rs` (the text
+//!   operations and encodings), `failures.rs` (why an edit failed, worded for the model) and
+//!   `render.rs` (the bounded reply); `manage.rs` and `manage/`: one function per command.
 //! - `session/`: the session layer (§9); `response.rs`: the envelope and the `metadata` levels;
 //!   `config.rs`: loading and layering the configuration; `suggest.rs`: "did you mean".
 //!
@@ -50,8 +54,6 @@
 mod analyze;
 mod args;
 pub mod config;
-mod cursor;
-mod diff_preview;
 mod dispatch;
 mod edit;
 mod engine;
@@ -65,7 +67,6 @@ mod response;
 mod search;
 mod session;
 mod suggest;
-mod symbols;
 
 pub use engine::{Engine, default_index_dir};
 /// The index's state as the engine reports it (plain data; adapters need not know the index).

@@ -225,7 +225,7 @@ fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (
 /// come from the index (its walk already left ignored files out).
 fn git_status(engine: &Engine) -> Option<(Option<String>, loupe_git::Dirty)> {
     // The same view of git as diff_preview: excluded paths (secrets) are not counted.
-    let repository = crate::diff_preview::open_repository(engine).ok()?;
+    let repository = crate::read::diff_preview::open_repository(engine).ok()?;
     let files: Vec<(String, u64, u64)> = match engine.index().filter(|index| index.state() == IndexState::Ready) {
         Some(index) => {
             index.files().into_iter().map(|file| (file.path.to_string(), file.size, file.mtime_ns)).collect()

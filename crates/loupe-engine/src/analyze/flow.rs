@@ -74,7 +74,7 @@ fn resolve(view: &View<'_>, request: &AnalyzeRequest) -> Result<Scope, ToolError
     });
     if let Some((function, variable)) = split {
         let keep = |definition: &loupe_syntax::Definition| is_callable(definition.kind);
-        let resolved = crate::symbols::resolve_where(
+        let resolved = crate::read::symbol::resolve_where(
             view.engine(),
             "analyze",
             function,

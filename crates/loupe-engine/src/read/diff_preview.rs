@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::engine::Engine;
 use crate::response::{Location, MetadataLevel, Response, next_line};
 
-/// A diff_preview request, as `read.rs` parsed it.
+/// A diff_preview request, as `read/parse.rs` parsed it.
 #[derive(Debug, Clone)]
 pub(crate) struct DiffRequest {
     pub(crate) target: String,
@@ -955,7 +955,7 @@ mod tests {
         assert_eq!(DiffCursor::decode("garbage"), None);
         assert_eq!(
             DiffCursor::decode(
-                &crate::cursor::ReadCursor::new(
+                &crate::read::cursor::ReadCursor::new(
                     loupe_core::ContentHash::of(b"x"),
                     &RepoPath::normalize("a").unwrap(),
                     2,

@@ -1,0 +1,256 @@
+//! Parsing an `edit` call into its `EditRequest`: the options and every edit, validated as to shape,
+//! every malformed edit listed at once.
+
+use loupe_core::{ContentHash, ToolError};
+use serde_json::Value;
+
+use super::failures::combine;
+use super::{EditRequest, EditSpec, Failure, Operation, Options, SyntaxCheck};
+use crate::args::{Args, Parsed, Rejected};
+use crate::params;
+use crate::response::MetadataLevel;
+
+/// Parses an `edit` call's arguments into its request (every malformed edit listed).
+pub(crate) fn parse(arguments: Value) -> Parsed<EditRequest> {
+    Rejected::parsing("edit", arguments, |arguments, _| parse_request(arguments))
+        .map(|(options, specs)| EditRequest { options, specs })
+        .map_err(|(rejected, _)| rejected)
+}
+
+fn parse_request(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError> {
+    let mut args = Args::new(&params::EDIT, arguments)?;
+    let edits = args.take_value("edits").unwrap_or(Value::Null);
+    let dry_run = args.boolean("dry_run")?.unwrap_or(false);
+    let create_missing_dirs = args.boolean("create_missing_dirs")?.unwrap_or(false);
+    let fuzzy = args.boolean("fuzzy")?.unwrap_or(false);
+    let check_syntax = match args.choice("check_syntax")?.as_deref() {
+        Some("block") => SyntaxCheck::Block,
+        Some("off") => SyntaxCheck::Off,
+        _ => SyntaxCheck::Warn,
+    };
+    let metadata = match args.choice("metadata")?.as_deref() {
+        Some("minimal") => MetadataLevel::Minimal,
+        _ => MetadataLevel::Standard,
+    };
+    let _session_id = args.string("session_id")?;
+    args.finish()?;
+    let list = match edits {
+        Value::Array(list) if list.len() > params::MAX_LIST_ITEMS => {
+            return Err(ToolError::invalid_args(
+                format!("`edits` has {} edits; the limit is {}", list.len(), params::MAX_LIST_ITEMS),
+                "split the change into several calls",
+            ));
+        }
+        Value::Array(list) if !list.is_empty() => list,
+        Value::Object(_) => vec![edits],
+        _ => {
+            return Err(ToolError::invalid_args(
+                "`edits` is required for `edit`: a non-empty list of edits",
+                r#"pass "edits": [{"path": "src/lib.rs", "operation": "replace", "old_string": "a", "new_string": "b"}]"#,
+            ));
+        }
+    };
+    let mut specs = Vec::new();
+    let mut errors = Vec::new();
+    let total = list.len();
+    for (index, value) in list.into_iter().enumerate() {
+        match parse_edit(index, value) {
+            Ok(spec) => specs.push(spec),
+            Err(error) => errors.push(Failure { index, path: String::new(), error }),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(combine(errors, total));
+    }
+    Ok((Options { dry_run, create_missing_dirs, fuzzy, check_syntax, metadata }, specs))
+}
+
+fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
+    let mut args = Args::with_params("edit", params::EDIT_ITEM, "operation", value)?;
+    let path_input = args.required_string("path", "\"path\": \"src/lib.rs\"")?;
+    let operation = match args.choice("operation")? {
+        Some(operation) => operation,
+        // Agents often leave it out; infer it from the fields when that is unambiguous.
+        None if args.has("old_string") => "replace".into(),
+        None if args.has("start_line") => "replace_lines".into(),
+        None if args.has("line") => "insert".into(),
+        None if args.has("content") => "create".into(),
+        None => {
+            return Err(ToolError::invalid_args(
+                format!("edit #{}: `operation` is required", index + 1),
+                "set `operation` to one of replace, replace_lines, insert, create, delete",
+            ));
+        }
+    };
+    let expected_hash = match args.string("expected_hash")? {
+        Some(text) => Some(ContentHash::parse(&text).ok_or_else(|| {
+            ToolError::invalid_args(
+                format!(
+                    "edit #{}: `expected_hash` must be the 16-hex `file_hash` of a read, got `{}`",
+                    index + 1,
+                    crate::errors::quoted(&text)
+                ),
+                "pass meta.file_hash from a read of the file, or remove `expected_hash`",
+            )
+        })?),
+        None => None,
+    };
+    let expected_text = args.string("expected_text")?;
+    let only = |args: &Args, keys: &[&str], owners: &str| -> Result<(), ToolError> {
+        for key in keys {
+            if args.has(key) {
+                return Err(ToolError::invalid_args(
+                    format!(
+                        "edit #{}: `{key}` is only valid for operation={owners}. Remove it or switch operation.",
+                        index + 1
+                    ),
+                    format!("remove `{key}`"),
+                ));
+            }
+        }
+        Ok(())
+    };
+    let operation = match operation.as_str() {
+        "replace" => {
+            only(&args, &["start_line", "end_line", "line", "content", "overwrite"], "replace_lines/insert/create")?;
+            if expected_text.is_some() {
+                return Err(ToolError::invalid_args(
+                    format!(
+                        "edit #{}: `expected_text` is only valid for operation='replace_lines' or 'insert'",
+                        index + 1
+                    ),
+                    "`old_string` already says what must be there; remove `expected_text`",
+                ));
+            }
+            let old = args.string("old_string")?.unwrap_or_default();
+            if old.is_empty() {
+                return Err(ToolError::invalid_args(
+                    format!(
+                        "edit #{}: `old_string` is required and must not be empty for operation='replace'",
+                        index + 1
+                    ),
+                    "pass the exact text to replace; to add text use operation='insert', for a new file 'create'",
+                ));
+            }
+            let new = required_text(&mut args, "new_string", index)?;
+            let replace_all = args.boolean("replace_all")?.unwrap_or(false);
+            let expected_count = args.integer("expected_count")?.map(|count| count as usize);
+            if replace_all && expected_count.is_some() {
+                return Err(ToolError::invalid_args(
+                    format!("edit #{}: pass `replace_all` or `expected_count`, not both", index + 1),
+                    "`expected_count` replaces exactly that many matches; `replace_all` replaces every match",
+                ));
+            }
+            Operation::Replace { old, new, replace_all, expected_count }
+        }
+        "replace_lines" => {
+            only(
+                &args,
+                &["old_string", "replace_all", "expected_count", "line", "content", "overwrite"],
+                "replace/insert/create",
+            )?;
+            let start = args.integer("start_line")?;
+            let end = args.integer("end_line")?;
+            let (Some(start), Some(end)) = (start, end) else {
+                return Err(ToolError::invalid_args(
+                    format!(
+                        "edit #{}: `start_line` and `end_line` are required for operation='replace_lines'",
+                        index + 1
+                    ),
+                    "lines are 1-based and inclusive, e.g. \"start_line\": 10, \"end_line\": 12",
+                ));
+            };
+            if start == 0 || end < start {
+                return Err(ToolError::invalid_args(
+                    format!(
+                        "edit #{}: lines {start}–{end} are not a range (1-based, inclusive, end >= start)",
+                        index + 1
+                    ),
+                    "pass start_line >= 1 and end_line >= start_line",
+                ));
+            }
+            let new = required_text(&mut args, "new_string", index)?;
+            Operation::ReplaceLines { start: start as usize, end: end as usize, new }
+        }
+        "insert" => {
+            only(
+                &args,
+                &["old_string", "replace_all", "expected_count", "start_line", "end_line", "content", "overwrite"],
+                "replace/replace_lines/create",
+            )?;
+            let Some(line) = args.integer("line")? else {
+                return Err(ToolError::invalid_args(
+                    format!(
+                        "edit #{}: `line` is required for operation='insert' (insert after it; 0 = at the top)",
+                        index + 1
+                    ),
+                    "add \"line\": 0 to insert at the top",
+                ));
+            };
+            let new = required_text(&mut args, "new_string", index)?;
+            Operation::Insert { line: line as usize, new }
+        }
+        "create" => {
+            only(
+                &args,
+                &["old_string", "replace_all", "expected_count", "start_line", "end_line", "line"],
+                "replace/replace_lines/insert",
+            )?;
+            if expected_text.is_some() {
+                return Err(ToolError::invalid_args(
+                    format!(
+                        "edit #{}: `expected_text` is only valid for operation='replace_lines' or 'insert'",
+                        index + 1
+                    ),
+                    "remove `expected_text`",
+                ));
+            }
+            let content = match args.string("content")? {
+                Some(content) => content,
+                None => required_text(&mut args, "new_string", index)?,
+            };
+            Operation::Create { content, overwrite: args.boolean("overwrite")?.unwrap_or(false) }
+        }
+        _ => {
+            only(
+                &args,
+                &[
+                    "old_string",
+                    "new_string",
+                    "replace_all",
+                    "expected_count",
+                    "start_line",
+                    "end_line",
+                    "line",
+                    "content",
+                    "overwrite",
+                ],
+                "replace/replace_lines/insert/create",
+            )?;
+            if expected_text.is_some() {
+                return Err(ToolError::invalid_args(
+                    format!(
+                        "edit #{}: `expected_text` is only valid for operation='replace_lines' or 'insert'",
+                        index + 1
+                    ),
+                    "use `expected_hash` to guard a delete",
+                ));
+            }
+            Operation::Delete
+        }
+    };
+    args.finish().map_err(|mut error| {
+        error.message = format!("edit #{}: {}", index + 1, error.message);
+        error
+    })?;
+    Ok(EditSpec { index, path_input, operation, expected_hash, expected_text })
+}
+
+fn required_text(args: &mut Args, key: &str, index: usize) -> Result<String, ToolError> {
+    args.string(key)?.ok_or_else(|| {
+        ToolError::invalid_args(
+            format!("edit #{}: `{key}` is required (an empty string is allowed)", index + 1),
+            format!("add `{key}`"),
+        )
+    })
+}

@@ -1,0 +1,231 @@
+//! The reply: one header, per file its status and bounded diff, then what was cut and how to undo.
+
+use loupe_core::{NextCall, tokens};
+use loupe_vfs::FileChange;
+use serde_json::{Map, Value, json};
+
+use super::text_ops::line_spans;
+use super::{FileReport, Options};
+use crate::engine::Engine;
+use crate::response::{Response, next_line};
+
+pub(super) fn numbered(text: &str, first: usize) -> String {
+    let mut out = String::new();
+    for (offset, span) in line_spans(text).iter().enumerate() {
+        out.push_str(&format!("  {:>5}│{}\n", first + offset, &text[span.start..span.end]));
+    }
+    out.trim_end_matches('\n').to_owned()
+}
+
+/// The reply: one header, per file its status and bounded diff, then what was cut and how
+/// to undo. Both faces are bounded by the response ceiling: the diffs share
+/// `max_preview_chars` and the token ceiling, a file whose line no longer fits is counted, not
+/// listed, and `meta.files` carries the same cut diffs the face shows (`diff_truncated`), with
+/// a call that shows the rest of each cut diff.
+pub(super) fn render(
+    engine: &Engine,
+    options: &Options,
+    reports: &[FileReport],
+    transaction_id: Option<String>,
+    reason_codes: Vec<&'static str>,
+    proposals: &[FileChange],
+) -> Response {
+    let config = engine.config();
+    let added: usize = reports.iter().map(|report| report.diff.added).sum();
+    let removed: usize = reports.iter().map(|report| report.diff.removed).sum();
+    let mut face = match (&transaction_id, options.dry_run) {
+        (_, true) => format!("edit · dry run, nothing written · {} file(s) · +{added} -{removed}\n", reports.len()),
+        (Some(id), false) => format!("edit · applied {id} · {} file(s) · +{added} -{removed}\n", reports.len()),
+        (None, false) => "edit · nothing to change: the files already hold this text\n".to_owned(),
+    };
+    let mut budget_chars = config.max_preview_chars;
+    let mut token_budget = config.max_response_tokens.saturating_sub(REPLY_FOOTER_TOKENS);
+    let mut next_calls = Vec::new();
+    let mut cuts = Vec::new();
+    let mut files_json = Vec::new();
+    let mut listed = 0;
+    for report in reports {
+        let old = report.old_hash.as_ref().map_or("∅".to_owned(), ToString::to_string);
+        let new = report.new_hash.as_ref().map_or("∅".to_owned(), ToString::to_string);
+        let syntax = match report.syntax {
+            "errors" => format!("syntax errors: {}", report.syntax_errors),
+            other => format!("syntax {other}"),
+        };
+        let fuzzy = if report.fuzzy_used { " · fuzzy match" } else { "" };
+        let line = format!(
+            "{} · {} · +{} -{} · {old} → {new} · {syntax}{fuzzy}\n",
+            report.path, report.change, report.diff.added, report.diff.removed
+        );
+        let line_tokens = tokens::count(&line);
+        if listed > 0 && line_tokens > token_budget {
+            break;
+        }
+        token_budget = token_budget.saturating_sub(line_tokens);
+        listed += 1;
+        face.push_str(&line);
+        let (shown, cut) = bounded(&report.diff.text, &mut budget_chars, &mut token_budget);
+        face.push_str(shown);
+        if cut {
+            cuts.push(report.path.to_string());
+            if next_calls.len() < MAX_REST_CALLS {
+                next_calls.extend(rest_of_diff(engine, options, report, proposals, shown.lines().count()));
+            }
+        }
+        let mut file_json = json!({
+            "path": report.path.as_str(),
+            "applied": transaction_id.is_some(),
+            "change": report.change,
+            "diff": shown,
+            "added": report.diff.added,
+            "removed": report.diff.removed,
+            "old_hash": report.old_hash.as_ref().map(|hash| hash.as_str()),
+            "new_hash": report.new_hash.as_ref().map(|hash| hash.as_str()),
+            "syntax": report.syntax,
+            "syntax_errors": report.syntax_errors,
+            "fuzzy_used": report.fuzzy_used,
+        });
+        if cut {
+            file_json["diff_truncated"] = Value::Bool(true);
+        }
+        files_json.push(file_json);
+    }
+    let unlisted = reports.len() - listed;
+    if !cuts.is_empty() {
+        let named: Vec<&str> = cuts.iter().take(5).map(String::as_str).collect();
+        let more =
+            if cuts.len() > named.len() { format!(" and {} more", cuts.len() - named.len()) } else { String::new() };
+        let rest = if options.dry_run {
+            "the calls below show the rest of each (diff_preview by cursor, the proposal is not resent)"
+        } else {
+            "the calls below read the edited regions; manage history lists the transaction"
+        };
+        face.push_str(&format!(
+            "── diff cut to fit max_preview_chars={} / max_response_tokens={} for {}{more}; {rest} [DIFF_TRUNCATED]\n",
+            config.max_preview_chars,
+            config.max_response_tokens,
+            named.join(", ")
+        ));
+    }
+    if unlisted > 0 {
+        let see = if transaction_id.is_some() {
+            "manage history lists every file of the transaction"
+        } else {
+            "preview fewer files per call to see each"
+        };
+        face.push_str(&format!(
+            "── {unlisted} more file(s) not listed (the reply reached max_response_tokens={}); {see} [DIFF_TRUNCATED]\n",
+            config.max_response_tokens
+        ));
+        if transaction_id.is_some() {
+            next_calls.push(NextCall::new("manage", json!({"command": "history"})));
+        }
+    }
+    if reason_codes.contains(&"SYNTAX_ERRORS_INTRODUCED") {
+        face.push_str(
+            "── warning: this edit leaves syntax errors in a file that parsed cleanly [SYNTAX_ERRORS_INTRODUCED]\n",
+        );
+    }
+    if reason_codes.contains(&"FUZZY_MATCH") {
+        face.push_str(
+            "── old_string did not match exactly; a unique whitespace-tolerant match was used [FUZZY_MATCH]\n",
+        );
+    }
+    if let Some(id) = &transaction_id {
+        next_calls.push(NextCall::new("manage", json!({"command": "undo", "transaction_id": id})));
+    }
+    for call in &next_calls {
+        face.push_str(&next_line(call));
+    }
+    let truncated = !cuts.is_empty() || unlisted > 0;
+    let mut all_codes: Vec<&str> = reason_codes.clone();
+    if truncated {
+        all_codes.push("DIFF_TRUNCATED");
+    }
+    let mut meta = Map::new();
+    meta.insert("truncated".into(), Value::Bool(truncated));
+    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
+    meta.insert("next_cursor".into(), Value::Null);
+    meta.insert("dry_run".into(), Value::Bool(options.dry_run));
+    meta.insert("transaction_id".into(), transaction_id.clone().map(Value::from).unwrap_or(Value::Null));
+    meta.insert("files".into(), Value::from(files_json));
+    if unlisted > 0 {
+        meta.insert("files_total".into(), Value::from(reports.len()));
+    }
+    meta.insert("fuzzy_used".into(), Value::Bool(reports.iter().any(|report| report.fuzzy_used)));
+    meta.insert("reason_codes".into(), json!(all_codes));
+    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
+    Response {
+        ok: true,
+        tool: "edit",
+        mode: None,
+        target: reports.first().map(|report| report.path.to_string()),
+        meta,
+        text: None,
+        location: None,
+        error: None,
+        face,
+        metadata: options.metadata,
+    }
+}
+
+/// What the reply keeps free of the token ceiling for its footer and next calls.
+const REPLY_FOOTER_TOKENS: usize = 500;
+
+/// The most calls a reply offers for the rest of cut diffs.
+const MAX_REST_CALLS: usize = 3;
+
+/// How to see the rest of a cut diff: a dry run's proposal continues through `diff_preview`
+/// against the file on disk by a cursor (the server keeps the proposal, the call does not
+/// carry it); an applied edit's new text is read where it changed.
+fn rest_of_diff(
+    engine: &Engine,
+    options: &Options,
+    report: &FileReport,
+    proposals: &[FileChange],
+    shown_lines: usize,
+) -> Option<NextCall> {
+    if options.dry_run {
+        let proposal = proposals.iter().find(|change| change.path == report.path)?;
+        let new = proposal.new_bytes.as_deref()?;
+        let old = engine.root().resolve(report.path.as_str()).ok().and_then(|resolved| {
+            resolved.real.as_ref()?;
+            engine.root().read(&resolved, engine.config().max_file_bytes).ok().map(|file| file.bytes)
+        });
+        return Some(crate::read::diff_preview::proposal_continuation(
+            engine,
+            report.path.as_str(),
+            old.as_deref(),
+            new,
+            shown_lines + 1,
+        ));
+    }
+    let ((first, last), _) = (report.touched?, report.new_hash.as_ref()?);
+    Some(NextCall::new(
+        "read",
+        json!({"mode": "snippet", "target": report.path.as_str(), "start_line": first, "end_line": last.max(first)}),
+    ))
+}
+
+/// Takes whole lines of `text` while the character and token budgets last.
+fn bounded<'a>(text: &'a str, chars_left: &mut usize, tokens_left: &mut usize) -> (&'a str, bool) {
+    let mut end = 0;
+    let mut used_chars = 0;
+    for line in text.split_inclusive('\n') {
+        let count = line.chars().count();
+        if used_chars + count > *chars_left {
+            break;
+        }
+        used_chars += count;
+        end += line.len();
+    }
+    let mut shown = &text[..end];
+    let mut token_count = tokens::count(shown);
+    while token_count > *tokens_left && !shown.is_empty() {
+        let keep = shown[..shown.len() - 1].rfind('\n').map_or(0, |at| at + 1);
+        shown = &shown[..keep];
+        token_count = tokens::count(shown);
+    }
+    *chars_left -= shown.chars().count();
+    *tokens_left -= token_count;
+    (shown, shown.len() < text.len())
+}

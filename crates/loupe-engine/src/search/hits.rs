@@ -1,0 +1,391 @@
+//! Finding hits: symbols from the index, files and directories by name, and text or regex matches
+//! verified on disk (files verified on every core but consumed in candidate order, so the
+//! 2,000-match cut is deterministic).
+
+use std::collections::BTreeMap;
+
+use loupe_core::{RepoPath, ToolError, text};
+use loupe_index::{IndexState, trigram};
+use regex::RegexBuilder;
+
+use super::parse::compile_glob;
+use super::smart_case;
+use super::{Hit, MAX_MATCHES, PARTIAL_SYMBOLS, SearchRequest};
+use crate::engine::Engine;
+
+pub(super) fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
+    let Some(index) = engine.index_for_query() else { return (Vec::new(), false) };
+    let query = request.query.trim();
+    let (container, name) = split_qualified(query);
+    let name_lower = name.to_lowercase();
+    let case_sensitive = smart_case(request);
+    // Exact names come from the name map at once; partial ones from a scan of the names,
+    // capped so a two-letter query on a kernel-sized index stays fast (the total then says
+    // it is a lower bound).
+    let mut candidates = index.symbols_named(name);
+    let (partial, cut) = index.symbols_containing(&name_lower, PARTIAL_SYMBOLS);
+    candidates.extend(partial);
+    let mut hits = Vec::new();
+    for hit in candidates {
+        if !request.filters.admits(&hit.path) {
+            continue;
+        }
+        let kind_name = hit.symbol.kind.as_str();
+        if !request.filters.kinds.is_empty() && !request.filters.kinds.iter().any(|kind| kind == kind_name) {
+            continue;
+        }
+        if let Some(container) = container
+            && !hit
+                .symbol
+                .container
+                .as_deref()
+                .is_some_and(|own| own.to_lowercase().ends_with(&container.to_lowercase()))
+        {
+            continue;
+        }
+        let symbol_name = hit.symbol.name.as_str();
+        if case_sensitive && !symbol_name.contains(name) {
+            continue;
+        }
+        let mut score: f64 = if symbol_name == name {
+            1.0
+        } else if symbol_name.eq_ignore_ascii_case(name) {
+            0.95
+        } else if symbol_name.to_lowercase().starts_with(&name_lower) {
+            0.8
+        } else {
+            0.6
+        };
+        score -= kind_penalty(kind_name);
+        score -= (hit.symbol.depth as f64 * 0.01).min(0.05);
+        // A C/C++ prototype ranks below the definition it declares.
+        if loupe_syntax::is_prototype(&hit.symbol.signature) {
+            score -= 0.01;
+        }
+        let preview = hit.symbol.signature.clone();
+        hits.push(Hit {
+            kind: "symbol",
+            path: hit.path.clone(),
+            line: Some(hit.symbol.span.start_line),
+            end_line: Some(hit.symbol.span.end_line),
+            score: score.clamp(0.0, 1.0),
+            preview,
+            file_hash: hit.file_hash.to_string(),
+            symbol: Some(hit),
+        });
+    }
+    (hits, cut)
+}
+
+/// Definitions of types and functions rank above fields and locals of the same name.
+fn kind_penalty(kind: &str) -> f64 {
+    match kind {
+        "function" | "method" | "class" | "struct" | "enum" | "trait" | "interface" | "type_alias" | "macro"
+        | "module" => 0.0,
+        "constructor" | "constant" | "union" | "namespace" | "impl" => 0.02,
+        _ => 0.05,
+    }
+}
+
+fn split_qualified(query: &str) -> (Option<&str>, &str) {
+    for separator in ["::", ".", "/"] {
+        if let Some((container, name)) = query.rsplit_once(separator)
+            && !container.is_empty()
+            && !name.is_empty()
+        {
+            return (Some(container), name);
+        }
+    }
+    (None, query)
+}
+
+pub(super) fn file_hits(engine: &Engine, request: &SearchRequest, directories: bool) -> (Vec<Hit>, bool) {
+    let files: Vec<RepoPath> = match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
+        Some(index) => index.files().into_iter().map(|record| record.path).collect(),
+        None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
+    };
+    let query = request.query.trim().trim_end_matches('/');
+    let query_lower = query.to_lowercase();
+    let glob = query.contains(['*', '?', '[']).then(|| compile_glob("query", query).ok()).flatten();
+    let mut candidates: Vec<RepoPath> = if directories {
+        let mut dirs = std::collections::BTreeSet::new();
+        for file in &files {
+            let mut dir = file.parent();
+            while !dir.is_root() {
+                if !dirs.insert(dir.clone()) {
+                    break;
+                }
+                dir = dir.parent();
+            }
+        }
+        dirs.into_iter().collect()
+    } else {
+        files
+    };
+    candidates.retain(|path| request.filters.admits(path));
+    let mut hits = Vec::new();
+    for path in candidates {
+        let name = path.file_name().to_lowercase();
+        let full = path.as_str().to_lowercase();
+        let score = if let Some(glob) = &glob {
+            if glob.is_match(path.as_str()) { 0.7 } else { continue }
+        } else if name == query_lower || full == query_lower {
+            1.0
+        } else if full.ends_with(&format!("/{query_lower}")) {
+            0.95
+        } else if name.starts_with(&query_lower) {
+            0.9
+        } else if name.contains(&query_lower) {
+            0.8
+        } else if full.contains(&query_lower) {
+            0.6
+        } else {
+            continue;
+        };
+        // Shallower paths first among equals.
+        let depth_penalty = (path.components().count() as f64 * 0.005).min(0.05);
+        hits.push(Hit {
+            kind: if directories { "directory" } else { "file" },
+            preview: path.to_string(),
+            path,
+            line: None,
+            end_line: None,
+            score: score - depth_penalty,
+            symbol: None,
+            file_hash: String::new(),
+        });
+    }
+    (hits, false)
+}
+
+/// Text hits, whether the 2,000-match cut made the total a lower bound, and how many files in
+/// scope were too large to read (over `max_file_bytes`) and so not searched.
+pub(super) fn text_hits(
+    engine: &Engine,
+    request: &SearchRequest,
+    is_regex: bool,
+) -> Result<(Vec<Hit>, bool, usize), ToolError> {
+    let case_sensitive = smart_case(request);
+    let pattern = if is_regex { request.query.clone() } else { regex::escape(&request.query) };
+    let pattern = if request.whole_word { format!(r"\b(?:{pattern})\b") } else { pattern };
+    // Matches are per line. One pass over the whole file with anchors at line terminators
+    // finds where they can start, far faster than a call per line; only lines where such a
+    // match starts are then matched alone. On a single line (no terminator inside) the same
+    // regex has exactly the per-line meaning, so one regex serves both.
+    let scanner = RegexBuilder::new(&pattern)
+        .case_insensitive(!case_sensitive)
+        .multi_line(true)
+        .crlf(true)
+        .build()
+        .map_err(|error| match is_regex {
+            true => ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern, or use type='text'"),
+            // A literal always parses; what fails is its size once compiled (case folding).
+            false => ToolError::invalid_args(
+                "this literal is too large to search as given",
+                "search for a shorter, distinctive part of it, or set case_sensitive: true",
+            ),
+        })?;
+    // The plan must be evaluated with the same options the matcher uses; a literal searched
+    // case-insensitively goes through the regex planner, which knows Unicode case folding.
+    let plan_pattern = if is_regex { request.query.clone() } else { regex::escape(&request.query) };
+    let plan = if is_regex || !case_sensitive {
+        trigram::plan_regex(&plan_pattern, !case_sensitive)
+            .map_err(|error| ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern"))?
+    } else {
+        trigram::plan_literal(&request.query)
+    };
+    let ready = engine.index_for_query().filter(|index| index.state() == IndexState::Ready);
+    let (mut candidates, oversized): (Vec<RepoPath>, Vec<loupe_vfs::WalkEntry>) = match ready {
+        Some(index) => (index.text_candidates(&plan), index.oversized()),
+        None => {
+            let walk = engine.root().walk_all(engine.walk_options());
+            (walk.files.into_iter().map(|entry| entry.path).collect(), walk.oversized)
+        }
+    };
+    // Files over the index's size limit are not in it: they are scanned here, up to the read
+    // limit; what is over that too is counted and named in the answer, never silently missed.
+    let read_limit = engine.config().max_file_bytes;
+    let (scanned, too_large): (Vec<_>, Vec<_>) = oversized
+        .into_iter()
+        .filter(|entry| request.filters.admits(&entry.path))
+        .partition(|entry| entry.size <= read_limit);
+    if !scanned.is_empty() {
+        candidates.extend(scanned.into_iter().map(|entry| entry.path));
+        candidates.sort();
+        candidates.dedup();
+    }
+    // Lines that define a symbol named like the query rank as definitions, and the files
+    // holding them are verified first, so a search cut at MAX_MATCHES still shows them.
+    let mut definition_lines: BTreeMap<RepoPath, Vec<usize>> = BTreeMap::new();
+    if let Some(index) = ready {
+        for hit in index.symbols_named(request.query.trim()) {
+            definition_lines.entry(hit.path).or_default().push(hit.symbol.name_line);
+        }
+    }
+    // Candidates come in path order; a partition keeps that order within each group.
+    if !definition_lines.is_empty() {
+        let (defining, rest): (Vec<RepoPath>, Vec<RepoPath>) =
+            candidates.into_iter().partition(|path| definition_lines.contains_key(path));
+        candidates = defining.into_iter().chain(rest).collect();
+    }
+    candidates.retain(|path| request.filters.admits(path));
+    let query_lower = request.query.to_lowercase();
+    let verifier = Verifier { engine, request, scanner: &scanner, query_lower: &query_lower };
+    let verify = |path: &RepoPath| verifier.file(path, definition_lines.get(path).map(Vec::as_slice).unwrap_or(&[]));
+    // Files are verified on every core but taken in candidate order, so the cut at
+    // MAX_MATCHES falls where a single thread would put it.
+    let mut hits = Vec::new();
+    let mut lower_bound = false;
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    loupe_core::parallel::map_in_order(
+        &candidates,
+        threads,
+        || (),
+        |_, path| verify(path),
+        |_, file_hits| {
+            for hit in file_hits {
+                if hits.len() >= MAX_MATCHES {
+                    lower_bound = true;
+                    return false;
+                }
+                hits.push(hit);
+            }
+            true
+        },
+    );
+    Ok((hits, lower_bound, too_large.len()))
+}
+
+/// What verifying one candidate file needs.
+struct Verifier<'a> {
+    engine: &'a Engine,
+    request: &'a SearchRequest,
+    scanner: &'a regex::Regex,
+    query_lower: &'a str,
+}
+
+impl Verifier<'_> {
+    /// The matches in `path` as it is on disk now, scored.
+    fn file(&self, path: &RepoPath, definition_lines: &[usize]) -> Vec<Hit> {
+        // The read limit, not the index's: files over the index's limit are scanned here too.
+        let Ok(bytes) = self.engine.root().read_indexed(path, self.engine.config().max_file_bytes) else {
+            return Vec::new();
+        };
+        // A file that is plain UTF-8 with `\n` line ends (no BOM, no NUL near the start, no
+        // `\r`) is its own decoded text: it is scanned in place, and only the lines where a
+        // match starts are located. Anything else is decoded first.
+        let plain = (!bytes.starts_with(b"\xEF\xBB\xBF")
+            && !bytes[..bytes.len().min(text::BINARY_SNIFF_BYTES)].contains(&0)
+            && memchr::memchr(b'\r', &bytes).is_none())
+        .then(|| std::str::from_utf8(&bytes).ok())
+        .flatten();
+        let decoded;
+        let lines: Vec<(usize, &str)> = match plain {
+            Some(raw) => plain_lines_to_check(self.scanner, raw),
+            None => {
+                let Ok(text) = text::decode(&bytes) else { return Vec::new() };
+                decoded = text;
+                lines_to_check(self.scanner, &decoded)
+                    .into_iter()
+                    .map(|number| (number, decoded.line(number)))
+                    .collect()
+            }
+        };
+        if lines.is_empty() {
+            return Vec::new();
+        }
+        let file_hash = loupe_core::ContentHash::of(&bytes).to_string();
+        let path_bonus = if path.as_str().to_lowercase().contains(self.query_lower) { 0.1 } else { 0.0 };
+        let mut hits = Vec::new();
+        for (number, line) in lines {
+            let Some(found) = self.scanner.find(line) else { continue };
+            let whole_word = is_word_boundary(line, found.start(), found.end());
+            let exact_case = line[found.range()].contains(&self.request.query);
+            let mut score: f64 = 0.5 + path_bonus;
+            if whole_word {
+                score += 0.15;
+            }
+            if exact_case {
+                score += 0.05;
+            }
+            if definition_lines.contains(&number) {
+                score += 0.25;
+            }
+            hits.push(Hit {
+                kind: "text",
+                path: path.clone(),
+                line: Some(number),
+                end_line: Some(number),
+                score: score.min(1.0),
+                preview: line.to_owned(),
+                symbol: None,
+                file_hash: file_hash.clone(),
+            });
+            if hits.len() >= MAX_MATCHES {
+                break;
+            }
+        }
+        hits
+    }
+}
+
+/// `lines_to_check` for text whose only line terminator is `\n`, without splitting it: the
+/// 1-based number and content of each line where a match starts.
+fn plain_lines_to_check<'t>(scanner: &regex::Regex, text: &'t str) -> Vec<(usize, &'t str)> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    if text.is_empty() {
+        return lines;
+    }
+    let (mut at, mut counted_to, mut number) = (0, 0, 1);
+    while at <= text.len() {
+        let Some(found) = scanner.find_at(text, at) else { break };
+        let start = found.start();
+        if start >= text.len() && text.ends_with('\n') {
+            break;
+        }
+        number += memchr::memchr_iter(b'\n', &bytes[counted_to..start]).count();
+        counted_to = start;
+        let line_start = memchr::memrchr(b'\n', &bytes[..start]).map_or(0, |newline| newline + 1);
+        let line_end = memchr::memchr(b'\n', &bytes[start..]).map_or(text.len(), |newline| start + newline);
+        lines.push((number, &text[line_start..line_end]));
+        if line_end >= text.len() {
+            break;
+        }
+        at = line_end + 1;
+    }
+    lines
+}
+
+/// 1-based lines of `decoded` where a match of `scanner` starts, in order; every line with a
+/// per-line match is among them. After a match, the scan resumes at the next line, so a match
+/// spanning lines never hides one that starts inside it.
+fn lines_to_check(scanner: &regex::Regex, decoded: &text::Decoded) -> Vec<usize> {
+    let mut lines = Vec::new();
+    let mut at = 0;
+    while at <= decoded.text.len() {
+        let Some(found) = scanner.find_at(&decoded.text, at) else { break };
+        let mut index = decoded.lines.partition_point(|span| span.next <= found.start());
+        // An empty match at the very end belongs to a last line that has no terminator.
+        if index == decoded.lines.len() && decoded.lines.last().is_some_and(|span| span.end == found.start()) {
+            index -= 1;
+        }
+        let Some(span) = decoded.lines.get(index) else { break };
+        if lines.last() == Some(&(index + 1)) {
+            break;
+        }
+        lines.push(index + 1);
+        if span.next <= at {
+            break;
+        }
+        at = span.next;
+    }
+    lines
+}
+
+fn is_word_boundary(line: &str, start: usize, end: usize) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let before = line[..start].chars().next_back().is_none_or(|c| !word(c));
+    let after = line[end..].chars().next().is_none_or(|c| !word(c));
+    before && after
+}

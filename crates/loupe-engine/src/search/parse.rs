@@ -1,0 +1,169 @@
+//! Parsing a `search` call into its `SearchRequest`: filters, globs, and what `auto` infers from the
+//! query (a file name, a qualified symbol, a pattern, or text).
+
+use globset::{Glob, GlobMatcher};
+use loupe_core::{ErrorCode, RepoPath, ToolError};
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use super::render::decode_cursor;
+use super::{DEFAULT_PREVIEW_CHARS, DEFAULT_RESULTS, Filters, MAX_CONTEXT, MAX_RESULTS, SearchRequest};
+use crate::args::{Args, Parsed, Rejected};
+use crate::params;
+use crate::response::MetadataLevel;
+
+/// Parses a `search` call's arguments into its request.
+pub(crate) fn parse(arguments: Value) -> Parsed<SearchRequest> {
+    Rejected::parsing("search", arguments, parse_request).map_err(|(rejected, _)| rejected)
+}
+
+fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<SearchRequest, ToolError> {
+    let mut args = Args::new(&params::SEARCH, arguments)?;
+    let query = args.required_string("query", "\"query\": \"parse_config\"")?;
+    let kind = args.choice("type")?.unwrap_or_else(|| "auto".into());
+    let under = match args.string("path")? {
+        Some(path) if path.contains(['*', '?', '[']) => {
+            return finish_parse(args, query, kind, Some(path), original);
+        }
+        Some(path) => Some(RepoPath::normalize(&path.replace('\\', "/")).ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::PathOutsideRoot,
+                format!("`{path}` is outside the workspace root"),
+                "pass a path relative to the root",
+            )
+        })?),
+        None => None,
+    };
+    let mut request = finish_parse(args, query, kind, None, original)?;
+    request.filters.under = under;
+    Ok(request)
+}
+
+fn finish_parse(
+    mut args: Args,
+    query: String,
+    kind: String,
+    path_glob: Option<String>,
+    original: Map<String, Value>,
+) -> Result<SearchRequest, ToolError> {
+    let mut globs = Vec::new();
+    for pattern in path_glob.into_iter().chain(args.string_list("glob")?) {
+        globs.push(compile_glob("glob", &pattern)?);
+    }
+    let excludes = args
+        .string_list("exclude")?
+        .iter()
+        .map(|pattern| compile_glob("exclude", pattern))
+        .collect::<Result<Vec<_>, _>>()?;
+    let file_types =
+        args.string_list("file_types")?.into_iter().map(|ext| ext.trim_start_matches('.').to_lowercase()).collect();
+    let kinds = args.string_list("kinds")?.into_iter().map(|kind| kind.to_lowercase()).collect();
+    let case_sensitive = args.boolean("case_sensitive")?;
+    let whole_word = args.boolean("whole_word")?.unwrap_or(false);
+    let mut clamped = Vec::new();
+    let mut max_results = args.integer("max_results")?.map_or(DEFAULT_RESULTS, |value| value.max(1) as usize);
+    if max_results > MAX_RESULTS {
+        max_results = MAX_RESULTS;
+        clamped.push("max_results");
+    }
+    let cursor_offset = match args.string("cursor")? {
+        Some(cursor) => Some(decode_cursor(&cursor).ok_or_else(|| {
+            ToolError::invalid_args(
+                "`cursor` is not a search cursor issued by loupe",
+                "pass `next_cursor` exactly as returned, or drop it",
+            )
+        })?),
+        None => None,
+    };
+    let offset = cursor_offset.or(args.integer("offset")?.map(|value| value as usize)).unwrap_or(0);
+    let output = args.choice("output")?.unwrap_or_else(|| "matches".into());
+    let mut context_lines = args.integer("context_lines")?.unwrap_or(0) as usize;
+    if context_lines > MAX_CONTEXT {
+        context_lines = MAX_CONTEXT;
+        clamped.push("context_lines");
+    }
+    let preview_chars =
+        args.integer("max_preview_chars")?.map_or(DEFAULT_PREVIEW_CHARS, |value| (value as usize).clamp(20, 2000));
+    let metadata = match args.choice("metadata")?.as_deref() {
+        Some("minimal") => MetadataLevel::Minimal,
+        _ => MetadataLevel::Standard,
+    };
+    let session_id = args.string("session_id")?;
+    args.finish()?;
+    if kind == "regex"
+        && let Err(error) = Regex::new(&query)
+    {
+        return Err(ToolError::invalid_args(
+            format!("invalid regex: {error}"),
+            "fix the pattern, or use type='text' for a literal search",
+        ));
+    }
+    Ok(SearchRequest {
+        query,
+        kind,
+        filters: Filters { under: None, globs, excludes, file_types, kinds },
+        case_sensitive,
+        whole_word,
+        max_results,
+        offset,
+        output,
+        context_lines,
+        preview_chars,
+        metadata,
+        session_id,
+        original,
+        clamped,
+    })
+}
+
+pub(super) fn compile_glob(name: &str, pattern: &str) -> Result<GlobMatcher, ToolError> {
+    let pattern = if pattern.contains('/') { pattern.to_owned() } else { format!("**/{pattern}") };
+    Glob::new(&pattern).map(|glob| glob.compile_matcher()).map_err(|error| {
+        ToolError::invalid_args(
+            format!("`{name}` has an invalid glob `{pattern}`: {error}"),
+            "use a glob like \"src/**/*.rs\"",
+        )
+    })
+}
+
+/// `auto`: globs and paths are files, a trailing `/` a directory, identifiers symbols (then
+/// text), anything else text.
+pub(super) fn infer(query: &str) -> &'static str {
+    let trimmed = query.trim();
+    if trimmed.ends_with('/') {
+        return "directory";
+    }
+    if trimmed.contains(['*', '?'])
+        || (trimmed.contains('/') && !trimmed.contains(' '))
+        || looks_like_file_name(trimmed)
+    {
+        return "file";
+    }
+    if is_identifier_path(trimmed) {
+        return "symbol";
+    }
+    "text"
+}
+
+fn looks_like_file_name(query: &str) -> bool {
+    let Some((stem, extension)) = query.rsplit_once('.') else { return false };
+    !stem.is_empty()
+        && !stem.contains(' ')
+        && (1..=5).contains(&extension.len())
+        && extension.chars().all(|c| c.is_ascii_lowercase())
+        && loupe_index::Lang::from_path(query).is_some()
+        || matches!(
+            query.rsplit_once('.').map(|(_, ext)| ext),
+            Some("md" | "toml" | "json" | "yaml" | "yml" | "txt" | "lock")
+        )
+}
+
+fn is_identifier_path(query: &str) -> bool {
+    let parts: Vec<&str> = query.split("::").flat_map(|part| part.split('.')).collect();
+    !parts.is_empty()
+        && parts.iter().all(|part| {
+            let mut chars = part.chars();
+            chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                && chars.all(|c| c.is_alphanumeric() || c == '_')
+        })
+}

@@ -1,0 +1,319 @@
+//! Ranking, paging and rendering: candidate ids, cursors, both faces, the read calls that follow a
+//! hit, and the broader search offered when nothing matched.
+
+use std::collections::BTreeMap;
+
+use loupe_core::{NextCall, RepoPath, text, tokens};
+use loupe_index::IndexState;
+use serde_json::{Map, Value, json};
+
+use super::{Found, Hit, SearchRequest};
+use crate::engine::Engine;
+use crate::response::Response;
+
+/// A stable id for a hit: path, line span, kind and file hash, never the rank.
+fn candidate_id(hit: &Hit) -> String {
+    let key = format!("{}\u{0}{:?}\u{0}{:?}\u{0}{}\u{0}{}", hit.path, hit.line, hit.end_line, hit.kind, hit.file_hash);
+    format!("c_{}", &blake3::hash(key.as_bytes()).to_hex()[..12])
+}
+
+fn encode_cursor(offset: usize) -> String {
+    format!("s{offset}")
+}
+
+pub(super) fn decode_cursor(cursor: &str) -> Option<usize> {
+    cursor.trim().strip_prefix('s')?.parse().ok()
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn render(
+    engine: &Engine,
+    request: &SearchRequest,
+    used: &'static str,
+    inferred: bool,
+    fell_back: bool,
+    index_state: IndexState,
+    found: Found,
+) -> Response {
+    let Found { hits, lower_bound, not_searched } = found;
+    let total = hits.len();
+    let start = request.offset.min(total);
+    let end = (start + request.max_results).min(total);
+    let has_more = end < total;
+    let next_cursor = has_more.then(|| encode_cursor(end));
+    let ids: Vec<String> = hits.iter().map(candidate_id).collect();
+    let bundle_key = format!("{}\u{0}{}\u{0}{}", request.query, used, ids.join(","));
+    let bundle_id = format!("b_{}", &blake3::hash(bundle_key.as_bytes()).to_hex()[..12]);
+
+    let mut reason_codes: Vec<&'static str> = Vec::new();
+    let mut next_calls: Vec<NextCall> = Vec::new();
+    if total == 0 {
+        reason_codes.push("NO_MATCH");
+        next_calls.push(in_session(broaden(request, used), request));
+    } else {
+        for hit in &hits[start..end] {
+            let call = in_session(read_call(hit, request), request);
+            if !next_calls.contains(&call) {
+                next_calls.push(call);
+            }
+            if next_calls.len() == 3 {
+                break;
+            }
+        }
+    }
+    if !request.clamped.is_empty() {
+        reason_codes.push("BUDGET_SOFT_LIMIT");
+    }
+
+    // The text face.
+    let total_text = if lower_bound { format!("{total}+") } else { total.to_string() };
+    let mut face = format!("search {:?} · {used}", request.query);
+    if inferred {
+        face.push_str(if fell_back { " (auto: no symbol matched, fell back to text)" } else { " (auto)" });
+    }
+    if total == 0 {
+        face.push_str(" · no results\n");
+    } else {
+        face.push_str(&format!(" · showing {}–{end} of {total_text}\n", start + 1));
+    }
+    if index_state == IndexState::Building {
+        face.push_str("(index still building: results may be incomplete)\n");
+    }
+    if not_searched > 0 {
+        face.push_str(&format!(
+            "({not_searched} file(s) over the {}-byte read limit were not searched; raise max_file_bytes)\n",
+            engine.config().max_file_bytes
+        ));
+    }
+    let page = &hits[start..end];
+    let mut results_json = Vec::new();
+    match request.output.as_str() {
+        "count" => {
+            let files: std::collections::BTreeSet<&RepoPath> = hits.iter().map(|hit| &hit.path).collect();
+            face.push_str(&format!("{total_text} matches in {} files\n", files.len()));
+        }
+        "files" => {
+            let mut counts: BTreeMap<&RepoPath, usize> = BTreeMap::new();
+            for hit in &hits {
+                *counts.entry(&hit.path).or_default() += 1;
+            }
+            for (path, count) in counts.iter().skip(start).take(request.max_results) {
+                face.push_str(&format!("{path} ({count})\n"));
+                results_json.push(json!({"path": path.as_str(), "count": count}));
+            }
+        }
+        _ => {
+            for (offset, hit) in page.iter().enumerate() {
+                let id = &ids[start + offset];
+                face.push_str(&render_hit(engine, hit, request));
+                face.push_str(&format!("  [{id}]\n"));
+                results_json.push(hit_json(hit, id, request));
+            }
+        }
+    }
+    if has_more && let Some(cursor) = &next_cursor {
+        let mut arguments = request.original.clone();
+        arguments.remove("offset");
+        arguments.insert("cursor".into(), Value::from(cursor.as_str()));
+        let call = NextCall { tool: "search".into(), arguments };
+        face.push_str(&format!("── {} more; → next page: {}\n", total - end, call.render()));
+    }
+    if !reason_codes.is_empty() && total > 0 {
+        face.push_str(&format!("── [{}]\n", reason_codes.join(", ")));
+    }
+    for call in &next_calls {
+        face.push_str(&format!("→ next: {}\n", call.render()));
+    }
+
+    let mut meta = Map::new();
+    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
+    meta.insert("truncated".into(), Value::Bool(has_more));
+    meta.insert("inferred_type".into(), Value::from(used));
+    meta.insert("fell_back".into(), Value::Bool(fell_back));
+    meta.insert("total".into(), Value::from(total));
+    meta.insert("total_is_lower_bound".into(), Value::Bool(lower_bound));
+    meta.insert("has_more".into(), Value::Bool(has_more));
+    meta.insert("next_cursor".into(), next_cursor.map(Value::from).unwrap_or(Value::Null));
+    meta.insert("bundle_id".into(), Value::from(bundle_id));
+    meta.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
+    if not_searched > 0 {
+        meta.insert("not_searched".into(), Value::from(not_searched));
+    }
+    meta.insert("reason_codes".into(), json!(reason_codes));
+    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
+    meta.insert("results".into(), Value::Array(results_json));
+    Response {
+        ok: true,
+        tool: "search",
+        mode: Some(used.to_owned()),
+        target: Some(request.query.clone()),
+        meta,
+        text: None,
+        location: None,
+        error: None,
+        face,
+        metadata: request.metadata,
+    }
+}
+
+fn render_hit(engine: &Engine, hit: &Hit, request: &SearchRequest) -> String {
+    match (&hit.symbol, hit.line) {
+        (Some(symbol), _) => {
+            let kind = serde_json::to_value(symbol.symbol.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let container = symbol.symbol.container.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
+            format!(
+                "{}:{}-{}  {}  ({kind}{container})",
+                hit.path,
+                symbol.symbol.span.start_line,
+                symbol.symbol.span.end_line,
+                clip(&symbol.symbol.signature, request.preview_chars)
+            )
+        }
+        (None, Some(line)) if request.context_lines > 0 => {
+            let mut out = format!("{}:{line}\n", hit.path);
+            if let Ok(bytes) = engine.root().read_indexed(&hit.path, engine.config().max_index_file_bytes)
+                && let Ok(decoded) = text::decode(&bytes)
+            {
+                let first = line.saturating_sub(request.context_lines).max(1);
+                let last = (line + request.context_lines).min(decoded.total_lines());
+                for number in first..=last {
+                    let marker = if number == line { '│' } else { ':' };
+                    out.push_str(&format!(
+                        "{number:>6}{marker}{}\n",
+                        clip(decoded.line(number), request.preview_chars)
+                    ));
+                }
+            }
+            out.trim_end().to_owned()
+        }
+        (None, Some(line)) => format!("{}:{line}│{}", hit.path, clip(hit.preview.trim_end(), request.preview_chars)),
+        (None, None) => hit.path.to_string(),
+    }
+}
+
+fn clip(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((index, _)) => format!("{}…", &text[..index]),
+        None => text.to_owned(),
+    }
+}
+
+fn hit_json(hit: &Hit, id: &str, request: &SearchRequest) -> Value {
+    let mut object = json!({
+        "type": hit.kind,
+        "path": hit.path.as_str(),
+        "line": hit.line,
+        "end_line": hit.end_line,
+        "score": (hit.score * 1000.0).round() / 1000.0,
+        "preview": clip(&hit.preview, request.preview_chars),
+        "candidate_id": id,
+    });
+    if let Some(symbol) = &hit.symbol {
+        object["symbol"] = json!({
+            "name": symbol.symbol.name,
+            "kind": symbol.symbol.kind,
+            "container": symbol.symbol.container,
+            "signature": symbol.symbol.signature,
+        });
+    }
+    object
+}
+
+/// A follow-up call in the caller's session: it carries the search's `session_id`, so the
+/// refs it relies on are found (§9.1).
+fn in_session(mut call: NextCall, request: &SearchRequest) -> NextCall {
+    if let Some(session_id) = request.original.get("session_id").filter(|value| value.is_string()) {
+        call.arguments.insert("session_id".into(), session_id.clone());
+    }
+    call
+}
+
+/// The read that opens a hit: symbols by name and path, text hits as a window around them.
+fn read_call(hit: &Hit, request: &SearchRequest) -> NextCall {
+    match (&hit.symbol, hit.line) {
+        (Some(symbol), _) => {
+            let target = match &symbol.symbol.container {
+                Some(container) => format!("{container}{}{}", separator_for(&hit.path), symbol.symbol.name),
+                None => symbol.symbol.name.clone(),
+            };
+            NextCall::new("read", json!({"mode": "symbol", "target": target, "path": hit.path.as_str()}))
+        }
+        (None, Some(line)) => {
+            let _ = request;
+            NextCall::new(
+                "read",
+                json!({"mode": "snippet", "target": hit.path.as_str(), "start_line": line.saturating_sub(5).max(1), "end_line": line + 5}),
+            )
+        }
+        (None, None) if hit.kind == "directory" => {
+            NextCall::new("read", json!({"mode": "outline", "target": hit.path.as_str()}))
+        }
+        (None, None) => NextCall::new("read", json!({"mode": "outline", "target": hit.path.as_str()})),
+    }
+}
+
+fn separator_for(path: &RepoPath) -> &'static str {
+    match loupe_index::Lang::from_path(path.as_str()) {
+        Some(lang) => lang.separator(),
+        None => "::",
+    }
+}
+
+/// A broader search to offer when nothing matched: drop the filters and word boundaries if
+/// there were any, else the longest piece of the query, else look for it as a file name.
+fn broaden(request: &SearchRequest, used: &str) -> NextCall {
+    let mut arguments = Map::new();
+    let query = request.query.trim();
+    let filtered = request.whole_word
+        || request.case_sensitive == Some(true)
+        || request.filters.under.is_some()
+        || !request.filters.globs.is_empty()
+        || !request.filters.excludes.is_empty()
+        || !request.filters.file_types.is_empty()
+        || !request.filters.kinds.is_empty();
+    let pieces: Vec<&str> = split_words(query);
+    let longest = pieces.iter().copied().max_by_key(|piece| piece.len()).unwrap_or(query);
+    if filtered {
+        arguments.insert("query".into(), Value::from(query));
+        arguments.insert("type".into(), Value::from(if used == "regex" { "regex" } else { "text" }));
+    } else if used == "symbol" {
+        arguments.insert("query".into(), Value::from(query));
+        arguments.insert("type".into(), Value::from("text"));
+    } else if pieces.len() > 1 && used != "file" && used != "directory" {
+        arguments.insert("query".into(), Value::from(longest));
+        arguments.insert("type".into(), Value::from("text"));
+    } else {
+        let stem = query.rsplit('/').next().unwrap_or(query).split('.').next().unwrap_or(query);
+        let stem = if stem.is_empty() { query } else { stem };
+        arguments
+            .insert("query".into(), Value::from(if used == "file" || used == "directory" { longest } else { stem }));
+        arguments.insert("type".into(), Value::from("file"));
+    }
+    NextCall { tool: "search".into(), arguments }
+}
+
+/// Words of a query: split at non-word characters, `_` and lower-to-upper case changes.
+fn split_words(query: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let mut start = None;
+    let mut previous_lower = false;
+    for (index, character) in query.char_indices() {
+        let word_char = character.is_alphanumeric();
+        let boundary = !word_char || (character.is_uppercase() && previous_lower);
+        if boundary && let Some(begin) = start.take() {
+            words.push(&query[begin..index]);
+        }
+        if word_char && start.is_none() {
+            start = Some(index);
+        }
+        previous_lower = character.is_lowercase() || character.is_ascii_digit();
+    }
+    if let Some(begin) = start {
+        words.push(&query[begin..]);
+    }
+    words.retain(|word| word.len() >= 3);
+    words
+}
