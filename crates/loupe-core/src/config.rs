@@ -55,6 +55,28 @@ pub enum LegacyTools {
     Disabled,
 }
 
+/// Which structured face a tool result carries (§3.3): a call's `metadata` argument, or the
+/// `structured_content` config key for calls that do not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetadataLevel {
+    Minimal,
+    #[default]
+    Standard,
+    Full,
+}
+
+impl MetadataLevel {
+    pub fn parse(level: &str) -> Option<MetadataLevel> {
+        match level {
+            "minimal" => Some(MetadataLevel::Minimal),
+            "standard" => Some(MetadataLevel::Standard),
+            "full" => Some(MetadataLevel::Full),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Config {
     pub root: Option<PathBuf>,
@@ -78,6 +100,7 @@ pub struct Config {
     pub analytics: bool,
     pub read_only: bool,
     pub legacy_tools: LegacyTools,
+    pub structured_content: MetadataLevel,
 }
 
 impl Default for Config {
@@ -103,6 +126,7 @@ impl Default for Config {
             analytics: true,
             read_only: false,
             legacy_tools: LegacyTools::Hidden,
+            structured_content: MetadataLevel::Standard,
         }
     }
 }
@@ -129,6 +153,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "analytics",
     "read_only",
     "legacy_tools",
+    "structured_content",
 ];
 
 /// Keys a repository's own config file may not set (§3.1), each with the reason a warning
@@ -161,6 +186,11 @@ impl Config {
             "max_file_bytes" => self.max_file_bytes = as_positive(key, value)?,
             "exclude" => self.exclude = as_list(key, value)?,
             "allow" => self.allow = as_list(key, value)?,
+            "structured_content" => {
+                let level = as_string(key, value)?;
+                self.structured_content =
+                    MetadataLevel::parse(&level).ok_or_else(|| expected(key, "minimal|standard|full", &level))?;
+            }
             "gate_mode" => {
                 self.gate_mode = match as_string(key, value)?.as_str() {
                     "enforce" => GateMode::Enforce,

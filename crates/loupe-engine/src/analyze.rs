@@ -10,7 +10,7 @@ mod flow;
 mod graph;
 pub(crate) mod workspace;
 
-use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError, tokens};
+use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError};
 use loupe_graph::calls::{family, is_header, is_type_kind};
 use loupe_graph::{Confidence, Resolved, SymbolRef, Workspace, reference_confidence, resolve_call};
 use loupe_index::trigram::plan_literal;
@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
 use crate::params;
-use crate::response::{MetadataLevel, Response, next_line};
+use crate::response::{Face, Graph, MetadataLevel, Outcome, next_line};
 use graph::{Answer, Side};
 use workspace::View;
 
@@ -63,17 +63,17 @@ pub(crate) struct AnalyzeRequest {
     max_depth: usize,
     max_nodes: usize,
     path: Option<String>,
-    metadata: MetadataLevel,
+    metadata: Option<MetadataLevel>,
     original: Map<String, Value>,
 }
 
 /// Runs a parsed `analyze` call.
-pub(crate) fn run(engine: &Engine, request: &AnalyzeRequest) -> Response {
-    let mut response = answer(engine, request).unwrap_or_else(|error| {
-        Response::failure("analyze", Some(request.mode.clone()), Some(request.target.clone()), error)
-    });
-    response.metadata = request.metadata;
-    response
+pub(crate) fn run(engine: &Engine, request: &AnalyzeRequest) -> Outcome {
+    answer(engine, request)
+        .unwrap_or_else(|error| {
+            Outcome::failure("analyze", Some(request.mode.clone()), Some(request.target.clone()), error)
+        })
+        .with_metadata(request.metadata)
 }
 
 /// Parses an `analyze` call's arguments into its request.
@@ -120,10 +120,7 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<Analy
         ));
     }
     let path = args.string("path")?;
-    let metadata = match args.choice("metadata")?.as_deref() {
-        Some("minimal") => MetadataLevel::Minimal,
-        _ => MetadataLevel::Standard,
-    };
+    let metadata = args.metadata()?;
     args.string("session_id")?;
     args.finish()?;
     Ok(AnalyzeRequest {
@@ -147,7 +144,7 @@ enum Target {
     Variable,
 }
 
-fn answer(engine: &Engine, request: &AnalyzeRequest) -> Result<Response, ToolError> {
+fn answer(engine: &Engine, request: &AnalyzeRequest) -> Result<Outcome, ToolError> {
     let index = engine.index_for_query().ok_or_else(|| {
         ToolError::new(ErrorCode::IndexNotReady, "this server runs without an index", "restart loupe with an index dir")
     })?;
@@ -681,7 +678,7 @@ fn types(view: &View<'_>, request: &AnalyzeRequest, target: &SymbolRef, answer: 
     }
 }
 
-fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, index_state: IndexState) -> Response {
+fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, index_state: IndexState) -> Outcome {
     let resolved_target = match target {
         Target::Variable => answer.flow_target.clone().unwrap_or(Value::Null),
         Target::File(path) => json!({"type": "file", "path": path.as_str(), "name": path.file_name(), "line": null}),
@@ -693,41 +690,30 @@ fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, index_state
     // impact only ever looks upstream, whatever `direction` says.
     let direction = if request.mode == "impact" { "upstream" } else { request.direction.as_str() };
     let mut face = answer.face(&request.mode, direction, request.max_depth);
-    let mut next_calls: Vec<NextCall> = answer.read_calls(3);
-    if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
+    // The face offers one call: more of the graph when it was cut, else a read of the first node.
+    let next_call = if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
         let mut arguments = request.original.clone();
         arguments.insert("max_nodes".into(), Value::from((request.max_nodes * 4).min(MAX_NODES_CEILING)));
-        let more = NextCall { tool: "analyze".into(), arguments };
-        face.push_str(&next_line(&more));
-        next_calls.insert(0, more);
-    } else if let Some(first) = next_calls.first() {
-        face.push_str(&next_line(first));
+        Some(NextCall { tool: "analyze".into(), arguments })
+    } else {
+        answer.read_calls(1).into_iter().next()
+    };
+    if let Some(call) = &next_call {
+        face.push_str(&next_line(call));
     }
     if index_state == IndexState::Building {
         face.push_str("note: the index is still building; the graph covers the files indexed so far\n");
     }
-    let mut meta = Map::new();
-    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
-    meta.insert("reason_codes".into(), json!([]));
-    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
-    meta.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
-    meta.insert("truncated".into(), Value::Bool(answer.truncated));
-    meta.insert("resolved_target".into(), resolved_target);
+    let truncated = answer.truncated;
     let (nodes, edges) = answer.into_json();
-    meta.insert("nodes".into(), nodes);
-    meta.insert("edges".into(), edges);
-    meta.insert("direction".into(), Value::from(direction));
-    meta.insert("max_depth".into(), Value::from(request.max_depth));
-    Response {
-        ok: true,
-        tool: "analyze",
-        mode: Some(request.mode.clone()),
-        target: Some(request.target.clone()),
-        meta,
-        text: None,
-        location: None,
-        error: None,
-        face,
-        metadata: MetadataLevel::Standard,
-    }
+    let mut outcome =
+        Outcome::success("analyze", Some(request.mode.clone()), Some(request.target.clone()), Face::text(face));
+    outcome.act.truncated = truncated;
+    outcome.act.next_calls = next_call.into_iter().collect();
+    outcome.act.graph = Some(Graph { resolved_target, nodes, edges });
+    let detail = &mut outcome.detail;
+    detail.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
+    detail.insert("direction".into(), Value::from(direction));
+    detail.insert("max_depth".into(), Value::from(request.max_depth));
+    outcome
 }

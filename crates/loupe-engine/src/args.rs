@@ -48,8 +48,8 @@ impl Rejected {
     }
 
     /// The answer to the call.
-    pub(crate) fn into_response(self) -> crate::response::Response {
-        crate::response::Response::failure(self.tool, self.mode, self.target, self.error)
+    pub(crate) fn into_outcome(self) -> crate::response::Outcome {
+        crate::response::Outcome::failure(self.tool, self.mode, self.target, self.error)
     }
 }
 
@@ -65,6 +65,11 @@ pub(crate) struct Args {
 }
 
 impl Args {
+    /// The `metadata` level asked for; `None` takes the configured default.
+    pub(crate) fn metadata(&mut self) -> Result<Option<crate::response::MetadataLevel>, ToolError> {
+        Ok(self.choice("metadata")?.as_deref().and_then(crate::response::MetadataLevel::parse))
+    }
+
     /// A tool's arguments, with the table's aliases already renamed.
     pub(crate) fn new(spec: &'static ToolSpec, value: Value) -> Result<Args, ToolError> {
         Args::with_params(spec.name, spec.params, spec.selector.unwrap_or("mode"), value)

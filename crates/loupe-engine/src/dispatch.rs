@@ -13,7 +13,7 @@ use crate::engine::Engine;
 use crate::manage::{self, ManageRequest};
 use crate::params;
 use crate::read::{self, ReadRequest};
-use crate::response::Response;
+use crate::response::{Outcome, Response};
 use crate::search::{self, SearchRequest};
 use crate::session::CallContext;
 
@@ -67,8 +67,9 @@ impl Engine {
             "search" => self.session_layer().search(self, context, search::parse(arguments)),
             _ => match ToolCall::parse(tool, arguments) {
                 Ok(call) => self.run(context, &call),
-                Err(rejected) => rejected.into_response(),
-            },
+                Err(rejected) => rejected.into_outcome(),
+            }
+            .render(self.config().structured_content),
         }
     }
 
@@ -78,11 +79,12 @@ impl Engine {
     pub fn call_raw(&self, tool: &str, arguments: Value) -> Response {
         match ToolCall::parse(tool, arguments) {
             Ok(call) => self.run(&CallContext::local(), &call),
-            Err(rejected) => rejected.into_response(),
+            Err(rejected) => rejected.into_outcome(),
         }
+        .render(self.config().structured_content)
     }
 
-    fn run(&self, context: &CallContext, call: &ToolCall) -> Response {
+    fn run(&self, context: &CallContext, call: &ToolCall) -> Outcome {
         match call {
             ToolCall::Read(request) => read::run(self, request),
             ToolCall::Search(request) => search::run(self, request),

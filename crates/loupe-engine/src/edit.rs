@@ -20,7 +20,7 @@ use loupe_vfs::{FileChange, Plan};
 use serde_json::json;
 
 use crate::engine::Engine;
-use crate::response::{MetadataLevel, Response};
+use crate::response::{MetadataLevel, Outcome};
 use failures::{combine, decode_for_diff, syntax_count, syntax_status, vfs_error};
 use render::render;
 use text_ops::{apply_one, encode};
@@ -62,7 +62,7 @@ struct Options {
     create_missing_dirs: bool,
     fuzzy: bool,
     check_syntax: SyntaxCheck,
-    metadata: MetadataLevel,
+    metadata: Option<MetadataLevel>,
 }
 
 /// One failing edit: which, where, why.
@@ -116,10 +116,10 @@ pub(crate) struct EditRequest {
 }
 
 /// Runs a parsed `edit` call.
-pub(crate) fn run(engine: &Engine, request: &EditRequest) -> Response {
+pub(crate) fn run(engine: &Engine, request: &EditRequest) -> Outcome {
     let EditRequest { options, specs } = request;
     if engine.config().read_only && !options.dry_run {
-        return Response::failure(
+        return Outcome::failure(
             "edit",
             None,
             None,
@@ -132,15 +132,14 @@ pub(crate) fn run(engine: &Engine, request: &EditRequest) -> Response {
     }
     // Edits to one root are serialised: validation and apply see one state of the disk.
     let _serial = engine.edit_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut response = match execute(engine, options, specs.clone()) {
-        Ok(response) => response,
-        Err(error) => Response::failure("edit", None, None, error),
-    };
-    response.metadata = options.metadata;
-    response
+    match execute(engine, options, specs.clone()) {
+        Ok(outcome) => outcome,
+        Err(error) => Outcome::failure("edit", None, None, error),
+    }
+    .with_metadata(options.metadata)
 }
 
-fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<Response, ToolError> {
+fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<Outcome, ToolError> {
     let total_edits = specs.len();
     let mut files: BTreeMap<String, FileState> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();

@@ -6,14 +6,14 @@
 
 mod journal;
 
-use loupe_core::{ToolError, tokens};
+use loupe_core::ToolError;
 use loupe_index::IndexState;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
 use crate::params;
-use crate::response::{MetadataLevel, Response};
+use crate::response::{Face, MetadataLevel, Outcome};
 use crate::session::CallContext;
 use crate::session::reasons;
 
@@ -64,7 +64,7 @@ pub(crate) struct ManageRequest {
     transaction_id: Option<String>,
     force: bool,
     limit: Option<u64>,
-    metadata: MetadataLevel,
+    metadata: Option<MetadataLevel>,
 }
 
 /// Parses a `manage` call's arguments into its request.
@@ -81,10 +81,7 @@ fn parse_request(arguments: Value) -> Result<ManageRequest, ToolError> {
         )
     })?;
     args.refuse_other_modes(command.as_str())?;
-    let metadata = match args.choice("metadata")?.as_deref() {
-        Some("minimal") => MetadataLevel::Minimal,
-        _ => MetadataLevel::Standard,
-    };
+    let metadata = args.metadata()?;
     let request = ManageRequest {
         command,
         session_id: args.string("session_id")?,
@@ -99,7 +96,7 @@ fn parse_request(arguments: Value) -> Result<ManageRequest, ToolError> {
 }
 
 /// Runs a parsed `manage` call.
-pub(crate) fn run(engine: &Engine, context: &CallContext, request: &ManageRequest) -> Response {
+pub(crate) fn run(engine: &Engine, context: &CallContext, request: &ManageRequest) -> Outcome {
     let command = request.command.as_str();
     let session_id = request.session_id.as_deref();
     let result = match request.command {
@@ -115,37 +112,20 @@ pub(crate) fn run(engine: &Engine, context: &CallContext, request: &ManageReques
         ManageCommand::Guidance => Ok(success(command, guidance())),
         ManageCommand::Reindex => Err(not_available(command)),
     };
-    let mut response = result.unwrap_or_else(|error| Response::failure("manage", Some(command.into()), None, error));
-    response.mode = Some(command.into());
-    response.metadata = request.metadata;
-    response
+    let mut outcome = result.unwrap_or_else(|error| Outcome::failure("manage", Some(command.into()), None, error));
+    outcome.mode = Some(command.into());
+    outcome.with_metadata(request.metadata)
 }
 
-fn success(command: &str, (face, data): (String, Value)) -> Response {
-    let mut meta = Map::new();
-    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
-    meta.insert("reason_codes".into(), json!([]));
-    meta.insert("next_calls".into(), json!([]));
-    meta.insert(command.to_owned(), data);
-    let mut response = answer(face, meta);
-    response.mode = Some(command.to_owned());
-    response
+fn success(command: &str, (face, data): (String, Value)) -> Outcome {
+    let mut outcome = answer(face);
+    outcome.detail.insert(command.to_owned(), data);
+    outcome
 }
 
-/// A successful `manage` answer with its face and `meta`.
-fn answer(face: String, meta: Map<String, Value>) -> Response {
-    Response {
-        ok: true,
-        tool: "manage",
-        mode: None,
-        target: None,
-        meta,
-        text: None,
-        location: None,
-        error: None,
-        face,
-        metadata: MetadataLevel::Standard,
-    }
+/// A successful `manage` answer with its face; the caller adds what a program acts on.
+fn answer(face: String) -> Outcome {
+    Outcome::success("manage", None, None, Face::text(face))
 }
 
 fn not_available(command: &str) -> ToolError {

@@ -160,9 +160,9 @@ pub const ANALYZE_MODES: &[&str] = &["dependencies", "impact", "calls", "referen
 pub const MANAGE_COMMANDS: &[&str] = &["status", "metrics", "guidance", "undo", "redo", "history", "reindex"];
 pub const EDIT_OPERATIONS: &[&str] = &["replace", "replace_lines", "insert", "create", "delete"];
 pub const BASELINES: &[&str] = &["HEAD", "INDEX", "WORKTREE"];
-pub const METADATA_LEVELS: &[&str] = &["minimal", "standard"];
+pub const METADATA_LEVELS: &[&str] = &["minimal", "standard", "full"];
 
-const METADATA: Param = choice("metadata", METADATA_LEVELS, "envelope detail");
+const METADATA: Param = choice("metadata", METADATA_LEVELS, "structuredContent detail (default standard)");
 const SESSION_ID: Param = string("session_id", "pins the session (default: this connection)");
 
 pub const READ: ToolSpec = ToolSpec {

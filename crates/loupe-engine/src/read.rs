@@ -18,7 +18,7 @@ use window::read_window;
 use serde_json::{Map, Value};
 
 use crate::engine::Engine;
-use crate::response::{MetadataLevel, Response};
+use crate::response::{MetadataLevel, Outcome};
 
 /// A caller's budget caps, before server ceilings.
 #[derive(Debug, Clone, Copy, Default)]
@@ -85,7 +85,7 @@ pub(crate) struct ReadRequest {
     pub(crate) cursor: Option<String>,
     caps: Caps,
     pub(crate) preview_none: bool,
-    pub(crate) metadata: MetadataLevel,
+    pub(crate) metadata: Option<MetadataLevel>,
     pub(crate) candidate_id: Option<String>,
     pub(crate) bundle_id: Option<String>,
     pub(crate) session_id: Option<String>,
@@ -131,7 +131,7 @@ impl ReadRequest {
 }
 
 /// Runs a parsed read.
-pub(crate) fn run(engine: &Engine, request: &ReadRequest) -> Response {
+pub(crate) fn run(engine: &Engine, request: &ReadRequest) -> Outcome {
     let metadata = request.metadata;
     let result = match &request.window {
         Window::Outline { depth, include_docs } => {
@@ -161,20 +161,17 @@ pub(crate) fn run(engine: &Engine, request: &ReadRequest) -> Response {
                     label: Some(resolved.label()),
                     ..request.clone()
                 };
-                read_window(engine, &derived).map(|mut response| {
-                    response.meta.insert("resolved_symbol".into(), resolved.to_json());
-                    response
+                read_window(engine, &derived).map(|mut outcome| {
+                    outcome.detail.insert("resolved_symbol".into(), resolved.to_json());
+                    outcome
                 })
             })
         }
         _ => read_window(engine, request),
     };
-    let mut response = match result {
-        Ok(response) => response,
-        Err(error) => {
-            Response::failure("read", Some(request.mode.as_str().into()), Some(request.target.clone()), error)
-        }
-    };
-    response.metadata = metadata;
-    response
+    result
+        .unwrap_or_else(|error| {
+            Outcome::failure("read", Some(request.mode.as_str().into()), Some(request.target.clone()), error)
+        })
+        .with_metadata(metadata)
 }

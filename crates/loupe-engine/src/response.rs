@@ -1,24 +1,26 @@
-//! The two faces of every response (§3.3): the compact text the model reads, and the JSON
-//! envelope for programs.
+//! Outcomes and their one renderer (§3.3).
 //!
-//! The text face is built by each operation; this module owns the envelope, the error face,
-//! the `metadata: minimal` projection and the final token count. Budgets are applied before
-//! a response reaches here: nothing is trimmed on the way out.
+//! A tool returns an `Outcome`: plain data, never JSON it will read back. Its face is a list of
+//! parts (text lines, and runs of numbered source lines that know their numbers), the fields a
+//! program acts on are typed (`Act`), and mode-specific detail for the `full` envelope stays in
+//! `detail`. The session layer post-processes outcomes (de-duplication removes numbered lines
+//! before anything is rendered; warnings add a footer part). `Outcome::render` then makes, once,
+//! at the end: the text face, `token_estimate`, and the structured face at the caller's
+//! `metadata` level. Budgets are applied before: nothing is trimmed on the way out.
+//!
+//! The structured face (§3.3): `standard` (the default) is the text face itself as `text` plus
+//! only what a program acts on at the top level (`ok`, `error`, `truncated`, `next_cursor`,
+//! `next_calls`, `file_hash`, `reason_codes`, `results`, `transaction_id`, `nodes`/`edges`/
+//! `resolved_target`), so a client that hands the model `JSON.stringify(structuredContent)`
+//! gives it what the text face gives at nearly the same cost; `minimal` keeps what is needed to
+//! act; `full` adds the whole envelope (`tool`, `mode`, `target`, `meta`, `content` (the payload's
+//! exact bytes), `location`, the error's details).
 
 use loupe_core::{NextCall, ToolError, tokens};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-/// Which envelope fields a caller wants (§3.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum MetadataLevel {
-    Minimal,
-    #[default]
-    Standard,
-}
-
-/// The meta keys `metadata: minimal` keeps: what is needed to act.
-const MINIMAL_META_KEYS: &[&str] = &["truncated", "next_cursor", "file_hash", "reason_codes", "next_calls"];
+pub use loupe_core::config::MetadataLevel;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Location {
@@ -27,7 +29,238 @@ pub struct Location {
     pub end_line: Option<usize>,
 }
 
-/// One tool response, both faces.
+/// A run of numbered source lines in a face: line `first + i` is the `i`-th line of `rendered`
+/// (each `{number:>width}│{text}\n`). De-duplication removes lines from it by number; nothing
+/// ever parses the rendered text to find them.
+#[derive(Debug, Clone)]
+pub(crate) struct Lines {
+    pub(crate) first: usize,
+    pub(crate) rendered: String,
+    /// The exact token count of `rendered`, when the tool already counted it.
+    pub(crate) tokens: Option<usize>,
+    /// The last line was cut mid-line (so it was not sent whole).
+    pub(crate) last_cut: bool,
+}
+
+impl Lines {
+    pub(crate) fn last(&self) -> usize {
+        self.first + self.rendered.matches('\n').count().max(1) - 1
+    }
+}
+
+/// One part of a text face. Parts meet at line ends, where o200k's pre-tokenizer always splits,
+/// so the face's token count is the sum of its parts' counts.
+#[derive(Debug, Clone)]
+pub(crate) enum Part {
+    Text(String),
+    Lines(Lines),
+}
+
+/// The text face as parts, rendered once.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Face {
+    pub(crate) parts: Vec<Part>,
+}
+
+impl Face {
+    pub(crate) fn text(text: impl Into<String>) -> Face {
+        Face { parts: vec![Part::Text(text.into())] }
+    }
+
+    pub(crate) fn push(&mut self, text: impl Into<String>) {
+        self.parts.push(Part::Text(text.into()));
+    }
+
+    /// The exact token count of the face as it will render.
+    pub(crate) fn tokens(&self) -> usize {
+        self.parts
+            .iter()
+            .map(|part| match part {
+                Part::Text(text) => tokens::count(text),
+                Part::Lines(lines) => lines.tokens.unwrap_or_else(|| tokens::count(&lines.rendered)),
+            })
+            .sum()
+    }
+
+    /// The characters of the face as it will render.
+    pub(crate) fn chars(&self) -> usize {
+        self.parts
+            .iter()
+            .map(|part| match part {
+                Part::Text(text) => text.chars().count(),
+                Part::Lines(lines) => lines.rendered.chars().count(),
+            })
+            .sum()
+    }
+
+    pub(crate) fn render(&self) -> String {
+        let mut face = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Text(text) => face.push_str(text),
+                Part::Lines(lines) => face.push_str(&lines.rendered),
+            }
+        }
+        face
+    }
+
+    /// The only run of numbered lines, when the face has exactly one (file, snippet, symbol).
+    pub(crate) fn lines(&self) -> Option<&Lines> {
+        let mut runs = self.parts.iter().filter_map(|part| match part {
+            Part::Lines(lines) => Some(lines),
+            Part::Text(_) => None,
+        });
+        let first = runs.next();
+        if runs.next().is_some() { None } else { first }
+    }
+}
+
+/// A search hit as a program acts on it (and as the session layer records it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HitRef {
+    pub(crate) path: String,
+    pub(crate) line: Option<usize>,
+    pub(crate) candidate_id: String,
+    /// The symbol's name, for symbol hits.
+    pub(crate) symbol: Option<String>,
+}
+
+/// The graph an `analyze` answer carries, as the envelope shows it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Graph {
+    pub(crate) resolved_target: Value,
+    pub(crate) nodes: Vec<Value>,
+    pub(crate) edges: Vec<Value>,
+}
+
+/// What a program acts on: typed, set by the tool and the session layer, rendered at the top
+/// level of the structured face.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Act {
+    pub(crate) truncated: bool,
+    pub(crate) next_cursor: Option<String>,
+    pub(crate) file_hash: Option<String>,
+    /// Codes in any order; rendered in the enum's fixed order (§9.9).
+    pub(crate) reason_codes: Vec<String>,
+    pub(crate) next_calls: Vec<NextCall>,
+    pub(crate) preview_degraded: bool,
+    pub(crate) results: Option<Vec<HitRef>>,
+    pub(crate) bundle_id: Option<String>,
+    pub(crate) transaction_id: Option<String>,
+    pub(crate) graph: Option<Graph>,
+}
+
+/// What a tool answers, before rendering.
+#[derive(Debug, Clone)]
+#[must_use]
+pub(crate) struct Outcome {
+    pub(crate) ok: bool,
+    pub(crate) tool: &'static str,
+    pub(crate) mode: Option<String>,
+    pub(crate) target: Option<String>,
+    /// The level the caller asked for; `None` takes the configured default.
+    pub(crate) metadata: Option<MetadataLevel>,
+    pub(crate) face: Face,
+    pub(crate) act: Act,
+    /// Mode-specific detail, shown in the `full` envelope's `meta`.
+    pub(crate) detail: Map<String, Value>,
+    /// The payload exactly as in the file (line endings kept), when there is one.
+    pub(crate) content: Option<String>,
+    pub(crate) location: Option<Location>,
+    pub(crate) error: Option<ToolError>,
+}
+
+impl Outcome {
+    /// A successful answer with the given face; the tool fills in the rest.
+    pub(crate) fn success(tool: &'static str, mode: Option<String>, target: Option<String>, face: Face) -> Outcome {
+        Outcome {
+            ok: true,
+            tool,
+            mode,
+            target,
+            metadata: None,
+            face,
+            act: Act::default(),
+            detail: Map::new(),
+            content: None,
+            location: None,
+            error: None,
+        }
+    }
+
+    /// A failure, with its error face.
+    pub(crate) fn failure(
+        tool: &'static str,
+        mode: Option<String>,
+        target: Option<String>,
+        error: ToolError,
+    ) -> Outcome {
+        // A refused target is the caller's text, echoed bounded like any argument in an error.
+        let target = target.map(|target| crate::errors::quoted(&target));
+        let mut outcome = Outcome::success(tool, mode, target, Face::text(error_face(&error)));
+        outcome.ok = false;
+        outcome.act.next_calls = error.next_calls.clone();
+        outcome.error = Some(error);
+        outcome
+    }
+
+    pub(crate) fn with_metadata(mut self, metadata: Option<MetadataLevel>) -> Outcome {
+        self.metadata = metadata;
+        self
+    }
+
+    /// Renders both faces once: the text, its exact token count, and the envelope.
+    pub(crate) fn render(self, default_level: MetadataLevel) -> Response {
+        let token_estimate = self.face.tokens();
+        let face = self.face.render();
+        let reason_codes = crate::session::reasons::ordered(self.act.reason_codes.iter().cloned());
+        let mut meta = Map::new();
+        meta.insert("token_estimate".into(), Value::from(token_estimate));
+        if self.ok {
+            meta.insert("truncated".into(), Value::Bool(self.act.truncated));
+            meta.insert("preview_degraded".into(), Value::Bool(self.act.preview_degraded));
+            meta.insert("next_cursor".into(), self.act.next_cursor.clone().map_or(Value::Null, Value::from));
+        }
+        if let Some(hash) = &self.act.file_hash {
+            meta.insert("file_hash".into(), Value::from(hash.as_str()));
+        }
+        meta.insert("reason_codes".into(), json!(reason_codes));
+        meta.insert("next_calls".into(), calls_json(&self.act.next_calls));
+        if let Some(results) = &self.act.results {
+            meta.insert("results".into(), Value::Array(results.iter().map(hit_json).collect()));
+        }
+        if let Some(bundle_id) = &self.act.bundle_id {
+            meta.insert("bundle_id".into(), Value::from(bundle_id.as_str()));
+        }
+        if self.ok && (self.tool == "edit" || self.act.transaction_id.is_some()) {
+            meta.insert("transaction_id".into(), self.act.transaction_id.clone().map_or(Value::Null, Value::from));
+        }
+        if let Some(graph) = &self.act.graph {
+            meta.insert("resolved_target".into(), graph.resolved_target.clone());
+            meta.insert("nodes".into(), Value::Array(graph.nodes.clone()));
+            meta.insert("edges".into(), Value::Array(graph.edges.clone()));
+        }
+        // Detail may say more than the act fields (a search's ranked hits with their symbols).
+        meta.extend(self.detail);
+        Response {
+            ok: self.ok,
+            tool: self.tool,
+            mode: self.mode,
+            target: self.target,
+            metadata: self.metadata.unwrap_or(default_level),
+            token_estimate,
+            face,
+            reason_codes,
+            act: self.act,
+            meta,
+            content: self.content,
+            location: self.location,
+            error: self.error,
+        }
+    }
+}
+
+/// One tool response, rendered: both faces.
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct Response {
@@ -35,79 +268,113 @@ pub struct Response {
     pub tool: &'static str,
     pub mode: Option<String>,
     pub target: Option<String>,
-    pub meta: Map<String, Value>,
-    /// The payload exactly as in the file (line endings kept), when there is one.
-    pub text: Option<String>,
-    pub location: Option<Location>,
-    pub error: Option<ToolError>,
     /// What the model reads.
     pub face: String,
+    /// The exact o200k_base token count of `face`.
+    pub token_estimate: usize,
+    /// The whole envelope's `meta` (the `full` level's).
+    pub meta: Map<String, Value>,
+    /// The payload exactly as in the file (line endings kept), when there is one.
+    pub content: Option<String>,
+    pub location: Option<Location>,
+    pub error: Option<ToolError>,
     pub metadata: MetadataLevel,
+    reason_codes: Vec<String>,
+    act: Act,
 }
 
 impl Response {
-    /// A failure, with its error face and `token_estimate`.
-    pub fn failure(tool: &'static str, mode: Option<String>, target: Option<String>, error: ToolError) -> Response {
-        // A refused target is the caller's text, echoed bounded like any argument in an error.
-        let target = target.map(|target| crate::errors::quoted(&target));
-        let face = error_face(&error);
-        let mut meta = Map::new();
-        meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
-        meta.insert("reason_codes".into(), json!([]));
-        meta.insert("next_calls".into(), serde_json::to_value(&error.next_calls).unwrap_or_default());
-        Response {
-            ok: false,
-            tool,
-            mode,
-            target,
-            meta,
-            text: None,
-            location: None,
-            error: Some(error),
-            face,
-            metadata: MetadataLevel::Standard,
-        }
+    /// A failure outside any tool (the engine could not open, a task failed), rendered.
+    pub fn failure(tool: &'static str, error: ToolError) -> Response {
+        Outcome::failure(tool, None, None, error).render(MetadataLevel::Standard)
     }
 
     pub fn error_code(&self) -> Option<&str> {
         self.error.as_ref().map(|error| error.code.as_str())
     }
 
-    /// The `structuredContent` envelope at the requested metadata level.
+    /// The reason codes, in the enum's fixed order.
+    pub fn reason_codes(&self) -> &[String] {
+        &self.reason_codes
+    }
+
+    /// The `structuredContent` at the response's metadata level.
     pub fn structured(&self) -> Value {
-        let mut envelope = Map::new();
-        envelope.insert("ok".into(), Value::Bool(self.ok));
-        let minimal = self.metadata == MetadataLevel::Minimal;
-        if !minimal {
-            envelope.insert("tool".into(), Value::from(self.tool));
+        self.structured_at(self.metadata)
+    }
+
+    /// The `structuredContent` at a given level (§3.3).
+    pub fn structured_at(&self, level: MetadataLevel) -> Value {
+        let act = &self.act;
+        let mut object = Map::new();
+        object.insert("ok".into(), Value::Bool(self.ok));
+        if let Some(error) = &self.error {
+            let compact = json!({"code": error.code.as_str()});
+            object.insert("error".into(), if level == MetadataLevel::Full { error_json(error) } else { compact });
+        }
+        object.insert("text".into(), Value::from(self.face.as_str()));
+        if act.truncated {
+            object.insert("truncated".into(), Value::Bool(true));
+        }
+        if let Some(cursor) = &act.next_cursor {
+            object.insert("next_cursor".into(), Value::from(cursor.as_str()));
+        }
+        if let Some(hash) = &act.file_hash {
+            object.insert("file_hash".into(), Value::from(hash.as_str()));
+        }
+        if let Some(id) = &act.transaction_id {
+            object.insert("transaction_id".into(), Value::from(id.as_str()));
+        }
+        if let Some(bundle_id) = &act.bundle_id {
+            object.insert("bundle_id".into(), Value::from(bundle_id.as_str()));
+        }
+        if !act.next_calls.is_empty() {
+            object.insert("next_calls".into(), calls_json(&act.next_calls));
+        }
+        if level == MetadataLevel::Minimal {
+            return Value::Object(object);
+        }
+        if !self.reason_codes.is_empty() {
+            object.insert("reason_codes".into(), json!(self.reason_codes));
+        }
+        if let Some(results) = &act.results {
+            let compact: Vec<Value> = results
+                .iter()
+                .map(|hit| json!({"path": hit.path, "line": hit.line, "candidate_id": hit.candidate_id}))
+                .collect();
+            object.insert("results".into(), Value::Array(compact));
+        }
+        if let Some(graph) = &act.graph {
+            object.insert("resolved_target".into(), graph.resolved_target.clone());
+            object.insert("nodes".into(), Value::Array(graph.nodes.clone()));
+            object.insert("edges".into(), Value::Array(graph.edges.clone()));
+        }
+        if level == MetadataLevel::Full {
+            object.insert("tool".into(), Value::from(self.tool));
             if let Some(mode) = &self.mode {
-                envelope.insert("mode".into(), Value::from(mode.as_str()));
+                object.insert("mode".into(), Value::from(mode.as_str()));
             }
             if let Some(target) = &self.target {
-                envelope.insert("target".into(), Value::from(target.as_str()));
+                object.insert("target".into(), Value::from(target.as_str()));
+            }
+            object.insert("meta".into(), Value::Object(self.meta.clone()));
+            if let Some(content) = &self.content {
+                object.insert("content".into(), Value::from(content.as_str()));
+            }
+            if let Some(location) = &self.location {
+                object.insert("location".into(), serde_json::to_value(location).unwrap_or_default());
             }
         }
-        let meta: Map<String, Value> = if minimal {
-            self.meta
-                .iter()
-                .filter(|(key, _)| MINIMAL_META_KEYS.contains(&key.as_str()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
-        } else {
-            self.meta.clone()
-        };
-        envelope.insert("meta".into(), Value::Object(meta));
-        if let Some(text) = &self.text {
-            envelope.insert("text".into(), Value::from(text.as_str()));
-        }
-        if !minimal && let Some(location) = &self.location {
-            envelope.insert("location".into(), serde_json::to_value(location).unwrap_or_default());
-        }
-        if let Some(error) = &self.error {
-            envelope.insert("error".into(), error_json(error));
-        }
-        Value::Object(envelope)
+        Value::Object(object)
     }
+}
+
+fn calls_json(calls: &[NextCall]) -> Value {
+    serde_json::to_value(calls).unwrap_or_default()
+}
+
+fn hit_json(hit: &HitRef) -> Value {
+    json!({"path": hit.path, "line": hit.line, "candidate_id": hit.candidate_id})
 }
 
 fn error_json(error: &ToolError) -> Value {
@@ -115,7 +382,7 @@ fn error_json(error: &ToolError) -> Value {
     object.insert("code".into(), Value::from(error.code.as_str()));
     object.insert("message".into(), Value::from(error.message.as_str()));
     object.insert("hint".into(), Value::from(error.hint.as_str()));
-    object.insert("next_calls".into(), serde_json::to_value(&error.next_calls).unwrap_or_default());
+    object.insert("next_calls".into(), calls_json(&error.next_calls));
     for (key, value) in &error.details {
         object.insert(key.clone(), value.clone());
     }

@@ -16,7 +16,7 @@ use loupe_index::{IndexState, SymbolHit};
 use serde_json::{Map, Value};
 
 use crate::engine::Engine;
-use crate::response::{MetadataLevel, Response};
+use crate::response::{MetadataLevel, Outcome};
 use hits::{file_hits, symbol_hits, text_hits};
 use parse::infer;
 use render::render;
@@ -45,7 +45,7 @@ pub(crate) struct SearchRequest {
     output: String,
     context_lines: usize,
     preview_chars: usize,
-    pub(crate) metadata: MetadataLevel,
+    pub(crate) metadata: Option<MetadataLevel>,
     pub(crate) session_id: Option<String>,
     original: Map<String, Value>,
     clamped: Vec<&'static str>,
@@ -81,19 +81,15 @@ impl SearchRequest {
 }
 
 /// Runs a parsed search.
-pub(crate) fn run(engine: &Engine, request: &SearchRequest) -> Response {
-    match execute(engine, request) {
-        Ok(response) => response,
-        Err(error) => {
-            let mut response =
-                Response::failure("search", Some(request.kind.clone()), Some(request.query.clone()), error);
-            response.metadata = request.metadata;
-            response
-        }
-    }
+pub(crate) fn run(engine: &Engine, request: &SearchRequest) -> Outcome {
+    execute(engine, request)
+        .unwrap_or_else(|error| {
+            Outcome::failure("search", Some(request.kind.clone()), Some(request.query.clone()), error)
+        })
+        .with_metadata(request.metadata)
 }
 
-fn execute(engine: &Engine, request: &SearchRequest) -> Result<Response, ToolError> {
+fn execute(engine: &Engine, request: &SearchRequest) -> Result<Outcome, ToolError> {
     let index = engine.index_for_query();
     let index_state = index.map_or(IndexState::Building, |index| index.state());
     let (effective, inferred) = match request.kind.as_str() {

@@ -62,7 +62,7 @@ pub(crate) use identity::normalize_lexically;
 use crate::args::Parsed;
 use crate::engine::Engine;
 use crate::read::{ReadMode, ReadRequest};
-use crate::response::{MetadataLevel, Response};
+use crate::response::{MetadataLevel, Outcome, Response};
 use crate::search::SearchRequest;
 use analytics::{AnalyticsQueue, Event};
 use budget::BudgetState;
@@ -81,6 +81,8 @@ pub(crate) struct SessionLayer {
     root: String,
     store: Mutex<SessionStore>,
     analytics: AnalyticsQueue,
+    /// The structured face for calls that do not name one (`structured_content`).
+    default_level: MetadataLevel,
 }
 
 /// A refusal decided before a read runs, with the metrics at that moment.
@@ -103,7 +105,7 @@ struct Asked<'a> {
     mode: Option<String>,
     target: Option<String>,
     session_id: Option<&'a str>,
-    metadata: MetadataLevel,
+    metadata: Option<MetadataLevel>,
 }
 
 /// A read's gate and relevance decision, made before it runs.
@@ -134,6 +136,7 @@ impl SessionLayer {
             root: canonical_root.to_string_lossy().replace('\\', "/").trim_end_matches('/').to_owned(),
             store: Mutex::new(SessionStore::new(Duration::from_secs(config.session_ttl_secs), max_sessions)),
             analytics,
+            default_level: config.structured_content,
         }
     }
 
@@ -153,8 +156,8 @@ impl SessionLayer {
             Ok(request) => request,
             Err(rejected) => {
                 let key = self.key(context, rejected.session_id.as_deref());
-                let response = rejected.into_response();
-                return self.after_read(config, context, &key, None, response, PreRead::default());
+                let outcome = rejected.into_outcome();
+                return self.after_read(config, context, &key, None, outcome, PreRead::default());
             }
         };
         if config.strict_session_id && session_id(request.session_id.as_deref()).is_none() {
@@ -175,8 +178,8 @@ impl SessionLayer {
                 }
             }
         };
-        let response = crate::read::run(engine, &request);
-        self.after_read(config, context, &key, Some(&request), response, pre)
+        let outcome = crate::read::run(engine, &request);
+        self.after_read(config, context, &key, Some(&request), outcome, pre)
     }
 
     /// How the gate, the budget and relevance see a read.
@@ -196,7 +199,7 @@ impl SessionLayer {
         context: &CallContext,
         key: &str,
         request: Option<&ReadRequest>,
-        mut response: Response,
+        mut outcome: Outcome,
         pre: PreRead,
     ) -> Response {
         let mut stabilization = Stabilization::default();
@@ -204,22 +207,22 @@ impl SessionLayer {
         let session = store.session(key, Instant::now());
         let mut saved = 0;
         let mut lines_sent = 0;
-        if let Some(request) = request.filter(|_| response.ok) {
+        if let Some(request) = request.filter(|_| outcome.ok) {
             let read_number = session.metrics.reads_count + 1;
             let numbered =
                 matches!(request.mode, ReadMode::File | ReadMode::Snippet | ReadMode::Symbol) && !request.preview_none;
-            let outcome = match (&response.target, numbered) {
+            let aggregated = match (outcome.target.clone(), numbered) {
                 (Some(path), true) => {
-                    let sent = session.sent.entry(path.clone()).or_default();
-                    aggregation::apply(&mut response, sent, read_number, request.fresh)
+                    let sent = session.sent.entry(path).or_default();
+                    aggregation::apply(&mut outcome, sent, read_number, request.fresh)
                 }
-                _ => aggregation::Outcome::default(),
+                _ => aggregation::Aggregated::default(),
             };
-            if !outcome.elided.is_empty() {
+            if !aggregated.elided.is_empty() {
                 stabilization.reason_codes.push(ReasonCode::DuplicateReadElided);
             }
-            saved = outcome.tokens_saved;
-            lines_sent = outcome.lines_sent;
+            saved = aggregated.tokens_saved;
+            lines_sent = aggregated.lines_sent;
             if let Some((code, message)) = pre.warn {
                 stabilization.reason_codes.push(code);
                 stabilization.footer_codes.push(code);
@@ -228,7 +231,7 @@ impl SessionLayer {
             }
             if config.relevance != RelevanceMode::Off
                 && !pre.by_ref
-                && let Some(path) = &response.target
+                && let Some(path) = &outcome.target
                 && let Some(alternatives) = relevance::judge(session, path, request.mode == ReadMode::Outline)
             {
                 stabilization.reason_codes.push(ReasonCode::LowRelevanceOutsideTopk);
@@ -244,10 +247,10 @@ impl SessionLayer {
                 stabilization.alternatives = Some(alternatives);
             }
             let mut sample = ReadSample {
-                lines_sent: outcome.lines_sent,
-                span: outcome.span,
-                degraded: response.meta.get("preview_degraded").and_then(Value::as_bool).unwrap_or(false),
-                tokens_saved: outcome.tokens_saved,
+                lines_sent: aggregated.lines_sent,
+                span: aggregated.span,
+                degraded: outcome.act.preview_degraded,
+                tokens_saved: aggregated.tokens_saved,
                 ..ReadSample::default()
             };
             // The budget after this read decides its warning; the warning is part of what
@@ -255,9 +258,9 @@ impl SessionLayer {
             let mut after = session.metrics.clone();
             after.record_read(sample);
             self.budget_notes(config, &after, &mut stabilization);
-            stabilization.add_footer(&mut response, request.max_tokens().map(|tokens| tokens as u64));
-            sample.chars = response.face.chars().count() as u64;
-            sample.tokens = response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
+            stabilization.add_footer(&mut outcome, request.max_tokens().map(|tokens| tokens as u64));
+            sample.chars = outcome.face.chars() as u64;
+            sample.tokens = outcome.face.tokens() as u64;
             session.metrics.record_read(sample);
             stabilization.context_bundle = Some(context_bundle(session));
         } else {
@@ -265,11 +268,12 @@ impl SessionLayer {
         }
         // Continuations and the fixes `read` offers (a suggested path, a restart after a
         // conflict) replay without a ref: they were issued to this session.
-        session.remember_read_calls(read_calls(&response.meta));
+        session.remember_read_calls(read_calls(&outcome.act.next_calls));
         stabilization.metrics_snapshot = session.metrics.snapshot();
         let session_key = session.key.clone();
         drop(store);
-        stabilization.attach(&mut response);
+        stabilization.attach(&mut outcome);
+        let response = outcome.render(config.structured_content);
         self.record_event(context, &session_key, &response, lines_sent, saved);
         response
     }
@@ -393,8 +397,7 @@ impl SessionLayer {
                 call.arguments.entry("session_id").or_insert_with(|| Value::from(session_id));
             }
         }
-        let mut response = Response::failure(asked.tool, asked.mode, asked.target, error);
-        response.metadata = asked.metadata;
+        let mut outcome = Outcome::failure(asked.tool, asked.mode, asked.target, error).with_metadata(asked.metadata);
         let stabilization = Stabilization {
             budget_state: Some(if budget_hit { BudgetState::HardLimit } else { BudgetState::Normal }),
             budget_pressed: budget_hit,
@@ -402,7 +405,8 @@ impl SessionLayer {
             metrics_snapshot: metrics,
             ..Stabilization::default()
         };
-        stabilization.attach(&mut response);
+        stabilization.attach(&mut outcome);
+        let response = outcome.render(self.default_level);
         self.record_event(context, session_key, &response, 0, 0);
         response
     }
@@ -410,8 +414,8 @@ impl SessionLayer {
     /// `search` through the session layer.
     pub(crate) fn search(&self, engine: &Engine, context: &CallContext, parsed: Parsed<SearchRequest>) -> Response {
         let config = engine.config();
-        let (key, mut response) = match parsed {
-            Err(rejected) => (self.key(context, rejected.session_id.as_deref()), rejected.into_response()),
+        let (key, mut outcome) = match parsed {
+            Err(rejected) => (self.key(context, rejected.session_id.as_deref()), rejected.into_outcome()),
             Ok(request) => {
                 if config.strict_session_id && session_id(request.session_id.as_deref()).is_none() {
                     let error = identity::session_id_required("search", request.original());
@@ -432,16 +436,17 @@ impl SessionLayer {
         let mut stabilization = Stabilization::default();
         let mut store = self.lock();
         let session = store.session(&key, now);
-        if response.ok {
+        if outcome.ok {
             session.metrics.record_search();
-            session.remember_search(search_record(&response.meta));
+            session.remember_search(search_record(&outcome));
         }
         self.budget_notes(config, &session.metrics, &mut stabilization);
         stabilization.metrics_snapshot = session.metrics.snapshot();
         let session_key = session.key.clone();
         drop(store);
-        stabilization.add_footer(&mut response, None);
-        stabilization.attach(&mut response);
+        stabilization.add_footer(&mut outcome, None);
+        stabilization.attach(&mut outcome);
+        let response = outcome.render(config.structured_content);
         self.record_event(context, &session_key, &response, 0, 0);
         response
     }
@@ -504,8 +509,8 @@ impl SessionLayer {
         fields.insert("mode".into(), response.mode.clone().map(Value::from).unwrap_or(Value::Null));
         fields.insert("ok".into(), Value::Bool(response.ok));
         fields.insert("code".into(), response.error_code().map(Value::from).unwrap_or(Value::Null));
-        fields.insert("reason_codes".into(), response.meta.get("reason_codes").cloned().unwrap_or(Value::Null));
-        fields.insert("tokens".into(), response.meta.get("token_estimate").cloned().unwrap_or(Value::Null));
+        fields.insert("reason_codes".into(), json!(response.reason_codes()));
+        fields.insert("tokens".into(), Value::from(response.token_estimate));
         fields.insert("lines_sent".into(), Value::from(lines_sent));
         fields.insert("tokens_saved".into(), Value::from(tokens_saved));
         self.analytics.put(Event { event_type, fields });
@@ -532,35 +537,22 @@ fn search_query(target: &str, path: Option<&str>) -> String {
     stem.unwrap_or(name).to_owned()
 }
 
-/// The `read` calls among a response's next_calls, as argument maps.
-fn read_calls(meta: &Map<String, Value>) -> Vec<Map<String, Value>> {
-    let Some(calls) = meta.get("next_calls").and_then(Value::as_array) else { return Vec::new() };
-    calls
-        .iter()
-        .filter(|call| call["tool"] == "read")
-        .filter_map(|call| call["arguments"].as_object().cloned())
-        .collect()
+/// The `read` calls among an answer's next calls, as argument maps.
+fn read_calls(calls: &[NextCall]) -> Vec<Map<String, Value>> {
+    calls.iter().filter(|call| call.tool == "read").map(|call| call.arguments.clone()).collect()
 }
 
 /// What the session keeps of a search: its bundle, its shown hits and its read calls.
-fn search_record(meta: &Map<String, Value>) -> SearchRecord {
-    let bundle_id = meta.get("bundle_id").and_then(Value::as_str).unwrap_or_default().to_owned();
-    let candidates = meta
-        .get("results")
-        .and_then(Value::as_array)
-        .map(|results| {
-            results
-                .iter()
-                .filter_map(|result| {
-                    let path = result["path"].as_str()?.to_owned();
-                    let id = result["candidate_id"].as_str().map(str::to_owned).unwrap_or_default();
-                    let symbol = result["symbol"]["name"].as_str().map(str::to_owned);
-                    Some(Candidate { id, path, symbol })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    SearchRecord { bundle_id, candidates, read_calls: read_calls(meta) }
+fn search_record(outcome: &Outcome) -> SearchRecord {
+    let bundle_id = outcome.act.bundle_id.clone().unwrap_or_default();
+    let candidates = outcome
+        .act
+        .results
+        .iter()
+        .flatten()
+        .map(|hit| Candidate { id: hit.candidate_id.clone(), path: hit.path.clone(), symbol: hit.symbol.clone() })
+        .collect();
+    SearchRecord { bundle_id, candidates, read_calls: read_calls(&outcome.act.next_calls) }
 }
 
 /// `context_bundle_id` (a stable hash of what the session holds) and `bundle_items`.

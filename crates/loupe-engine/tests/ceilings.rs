@@ -5,7 +5,7 @@
 use loupe_core::Config;
 use loupe_core::config::GateMode;
 use loupe_core::tokens;
-use loupe_engine::{Engine, Response};
+use loupe_engine::{Engine, MetadataLevel, Response};
 use serde_json::{Value, json};
 
 use crate::common::{git, write};
@@ -33,18 +33,21 @@ fn repo(configure: impl FnOnce(&mut Config)) -> (tempfile::TempDir, tempfile::Te
     (root, index, engine)
 }
 
-/// The tokens of the text face and of `JSON.stringify(structuredContent)`.
-fn sizes(response: &Response) -> (usize, usize) {
-    let structured = serde_json::to_string(&response.structured()).unwrap();
+/// The tokens of the text face and of `JSON.stringify(structuredContent)` at a level.
+fn sizes(response: &Response, level: MetadataLevel) -> (usize, usize) {
+    let structured = serde_json::to_string(&response.structured_at(level)).unwrap();
     (tokens::count(&response.face), tokens::count(&structured))
 }
 
-/// Both faces within `ceiling` (the structured one may add the compact envelope around it).
+/// Both faces within `ceiling`: the default structured face is the text plus what a program
+/// acts on; the whole envelope (`metadata: "full"`) adds the payload's bytes and `meta` once more.
 fn assert_bounded(what: &str, response: &Response, ceiling: usize) {
-    let (face, structured) = sizes(response);
-    eprintln!("{what}: face {face} tokens, structuredContent {structured} tokens");
+    let (face, standard) = sizes(response, MetadataLevel::Standard);
+    let (_, full) = sizes(response, MetadataLevel::Full);
+    eprintln!("{what}: face {face} tokens, structuredContent {standard} tokens (full: {full})");
     assert!(face <= ceiling, "{what}: the face is {face} tokens, over {ceiling}");
-    assert!(structured <= ceiling * 13 / 10 + 600, "{what}: structuredContent is {structured} tokens");
+    assert!(standard <= ceiling * 13 / 10 + 600, "{what}: structuredContent is {standard} tokens");
+    assert!(full <= ceiling * 3 + 600, "{what}: the full structuredContent is {full} tokens");
 }
 
 fn next_arguments(response: &Response) -> Option<Value> {
@@ -105,14 +108,14 @@ fn r8_cut_diff_preview_continues_without_content() {
     assert!(next_size < 300, "{arguments}");
 
     // Following the cursors yields the whole diff exactly once.
-    let mut collected = first.text.clone().unwrap();
+    let mut collected = first.content.clone().unwrap();
     let mut cursors = vec![arguments["cursor"].as_str().unwrap().to_owned()];
     for page in 0.. {
         assert!(page < 200, "the diff does not advance");
         let response = engine.call("read", arguments.clone());
         assert!(response.ok, "{}", response.face);
         assert_bounded("continued diff_preview", &response, 600);
-        collected.push_str(response.text.as_deref().unwrap());
+        collected.push_str(response.content.as_deref().unwrap());
         let Some(next) = next_arguments(&response) else { break };
         assert!(next.get("content").is_none());
         cursors.push(next["cursor"].as_str().unwrap().to_owned());
@@ -135,7 +138,7 @@ fn r8_cut_diff_preview_continues_without_content() {
     assert!(fresh.get("content").is_none(), "{fresh}");
     let restarted = engine.call("read", fresh);
     assert!(restarted.ok, "{}", restarted.face);
-    assert!(restarted.text.unwrap().starts_with("--- a/base.txt"));
+    assert!(restarted.content.unwrap().starts_with("--- a/base.txt"));
 
     // Once the server no longer holds the proposal, the cursor asks for it again with `offset`.
     for other in 0..10 {
@@ -159,8 +162,8 @@ fn r8_a_long_line_is_bounded_in_every_field() {
     let read = engine.call("read", json!({"mode": "file", "target": "one-line.txt"}));
     assert!(read.ok, "{}", read.face);
     assert_bounded("read of a 2 MB line", &read, 20_000);
-    let text = read.text.clone().unwrap();
-    assert!(text.len() < 12_000, "structuredContent.text holds {} bytes of the line", text.len());
+    let text = read.content.clone().unwrap();
+    assert!(text.len() < 12_000, "content holds {} bytes of the line", text.len());
     assert!(line.starts_with(&text) && read.face.contains(&text), "text is what the face shows");
     assert!(read.face.contains("line cut:"), "{}", read.face);
 
@@ -171,7 +174,7 @@ fn r8_a_long_line_is_bounded_in_every_field() {
     );
     assert!(preview.ok, "{}", preview.face);
     assert_bounded("diff_preview of a 2 MB line", &preview, 20_000);
-    assert!(preview.text.as_deref().unwrap().len() < 12_000);
+    assert!(preview.content.as_deref().unwrap().len() < 12_000);
     // Its pages advance past the long lines, each page bounded and each cut line marked.
     let mut arguments = next_arguments(&preview).expect("the cut diff continues");
     let mut cut_lines = 0;
@@ -180,7 +183,7 @@ fn r8_a_long_line_is_bounded_in_every_field() {
         let response = engine.call("read", arguments.clone());
         assert!(response.ok, "{}", response.face);
         assert_bounded("its next page", &response, 20_000);
-        assert!(response.text.as_deref().unwrap().len() < 12_000);
+        assert!(response.content.as_deref().unwrap().len() < 12_000);
         cut_lines += response.face.matches("…[line cut: ").count();
         let Some(next) = next_arguments(&response) else { break };
         arguments = next;
@@ -210,7 +213,7 @@ fn r8_edit_reply_is_bounded() {
     let continued = engine.call("read", rest["arguments"].clone());
     assert!(continued.ok, "{}", continued.face);
     assert!(continued.face.contains(&format!("(diff lines {}–", shown + 1)), "{}", continued.face);
-    assert!(continued.text.unwrap().starts_with(&format!("+f0 line {}\n", shown - 2)));
+    assert!(continued.content.unwrap().starts_with(&format!("+f0 line {}\n", shown - 2)));
 
     // Many files: the reply lists what fits, counts the rest and names where to see them.
     let edits: Vec<Value> = (0..400)

@@ -52,7 +52,7 @@ fn repo() -> Repo {
 
 fn render(engine: &Engine, root: &Path, arguments: Value) -> String {
     let response = engine.call("read", arguments);
-    let mut structured = response.structured();
+    let mut structured = crate::common::envelope(&response);
     if let Some(meta) = structured.get_mut("meta").and_then(Value::as_object_mut) {
         meta.remove("branch");
     }
@@ -131,7 +131,7 @@ fn a_preview_of_an_edit_matches_the_edit_itself() {
         "edit",
         json!({"dry_run": true, "edits": [{"path": "src/lib.rs", "operation": "create", "overwrite": true, "content": proposed}]}),
     );
-    let preview_diff = preview.text.unwrap();
+    let preview_diff = preview.content.unwrap();
     let edit_diff = edit.meta["files"][0]["diff"].as_str().unwrap().to_owned();
     // Same hunks; only the labels differ.
     let body = |text: &str| text.lines().skip(2).map(str::to_owned).collect::<Vec<_>>();
@@ -142,7 +142,7 @@ fn a_preview_of_an_edit_matches_the_edit_itself() {
 #[test]
 fn a_cut_diff_continues_to_its_end() {
     let repo = repo();
-    let whole = repo.engine.call("read", diff("big.txt", json!({}))).text.unwrap();
+    let whole = repo.engine.call("read", diff("big.txt", json!({}))).content.unwrap();
     let mut arguments = diff("big.txt", json!({"max_tokens": 400}));
     let mut collected = String::new();
     for _ in 0..100 {

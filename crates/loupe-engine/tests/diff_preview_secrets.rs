@@ -60,7 +60,7 @@ fn r2_directory_diff_preview_does_not_list_tracked_secrets() {
     {
         let response = engine.call("read", diff(target, against));
         assert!(response.ok, "{target} vs {against}: {}", response.face);
-        let everything = format!("{}\n{}", response.face, response.structured());
+        let everything = format!("{}\n{}", response.face, response.structured_at(loupe_engine::MetadataLevel::Full));
         assert!(!everything.contains("hunter2"), "{target} vs {against} shows a secret:\n{everything}");
         let files = response.meta["files"].as_array().unwrap();
         for listed in files {

@@ -64,7 +64,7 @@ impl Workspace {
     /// Both faces of one call and every file that differs from the fixture afterwards.
     fn render(&self, tool: &str, arguments: Value) -> String {
         let response = self.engine.call(tool, arguments);
-        let mut structured = response.structured();
+        let mut structured = crate::common::envelope(&response);
         // A face that names the temporary root costs a machine-dependent number of tokens.
         if response.face.contains(&self.root.path().canonicalize().unwrap().display().to_string()) {
             structured["meta"]["token_estimate"] = Value::from("<depends on the root path>");
@@ -322,7 +322,7 @@ fn a_read_hash_guards_an_edit_and_the_index_sees_the_new_text() {
         edit(json!([{"path": "src/lib.rs", "old_string": "a + b", "new_string": "b + a", "expected_hash": hash}])),
     );
     assert_eq!(stale.error_code(), Some("CONFLICT"));
-    let error = stale.structured()["error"].clone();
+    let error = stale.structured_at(loupe_engine::MetadataLevel::Full)["error"].clone();
     assert_eq!(error["expected_hash"], json!(hash));
     assert_eq!(error["actual_hash"], json!(workspace.hash("src/lib.rs")));
     assert!(error["region"]["current_text"].as_str().unwrap().contains("subtract"));

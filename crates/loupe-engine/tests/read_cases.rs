@@ -119,7 +119,7 @@ fn paging_by_cursor_returns_the_whole_file_exactly_once() {
         loop {
             let response = fixture.engine.call_in(&session, "read", arguments.clone());
             assert!(response.ok, "{}", response.face);
-            collected.push_str(response.text.as_deref().unwrap());
+            collected.push_str(response.content.as_deref().unwrap());
             pages += 1;
             let next = response.meta["next_calls"].as_array().unwrap().clone();
             if next.is_empty() {
@@ -146,7 +146,9 @@ fn token_estimate_is_exact_and_within_max_tokens() {
             let response =
                 fixture.engine.call("read", json!({"mode": "file", "target": target, "max_tokens": max_tokens}));
             if response.error_code() == Some("TOKEN_LIMIT_EXCEEDED") {
-                let needed = response.structured()["error"]["needed_tokens"].as_u64().unwrap();
+                let needed = response.structured_at(loupe_engine::MetadataLevel::Full)["error"]["needed_tokens"]
+                    .as_u64()
+                    .unwrap();
                 assert!(needed as usize > max_tokens, "{}", response.face);
                 continue;
             }
@@ -171,7 +173,7 @@ fn cursor_on_a_changed_file_is_a_conflict_with_a_working_retry() {
     std::fs::write(fixture.path().join("big.txt"), "changed\n".repeat(50)).unwrap();
     let refused = fixture.engine.call("read", next);
     assert_eq!(refused.error_code(), Some("CONFLICT"));
-    let error = refused.structured()["error"].clone();
+    let error = refused.structured_at(loupe_engine::MetadataLevel::Full)["error"].clone();
     assert_eq!(error["expected_hash"], first.meta["file_hash"]);
     assert_ne!(error["actual_hash"], error["expected_hash"]);
     let retry = fixture.engine.call("read", error["next_calls"][0]["arguments"].clone());

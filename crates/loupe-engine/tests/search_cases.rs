@@ -114,7 +114,7 @@ fn project() -> Project {
 /// One case in a session of its own (`name` is its connection).
 fn render(project: &Project, name: &str, tool: &str, arguments: Value) -> String {
     let response = project.engine.call_in(&loupe_engine::CallContext::new(name), tool, arguments);
-    let structured = serde_json::to_string_pretty(&response.structured()).unwrap();
+    let structured = serde_json::to_string_pretty(&crate::common::envelope(&response)).unwrap();
     format!("{}----- structuredContent -----\n{structured}\n", response.face)
 }
 
@@ -188,8 +188,14 @@ fn next_calls_replay() {
     let project = project();
     for (name, tool, arguments) in cases() {
         let response = project.engine.call(tool, arguments);
-        let calls = response.structured()["meta"]["next_calls"].as_array().cloned().unwrap_or_default();
-        let error_calls = response.structured()["error"]["next_calls"].as_array().cloned().unwrap_or_default();
+        let calls = response.structured_at(loupe_engine::MetadataLevel::Full)["meta"]["next_calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let error_calls = response.structured_at(loupe_engine::MetadataLevel::Full)["error"]["next_calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         for call in calls.iter().chain(error_calls.iter()) {
             let replay = project.engine.call(call["tool"].as_str().unwrap(), call["arguments"].clone());
             assert!(replay.ok, "{name}: replaying {call} gave\n{}", replay.face);

@@ -55,7 +55,7 @@ impl<'a> Transcript<'a> {
         if let Some(elided) = meta.get("elided") {
             decisions["elided"] = elided.clone();
         }
-        if let Some(context) = response.structured()["error"].get("gate_context") {
+        if let Some(context) = response.structured_at(loupe_engine::MetadataLevel::Full)["error"].get("gate_context") {
             decisions["gate_context"] = context.clone();
         }
         self.text.push_str(&format!("··· {decisions}\n\n"));
@@ -275,7 +275,7 @@ fn aggregation_is_deduplicated_and_stable() {
         let first = t.call("read", window(10, 20));
         let again = t.call("read", window(10, 20));
         assert!(again.face.contains("── lines 10–20 unchanged since read #1"), "{}", again.face);
-        assert_eq!(again.text.as_deref(), Some(""));
+        assert_eq!(again.content.as_deref(), Some(""));
         let overlap = t.call("read", window(15, 25));
         assert_eq!(overlap.location.as_ref().unwrap().line, Some(15));
         assert!(overlap.face.contains("  21│line 21"), "{}", overlap.face);
@@ -284,7 +284,7 @@ fn aggregation_is_deduplicated_and_stable() {
             "read",
             json!({"mode": "snippet", "target": "big.txt", "start_line": 10, "end_line": 20, "fresh": true}),
         );
-        assert_eq!(fresh.text, first.text);
+        assert_eq!(fresh.content, first.content);
         t.step("read", window(5, 30));
         std::fs::write(fixture.path().join("big.txt"), (1..=50).map(common::big_line).collect::<String>() + "tail\n")
             .unwrap();

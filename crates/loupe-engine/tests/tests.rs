@@ -16,3 +16,4 @@ mod read_cases;
 mod repository_config;
 mod search_cases;
 mod session_cases;
+mod structured_faces;

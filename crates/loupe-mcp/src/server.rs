@@ -155,7 +155,7 @@ impl LoupeServer {
         let tool_name = params::tool(name).map_or("unknown", |spec| spec.name);
         let engine = match self.engine(context).await {
             Ok(engine) => engine,
-            Err(error) => return Response::failure(tool_name, None, None, error),
+            Err(error) => return Response::failure(tool_name, error),
         };
         let needs_index = name == "search"
             || (name == "read" && matches!(arguments.get("mode").and_then(Value::as_str), Some("symbol" | "outline")));
@@ -184,8 +184,6 @@ impl LoupeServer {
                 tracing::error!("tool `{name}` failed: {join_error}");
                 Response::failure(
                     tool_name,
-                    None,
-                    None,
                     ToolError::new(
                         ErrorCode::Internal,
                         format!("loupe hit an internal error while running `{name}`; the server is still running"),

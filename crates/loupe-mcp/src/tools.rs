@@ -70,13 +70,15 @@ fn property(param: &Param) -> Value {
     schema
 }
 
-/// One small `outputSchema` for every tool: what every answer has at its top level. The
-/// details are in the text face and in `meta`, which a client need not validate.
+/// One small `outputSchema` for every tool (§3.3): every answer has `ok` and the text face; the
+/// fields a program acts on (`next_calls`, `next_cursor`, `results`, …) sit beside them when the
+/// answer has them, and `metadata: "full"` adds `meta`, `content` and `location`. Listing them
+/// all five times would cost `tools/list` some 650 tokens.
 fn output_schema() -> Value {
     json!({
         "type": "object",
-        "properties": {"ok": {"type": "boolean"}, "meta": {"type": "object"}, "error": {"type": "object"}},
-        "required": ["ok"]
+        "properties": {"ok": {"type": "boolean"}, "text": {"type": "string"}, "error": {"type": "object"}},
+        "required": ["ok", "text"]
     })
 }
 

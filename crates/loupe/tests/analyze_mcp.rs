@@ -40,7 +40,7 @@ async fn analyze_answers_over_stdio_once_the_index_is_ready() {
         let result = client
             .call_tool(
                 CallToolRequestParams::new("analyze")
-                    .with_arguments(arguments(json!({"mode": "types", "target": "Shape"}))),
+                    .with_arguments(arguments(json!({"mode": "types", "target": "Shape", "metadata": "full"}))),
             )
             .await
             .unwrap();

@@ -51,12 +51,13 @@ fn read_prints_the_text_face() {
 #[test]
 fn read_json_prints_the_envelope() {
     let dir = workspace();
-    let output = loupe(dir.path(), &["read", "src/lib.rs", "--line-range", "5-5", "--json"], &[]);
+    let output = loupe(dir.path(), &["read", "src/lib.rs", "--line-range", "5-5", "--json", "--metadata", "full"], &[]);
     assert!(output.status.success());
     let envelope: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(envelope["ok"], Value::Bool(true));
     assert_eq!(envelope["mode"], "snippet");
-    assert_eq!(envelope["text"], "let v5 = 5;\n");
+    assert_eq!(envelope["content"], "let v5 = 5;\n");
+    assert!(envelope["text"].as_str().unwrap().ends_with("   5│let v5 = 5;\n"), "{envelope}");
     assert_eq!(envelope["meta"]["total_lines"], 20);
 }
 

@@ -54,7 +54,7 @@ fn cli_edit_from_stdin_and_file_then_undo_and_history() {
     std::fs::write(&file, r#"[{"path": "third.txt", "operation": "delete"}]"#).unwrap();
     let output = loupe(dir.path(), index.path(), &["edit", file.to_str().unwrap(), "--json"], None, &[]);
     let envelope: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    assert_eq!(envelope["meta"]["transaction_id"], "tx-2");
+    assert_eq!(envelope["transaction_id"], "tx-2");
     assert!(!dir.path().join("third.txt").exists());
     std::fs::remove_file(&file).unwrap();
 
@@ -104,12 +104,13 @@ async fn rmcp_client_edits_reads_the_new_text_and_undoes() {
         .call_tool(call("read", json!({"mode": "file", "target": "src/lib.rs", "offset": 1, "limit": 100})))
         .await
         .unwrap();
-    let hash = read.structured_content.as_ref().unwrap()["meta"]["file_hash"].as_str().unwrap().to_owned();
+    let hash = read.structured_content.as_ref().unwrap()["file_hash"].as_str().unwrap().to_owned();
     let edit = client
         .call_tool(call(
             "edit",
             json!({"edits": [{"path": "src/lib.rs", "operation": "replace_lines", "start_line": 2, "end_line": 2,
-                              "new_string": "    41", "expected_text": "    1", "expected_hash": hash}]}),
+                              "new_string": "    41", "expected_text": "    1", "expected_hash": hash}],
+                   "metadata": "full"}),
         ))
         .await
         .unwrap();
@@ -117,10 +118,13 @@ async fn rmcp_client_edits_reads_the_new_text_and_undoes() {
     let envelope = edit.structured_content.unwrap();
     assert_eq!(envelope["meta"]["files"][0]["syntax"], "ok");
     let read = client
-        .call_tool(call("read", json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 2})))
+        .call_tool(call(
+            "read",
+            json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 2, "metadata": "full"}),
+        ))
         .await
         .unwrap();
-    assert_eq!(read.structured_content.unwrap()["text"], "    41\n");
+    assert_eq!(read.structured_content.unwrap()["content"], "    41\n");
 
     // The same guarded edit again: the hash is stale now.
     let stale = client

@@ -403,7 +403,7 @@ fn run_session(revision: &'static str, schema_text: &str) {
         let is_error = result["isError"].as_bool().unwrap_or(false);
         assert_eq!(is_error, expect_error, "[{revision}] isError of {tool} {params}: {result}");
         if tool == "search" {
-            bundle_id = result["structuredContent"]["meta"]["bundle_id"].clone();
+            bundle_id = result["structuredContent"]["bundle_id"].clone();
         }
         if arguments.as_ref().is_some_and(|arguments| arguments.get("limit").is_some()) {
             // The cut read must really be cut, or its shape goes unchecked.

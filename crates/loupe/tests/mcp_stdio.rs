@@ -85,7 +85,8 @@ async fn rmcp_client_reads_and_recovers_from_bad_calls() {
     assert!(text.contains("   3│fn f3() -> u32 { 3 }\n   4│fn f4() -> u32 { 4 }\n"), "{text}");
     let structured = result.structured_content.clone().unwrap();
     assert_eq!(structured["ok"], json!(true));
-    assert_eq!(structured["text"], json!("fn f3() -> u32 { 3 }\nfn f4() -> u32 { 4 }\n"));
+    assert_eq!(structured["text"], json!(text), "the structured face carries the text face");
+    assert!(structured["file_hash"].is_string(), "{structured}");
 
     // No `arguments` at all: a tool error, not a protocol error.
     let result = client.call_tool(CallToolRequestParams::new("read")).await.unwrap();
@@ -284,7 +285,7 @@ fn bad_input_gets_an_answer_and_the_server_keeps_serving() {
         "tools/call",
         json!({"name": "read", "arguments": {"mode": "file", "target": "src/lib.rs", "colour": "red"}}),
     );
-    let message = answer["result"]["structuredContent"]["error"]["message"].as_str().unwrap();
+    let message = answer["result"]["content"][0]["text"].as_str().unwrap();
     assert!(message.contains("`colour`"), "{message}");
 
     let answer = server.request(json!(99), "ping", json!({}));
@@ -304,13 +305,13 @@ fn a_progress_token_gets_index_progress_and_a_complete_answer() {
     let answer = server.request(
         json!(1),
         "tools/call",
-        json!({"name": "search", "arguments": {"query": "f17", "type": "symbol"}}),
+        json!({"name": "search", "arguments": {"query": "f17", "type": "symbol", "metadata": "full"}}),
     );
     assert_eq!(answer["result"]["structuredContent"]["meta"]["index_state"], json!("building"), "{answer}");
     // With a token: progress notifications while it builds, then the complete answer.
     server.send(
         &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                "params": {"name": "search", "arguments": {"query": "f17", "type": "symbol"}, "_meta": {"progressToken": "build-1"}}})
+                "params": {"name": "search", "arguments": {"query": "f17", "type": "symbol", "metadata": "full"}, "_meta": {"progressToken": "build-1"}}})
         .to_string(),
     );
     let mut progress = 0;
@@ -341,7 +342,7 @@ fn two_servers_on_one_root_both_serve_search() {
         server.initialize("2025-11-25");
     }
     for (id, server) in [&mut first, &mut second].into_iter().enumerate() {
-        let arguments = json!({"query": "f23", "type": "symbol"});
+        let arguments = json!({"query": "f23", "type": "symbol", "metadata": "full"});
         let params = json!({"name": "search", "arguments": arguments, "_meta": {"progressToken": id}});
         server.send(&json!({"jsonrpc": "2.0", "id": 10 + id, "method": "tools/call", "params": params}).to_string());
         let answer = loop {

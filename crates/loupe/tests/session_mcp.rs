@@ -35,7 +35,9 @@ impl Server {
             .arg(root)
             .args(flags)
             .env("XDG_CACHE_HOME", std::env::temp_dir().join("loupe-test-cache"))
-            .env_remove("LOUPE_GATE_MODE");
+            .env_remove("LOUPE_GATE_MODE")
+            // These tests read the session layer's bookkeeping, which the full envelope shows.
+            .env("LOUPE_STRUCTURED_CONTENT", "full");
         for (key, value) in env {
             command.env(key, value);
         }
@@ -212,7 +214,7 @@ fn relevance_aggregation_and_reason_codes() {
         server.call("read", json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 5, "end_line": 12}));
     assert!(again.face.contains("── lines 5–10 unchanged since read #2"), "{}", again.face);
     assert!(again.face.contains("  11│fn f11()"), "{}", again.face);
-    assert_eq!(again.envelope["text"], json!("fn f11() -> u32 { 11 }\nfn f12() -> u32 { 12 }\n"));
+    assert_eq!(again.envelope["content"], json!("fn f11() -> u32 { 11 }\nfn f12() -> u32 { 12 }\n"));
     let degraded =
         server.call("read", json!({"mode": "snippet", "target": "src/other.rs", "start_line": 1, "max_lines": 900}));
     assert_eq!(

@@ -163,7 +163,7 @@ fn run(args: &Args) -> Result<(), String> {
                         if timed {
                             engine_read.push(elapsed);
                             cut += usize::from(!whole);
-                            shown_lines.push(response.text.as_deref().map_or(0, |text| text.lines().count()));
+                            shown_lines.push(response.content.as_deref().map_or(0, |text| text.lines().count()));
                         }
                     }
                     1 => {
@@ -412,7 +412,7 @@ fn check_engine(response: &loupe_engine::Response, window: usize) -> Result<bool
         return Err(format!("engine read failed: {}", response.face));
     }
     let truncated = response.meta.get("truncated").and_then(Value::as_bool).unwrap_or(false);
-    let shown = response.text.as_deref().map_or(0, |text| text.lines().count());
+    let shown = response.content.as_deref().map_or(0, |text| text.lines().count());
     Ok(!truncated && shown == window)
 }
 

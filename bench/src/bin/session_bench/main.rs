@@ -190,7 +190,7 @@ fn script(engine: &Engine, name: &str, fresh: bool) -> Result<(u64, u64), String
         );
         check(&response)?;
         tokens += response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
-        lines += response.text.as_deref().map_or(0, |text| text.lines().count() as u64);
+        lines += response.content.as_deref().map_or(0, |text| text.lines().count() as u64);
         let counted = loupe_core::tokens::count(&response.face) as u64;
         if Some(counted) != response.meta.get("token_estimate").and_then(Value::as_u64) {
             return Err(format!("token_estimate is not the face's count:\n{}", response.face));

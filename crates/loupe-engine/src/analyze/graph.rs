@@ -270,7 +270,7 @@ impl Answer {
             .collect()
     }
 
-    pub(crate) fn into_json(self) -> (Value, Value) {
+    pub(crate) fn into_json(self) -> (Vec<Value>, Vec<Value>) {
         let nodes: Vec<Value> = self
             .nodes
             .iter()
@@ -303,7 +303,7 @@ impl Answer {
                 value
             })
             .collect();
-        (Value::Array(nodes), Value::Array(edges))
+        (nodes, edges)
     }
 
     /// The compact tree: a head line for the target, one section per side, each node under

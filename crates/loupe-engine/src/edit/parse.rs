@@ -8,7 +8,6 @@ use super::failures::combine;
 use super::{EditRequest, EditSpec, Failure, Operation, Options, SyntaxCheck};
 use crate::args::{Args, Parsed, Rejected};
 use crate::params;
-use crate::response::MetadataLevel;
 
 /// Parses an `edit` call's arguments into its request (every malformed edit listed).
 pub(crate) fn parse(arguments: Value) -> Parsed<EditRequest> {
@@ -28,10 +27,7 @@ fn parse_request(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError
         Some("off") => SyntaxCheck::Off,
         _ => SyntaxCheck::Warn,
     };
-    let metadata = match args.choice("metadata")?.as_deref() {
-        Some("minimal") => MetadataLevel::Minimal,
-        _ => MetadataLevel::Standard,
-    };
+    let metadata = args.metadata()?;
     let _session_id = args.string("session_id")?;
     args.finish()?;
     let list = match edits {

@@ -2,12 +2,12 @@
 
 use loupe_core::{NextCall, tokens};
 use loupe_vfs::FileChange;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::text_ops::line_spans;
 use super::{FileReport, Options};
 use crate::engine::Engine;
-use crate::response::{Response, next_line};
+use crate::response::{Face, Outcome, next_line};
 
 pub(super) fn numbered(text: &str, first: usize) -> String {
     let mut out = String::new();
@@ -29,7 +29,7 @@ pub(super) fn render(
     transaction_id: Option<String>,
     reason_codes: Vec<&'static str>,
     proposals: &[FileChange],
-) -> Response {
+) -> Outcome {
     let config = engine.config();
     let added: usize = reports.iter().map(|report| report.diff.added).sum();
     let removed: usize = reports.iter().map(|report| report.diff.removed).sum();
@@ -141,31 +141,20 @@ pub(super) fn render(
     if truncated {
         all_codes.push("DIFF_TRUNCATED");
     }
-    let mut meta = Map::new();
-    meta.insert("truncated".into(), Value::Bool(truncated));
-    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
-    meta.insert("next_cursor".into(), Value::Null);
-    meta.insert("dry_run".into(), Value::Bool(options.dry_run));
-    meta.insert("transaction_id".into(), transaction_id.clone().map(Value::from).unwrap_or(Value::Null));
-    meta.insert("files".into(), Value::from(files_json));
+    let target = reports.first().map(|report| report.path.to_string());
+    let mut outcome = Outcome::success("edit", None, target, Face::text(face)).with_metadata(options.metadata);
+    outcome.act.truncated = truncated;
+    outcome.act.transaction_id = transaction_id;
+    outcome.act.reason_codes = all_codes.iter().map(|code| (*code).to_owned()).collect();
+    outcome.act.next_calls = next_calls;
+    let detail = &mut outcome.detail;
+    detail.insert("dry_run".into(), Value::Bool(options.dry_run));
+    detail.insert("files".into(), Value::from(files_json));
     if unlisted > 0 {
-        meta.insert("files_total".into(), Value::from(reports.len()));
+        detail.insert("files_total".into(), Value::from(reports.len()));
     }
-    meta.insert("fuzzy_used".into(), Value::Bool(reports.iter().any(|report| report.fuzzy_used)));
-    meta.insert("reason_codes".into(), json!(all_codes));
-    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
-    Response {
-        ok: true,
-        tool: "edit",
-        mode: None,
-        target: reports.first().map(|report| report.path.to_string()),
-        meta,
-        text: None,
-        location: None,
-        error: None,
-        face,
-        metadata: options.metadata,
-    }
+    detail.insert("fuzzy_used".into(), Value::Bool(reports.iter().any(|report| report.fuzzy_used)));
+    outcome
 }
 
 /// What the reply keeps free of the token ceiling for its footer and next calls.

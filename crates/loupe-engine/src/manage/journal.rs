@@ -3,19 +3,19 @@
 //! Undo and redo write through the journal like an edit (same lock, same crash safety) and
 //! update the index before they return. Must not write into the repository any other way.
 
-use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError, tokens};
+use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError};
 use loupe_vfs::journal::{Applied, KEEP_TRANSACTIONS};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::edit::apply_error;
 use crate::engine::Engine;
-use crate::response::{Response, next_line};
+use crate::response::{Outcome, next_line};
 
 /// How many transactions `history` lists by default.
 const DEFAULT_HISTORY: usize = 20;
 
 /// `undo` (`reverse`) or `redo`: the last transaction, or `transaction_id`.
-pub(super) fn undo(engine: &Engine, id: Option<&str>, force: bool, reverse: bool) -> Result<Response, ToolError> {
+pub(super) fn undo(engine: &Engine, id: Option<&str>, force: bool, reverse: bool) -> Result<Outcome, ToolError> {
     let command = if reverse { "undo" } else { "redo" };
     if engine.config().read_only {
         return Err(ToolError::new(
@@ -56,7 +56,7 @@ pub(super) fn undo(engine: &Engine, id: Option<&str>, force: bool, reverse: bool
     Ok(render_replay(command, &applied))
 }
 
-fn render_replay(command: &'static str, applied: &Applied) -> Response {
+fn render_replay(command: &'static str, applied: &Applied) -> Outcome {
     let id = &applied.transaction_id;
     let done = if command == "undo" { "undone" } else { "redone" };
     let mut face = format!("{command} · {id} {done} · {} file(s)\n", applied.files.len());
@@ -75,17 +75,14 @@ fn render_replay(command: &'static str, applied: &Applied) -> Response {
     let opposite = if command == "undo" { "redo" } else { "undo" };
     let next = NextCall::new("manage", json!({"command": opposite, "transaction_id": id}));
     face.push_str(&next_line(&next));
-    let mut meta = Map::new();
-    meta.insert("truncated".into(), Value::Bool(false));
-    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
-    meta.insert("transaction_id".into(), Value::from(id.as_str()));
-    meta.insert("files".into(), Value::from(files));
-    meta.insert("reason_codes".into(), json!([]));
-    meta.insert("next_calls".into(), json!([next]));
-    super::answer(face, meta)
+    let mut outcome = super::answer(face);
+    outcome.act.transaction_id = Some(id.to_string());
+    outcome.act.next_calls = vec![next];
+    outcome.detail.insert("files".into(), Value::from(files));
+    outcome
 }
 
-pub(super) fn history(engine: &Engine, limit: Option<u64>) -> Result<Response, ToolError> {
+pub(super) fn history(engine: &Engine, limit: Option<u64>) -> Result<Outcome, ToolError> {
     let limit = limit.map_or(DEFAULT_HISTORY, |limit| (limit as usize).clamp(1, KEEP_TRANSACTIONS));
     let transactions = engine.journal().map(|journal| journal.history(KEEP_TRANSACTIONS)).unwrap_or_default();
     let shown: Vec<_> = transactions.iter().take(limit).collect();
@@ -111,13 +108,11 @@ pub(super) fn history(engine: &Engine, limit: Option<u64>) -> Result<Response, T
     for call in &next_calls {
         face.push_str(&next_line(call));
     }
-    let mut meta = Map::new();
-    meta.insert("truncated".into(), Value::Bool(shown.len() < transactions.len()));
-    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
-    meta.insert("transactions".into(), serde_json::to_value(&shown).unwrap_or_default());
-    meta.insert("reason_codes".into(), json!([]));
-    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
-    Ok(super::answer(face, meta))
+    let mut outcome = super::answer(face);
+    outcome.act.truncated = shown.len() < transactions.len();
+    outcome.act.next_calls = next_calls;
+    outcome.detail.insert("transactions".into(), serde_json::to_value(&shown).unwrap_or_default());
+    Ok(outcome)
 }
 
 /// `2026-11-21 10:55:02Z` from seconds since the epoch (civil-from-days, proleptic Gregorian).

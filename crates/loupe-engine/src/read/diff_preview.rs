@@ -13,7 +13,7 @@ use loupe_git::{Baseline, GitError, Repository};
 use serde_json::{Map, Value, json};
 
 use crate::engine::Engine;
-use crate::response::{Location, MetadataLevel, Response, next_line};
+use crate::response::{Face, Location, MetadataLevel, Outcome, next_line};
 
 /// A diff_preview request, as `read/parse.rs` parsed it.
 #[derive(Debug, Clone)]
@@ -25,7 +25,7 @@ pub(crate) struct DiffRequest {
     pub(crate) context: usize,
     pub(crate) max_tokens: Option<usize>,
     pub(crate) max_chars: Option<usize>,
-    pub(crate) metadata: MetadataLevel,
+    pub(crate) metadata: Option<MetadataLevel>,
     /// The first line of the diff to show (1-based): how a cut single-file diff continues.
     pub(crate) offset: usize,
     /// Where a cut diff continues (a file diff's line, a directory listing's entry).
@@ -44,7 +44,7 @@ struct Change {
     new: Option<Vec<u8>>,
 }
 
-pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, ToolError> {
+pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Outcome, ToolError> {
     let repository = open_repository(engine)?;
     let resolved = engine
         .root()
@@ -198,25 +198,15 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Response, To
     for call in &next_calls {
         face.push_str(&next_line(call));
     }
-    let mut meta = base_meta(&face, page.cut, &next_calls, request);
-    meta.insert("next_cursor".into(), next_cursor.map(Value::from).unwrap_or(Value::Null));
-    meta.insert("file_hash".into(), file_hash.map(|hash| Value::from(hash.as_str())).unwrap_or(Value::Null));
-    meta.insert("status".into(), Value::from(status));
-    meta.insert("added".into(), Value::from(added));
-    meta.insert("removed".into(), Value::from(removed));
-    Ok(Response {
-        ok: true,
-        tool: "read",
-        mode: Some("diff_preview".into()),
-        target: Some(path.clone()),
-        meta,
-        // The diff lines this page shows, cut where the face was cut: never the whole diff.
-        text: Some(page.text),
-        location: Some(Location { file: path, line: None, end_line: None }),
-        error: None,
-        face,
-        metadata: request.metadata,
-    })
+    let mut outcome = answer(face, &path, page.cut, next_calls, next_cursor, request);
+    outcome.act.file_hash = file_hash.map(|hash| hash.to_string());
+    // The diff lines this page shows, cut where the face was cut: never the whole diff.
+    outcome.content = Some(page.text);
+    let detail = &mut outcome.detail;
+    detail.insert("status".into(), Value::from(status));
+    detail.insert("added".into(), Value::from(added));
+    detail.insert("removed".into(), Value::from(removed));
+    Ok(outcome)
 }
 
 /// A follow-up call of this diff: the caller's arguments with some set and some removed.
@@ -291,7 +281,7 @@ fn directory(
     request: &DiffRequest,
     dir: &str,
     cursor: Option<DiffCursor>,
-) -> Result<Response, ToolError> {
+) -> Result<Outcome, ToolError> {
     if request.against == "WORKTREE" {
         return Err(ToolError::invalid_args(
             "against=WORKTREE needs proposed `content` for one file; a directory compares with HEAD or INDEX",
@@ -492,30 +482,20 @@ fn directory(
     for call in &next_calls {
         face.push_str(&next_line(call));
     }
-    let mut meta = base_meta(&face, cut_at.is_some() || list_cut, &next_calls, request);
-    meta.insert("next_cursor".into(), next_cursor.map(Value::from).unwrap_or(Value::Null));
-    meta.insert("files".into(), Value::from(files));
+    let mut outcome = answer(face, &label, cut_at.is_some() || list_cut, next_calls, next_cursor, request);
+    // The diffs this page shows, as shown.
+    outcome.content = Some(shown_text);
+    let detail = &mut outcome.detail;
+    detail.insert("files".into(), Value::from(files));
     if start > 0 || list_cut {
-        meta.insert("files_total".into(), Value::from(changes.len()));
+        detail.insert("files_total".into(), Value::from(changes.len()));
     }
-    meta.insert("added".into(), Value::from(total_added));
-    meta.insert("removed".into(), Value::from(total_removed));
+    detail.insert("added".into(), Value::from(total_added));
+    detail.insert("removed".into(), Value::from(total_removed));
     if let Some(branch) = repository.branch() {
-        meta.insert("branch".into(), Value::from(branch));
+        detail.insert("branch".into(), Value::from(branch));
     }
-    Ok(Response {
-        ok: true,
-        tool: "read",
-        mode: Some("diff_preview".into()),
-        target: Some(label.clone()),
-        meta,
-        // The diffs this page shows, as shown.
-        text: Some(shown_text),
-        location: Some(Location { file: label, line: None, end_line: None }),
-        error: None,
-        face,
-        metadata: request.metadata,
-    })
+    Ok(outcome)
 }
 
 /// What a cut list's footer and continuation cost, kept free when the list is laid out.
@@ -641,18 +621,27 @@ fn baseline_of(against: &str) -> Baseline {
     if against == "INDEX" { Baseline::Index } else { Baseline::Head }
 }
 
-fn base_meta(face: &str, truncated: bool, next_calls: &[NextCall], request: &DiffRequest) -> Map<String, Value> {
-    let mut meta = Map::new();
-    meta.insert("truncated".into(), Value::Bool(truncated));
-    meta.insert("token_estimate".into(), Value::from(tokens::count(face)));
-    meta.insert("preview_degraded".into(), Value::Bool(false));
-    meta.insert("next_cursor".into(), Value::Null);
-    meta.insert("against".into(), Value::from(request.against.as_str()));
-    meta.insert("context_lines".into(), Value::from(request.context));
-    let reason_codes: Vec<&str> = if truncated { vec!["DIFF_TRUNCATED"] } else { Vec::new() };
-    meta.insert("reason_codes".into(), json!(reason_codes));
-    meta.insert("next_calls".into(), serde_json::to_value(next_calls).unwrap_or_default());
-    meta
+/// A diff_preview answer for `target`: what both kinds (a file, a directory) share.
+fn answer(
+    face: String,
+    target: &str,
+    truncated: bool,
+    next_calls: Vec<NextCall>,
+    next_cursor: Option<String>,
+    request: &DiffRequest,
+) -> Outcome {
+    let mut outcome = Outcome::success("read", Some("diff_preview".into()), Some(target.to_owned()), Face::text(face))
+        .with_metadata(request.metadata);
+    outcome.location = Some(Location { file: target.to_owned(), line: None, end_line: None });
+    outcome.act.truncated = truncated;
+    outcome.act.next_calls = next_calls;
+    outcome.act.next_cursor = next_cursor;
+    if truncated {
+        outcome.act.reason_codes.push("DIFF_TRUNCATED".into());
+    }
+    outcome.detail.insert("against".into(), Value::from(request.against.as_str()));
+    outcome.detail.insert("context_lines".into(), Value::from(request.context));
+    outcome
 }
 
 fn git_error(error: GitError) -> ToolError {

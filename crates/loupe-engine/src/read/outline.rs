@@ -6,10 +6,10 @@ use std::borrow::Cow;
 use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError, text, tokens};
 use loupe_index::{IndexState, Lang, SymbolKind};
 use loupe_syntax::{Definition, Extract};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::engine::Engine;
-use crate::response::{Location, MetadataLevel, Response};
+use crate::response::{Face, Location, Outcome};
 
 /// The skeleton of a file, or of every source file under a directory.
 pub(crate) fn outline(
@@ -18,7 +18,7 @@ pub(crate) fn outline(
     depth: usize,
     include_docs: bool,
     max_tokens: Option<usize>,
-) -> Result<Response, ToolError> {
+) -> Result<Outcome, ToolError> {
     let resolved =
         engine.root().resolve(target).map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
     let Some(real) = &resolved.real else {
@@ -88,31 +88,18 @@ pub(crate) fn outline(
         face.push_str(&format!("→ next: {}\n", call.render()));
     }
     let full_tokens = tokens::count(&decoded.text);
-    let token_estimate = tokens::count(&face);
-    let mut meta = Map::new();
-    meta.insert("truncated".into(), Value::Bool(truncated));
-    meta.insert("token_estimate".into(), Value::from(token_estimate));
-    meta.insert("full_file_tokens".into(), Value::from(full_tokens));
-    meta.insert("preview_degraded".into(), Value::Bool(false));
-    meta.insert("next_cursor".into(), Value::Null);
-    meta.insert("file_hash".into(), Value::from(hash.as_str()));
-    meta.insert("total_lines".into(), Value::from(decoded.total_lines()));
-    meta.insert("definitions".into(), Value::from(definitions.len()));
-    meta.insert("language".into(), Value::from(lang.name()));
-    meta.insert("reason_codes".into(), json!([]));
-    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
-    Ok(Response {
-        ok: true,
-        tool: "read",
-        mode: Some("outline".into()),
-        target: Some(resolved.path.to_string()),
-        meta,
-        text: None,
-        location: Some(Location { file: resolved.path.to_string(), line: None, end_line: None }),
-        error: None,
-        face,
-        metadata: MetadataLevel::Standard,
-    })
+    let mut outcome =
+        Outcome::success("read", Some("outline".into()), Some(resolved.path.to_string()), Face::text(face));
+    outcome.act.truncated = truncated;
+    outcome.act.file_hash = Some(hash.to_string());
+    outcome.act.next_calls = next_calls;
+    outcome.location = Some(Location { file: resolved.path.to_string(), line: None, end_line: None });
+    let detail = &mut outcome.detail;
+    detail.insert("full_file_tokens".into(), Value::from(full_tokens));
+    detail.insert("total_lines".into(), Value::from(decoded.total_lines()));
+    detail.insert("definitions".into(), Value::from(definitions.len()));
+    detail.insert("language".into(), Value::from(lang.name()));
+    Ok(outcome)
 }
 
 /// Kinds that are listed inline on their parent's line instead of getting lines of their own.
@@ -273,7 +260,7 @@ fn render_definitions(definitions: &[Definition], include_docs: bool, budget: us
     (out, definitions.len())
 }
 
-fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs: bool, budget: usize) -> Response {
+fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs: bool, budget: usize) -> Outcome {
     let files: Vec<RepoPath> = match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
         Some(index) => index.files().into_iter().map(|record| record.path).collect(),
         None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
@@ -322,25 +309,10 @@ fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs
     for call in &next_calls {
         face.push_str(&format!("→ next: {}\n", call.render()));
     }
-    let mut meta = Map::new();
-    meta.insert("truncated".into(), Value::Bool(truncated));
-    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
-    meta.insert("preview_degraded".into(), Value::Bool(false));
-    meta.insert("next_cursor".into(), Value::Null);
-    meta.insert("files".into(), Value::from(sources.len()));
-    meta.insert("files_shown".into(), Value::from(shown_files));
-    meta.insert("reason_codes".into(), json!([]));
-    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
-    Response {
-        ok: true,
-        tool: "read",
-        mode: Some("outline".into()),
-        target: Some(dir.to_string()),
-        meta,
-        text: None,
-        location: None,
-        error: None,
-        face,
-        metadata: MetadataLevel::Standard,
-    }
+    let mut outcome = Outcome::success("read", Some("outline".into()), Some(dir.to_string()), Face::text(face));
+    outcome.act.truncated = truncated;
+    outcome.act.next_calls = next_calls;
+    outcome.detail.insert("files".into(), Value::from(sources.len()));
+    outcome.detail.insert("files_shown".into(), Value::from(shown_files));
+    outcome
 }

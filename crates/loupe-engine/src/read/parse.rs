@@ -7,7 +7,6 @@ use serde_json::{Map, Value, json};
 use super::{Caps, ReadMode, ReadRequest, Window};
 use crate::args::{Args, Parsed, Rejected};
 use crate::params;
-use crate::response::MetadataLevel;
 
 /// Parses a `read` call's arguments into its request.
 pub(crate) fn parse(arguments: Value) -> Parsed<ReadRequest> {
@@ -62,10 +61,7 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadR
     }
     let preview_none = args.choice("preview_mode")?.as_deref() == Some("none");
     let cursor = args.string("cursor")?;
-    let metadata = match args.choice("metadata")?.as_deref() {
-        Some("minimal") => MetadataLevel::Minimal,
-        _ => MetadataLevel::Standard,
-    };
+    let metadata = args.metadata()?;
     // The session layer gives these meaning.
     let candidate_id = args.string("candidate_id")?;
     let bundle_id = args.string("bundle_id")?;

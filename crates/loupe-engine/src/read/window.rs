@@ -10,10 +10,10 @@ use super::{ReadMode, ReadRequest, Window};
 use crate::engine::Engine;
 use crate::errors::Access;
 use crate::read::cursor::ReadCursor;
-use crate::response::{Location, Response, next_line};
+use crate::response::{Face, Lines, Location, Outcome, Part, next_line};
 use crate::suggest::closest;
 
-pub(super) fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Response, ToolError> {
+pub(super) fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Outcome, ToolError> {
     let config = engine.config();
     let resolved = engine.root().resolve(&request.target).map_err(|error| vfs_error(engine, request, error))?;
     let file =
@@ -121,61 +121,57 @@ pub(super) fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Resp
     let shown_cut = cut_by.filter(|_| truncated);
     let header = face_parts.header(last_shown, request.preview_none);
     let footer = face_parts.footer(last_shown, shown_cut, &reason_codes, line_kept.is_some(), &next_calls);
-    // The parts meet at line ends, where o200k's pre-tokenizer always splits, so their counts
-    // add up to the face's exact count (a test checks this) without counting the payload twice.
-    let token_estimate =
-        tokens::count(&header) + payload_tokens.unwrap_or_else(|| tokens::count(&payload)) + tokens::count(&footer);
-    let face = format!("{header}{payload}{footer}");
+    let shown_any = !request.preview_none && total > 0 && last_shown >= first;
+    let mut face = Face::text(header);
+    if shown_any {
+        face.parts.push(Part::Lines(Lines {
+            first,
+            rendered: payload,
+            tokens: payload_tokens,
+            last_cut: line_kept.is_some(),
+        }));
+    }
+    face.push(footer);
 
     let mut applied = Map::new();
     for limit in &budget.limits {
         applied.insert(limit.name.to_owned(), Value::from(limit.value));
     }
-    let shown_any = !request.preview_none && total > 0 && last_shown >= first;
-    // `text` carries what the face shows, cut where the face was cut: a line cut mid-line
+    // `content` carries what the face shows, cut where the face was cut: a line cut mid-line
     // is its kept start, never the whole line.
-    let text_payload = match line_kept {
+    let content = match line_kept {
         _ if !shown_any => String::new(),
         Some(kept) => text::truncate_at_char_boundary(decoded.line(first), kept).to_owned(),
         None => decoded.raw_range(first, last_shown).to_owned(),
     };
-    let mut meta = Map::new();
-    meta.insert("truncated".into(), Value::Bool(truncated));
-    meta.insert("token_estimate".into(), Value::from(token_estimate));
-    meta.insert("preview_degraded".into(), Value::Bool(degraded));
-    meta.insert("applied_limits".into(), Value::Object(applied));
+    let mut outcome = Outcome::success("read", Some(request.mode.as_str().into()), Some(path.to_string()), face)
+        .with_metadata(request.metadata);
+    outcome.act.truncated = truncated;
+    outcome.act.preview_degraded = degraded;
+    outcome.act.next_cursor = next_cursor;
+    outcome.act.file_hash = Some(file_hash.to_string());
+    outcome.act.reason_codes = reason_codes.iter().map(|code| (*code).to_owned()).collect();
+    outcome.act.next_calls = next_calls;
+    outcome.content = Some(content);
+    outcome.location = Some(Location {
+        file: path.to_string(),
+        line: shown_any.then_some(first),
+        end_line: shown_any.then_some(last_shown),
+    });
+    let detail = &mut outcome.detail;
+    detail.insert("applied_limits".into(), Value::Object(applied));
     if let Some(limit) = shown_cut {
-        meta.insert("truncated_by".into(), Value::from(limit.name));
+        detail.insert("truncated_by".into(), Value::from(limit.name));
     }
-    meta.insert("next_cursor".into(), next_cursor.map(Value::from).unwrap_or(Value::Null));
-    meta.insert("file_hash".into(), Value::from(file_hash.as_str()));
-    meta.insert("total_lines".into(), Value::from(total));
-    meta.insert("size_bytes".into(), Value::from(size));
-    meta.insert("encoding".into(), Value::from(decoded.encoding.as_str()));
-    meta.insert("line_ending".into(), Value::from(decoded.line_ending.as_str()));
+    detail.insert("total_lines".into(), Value::from(total));
+    detail.insert("size_bytes".into(), Value::from(size));
+    detail.insert("encoding".into(), Value::from(decoded.encoding.as_str()));
+    detail.insert("line_ending".into(), Value::from(decoded.line_ending.as_str()));
     if decoded.bom {
-        meta.insert("bom".into(), Value::Bool(true));
+        detail.insert("bom".into(), Value::Bool(true));
     }
-    meta.insert("ignored".into(), Value::Bool(ignored));
-    meta.insert("reason_codes".into(), json!(reason_codes));
-    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
-
-    Ok(Response {
-        ok: true,
-        tool: "read",
-        mode: Some(request.mode.as_str().into()),
-        target: Some(path.to_string()),
-        meta,
-        text: Some(text_payload),
-        location: Some(Location {
-            file: path.to_string(),
-            line: shown_any.then_some(first),
-            end_line: shown_any.then_some(last_shown),
-        }),
-        error: None,
-        face,
-        metadata: request.metadata,
-    })
+    detail.insert("ignored".into(), Value::Bool(ignored));
+    Ok(outcome)
 }
 
 /// A budget in force and where it came from.

@@ -10,7 +10,6 @@ use super::render::decode_cursor;
 use super::{DEFAULT_PREVIEW_CHARS, DEFAULT_RESULTS, Filters, MAX_CONTEXT, MAX_RESULTS, SearchRequest};
 use crate::args::{Args, Parsed, Rejected};
 use crate::params;
-use crate::response::MetadataLevel;
 
 /// Parses a `search` call's arguments into its request.
 pub(crate) fn parse(arguments: Value) -> Parsed<SearchRequest> {
@@ -84,10 +83,7 @@ fn finish_parse(
     }
     let preview_chars =
         args.integer("max_preview_chars")?.map_or(DEFAULT_PREVIEW_CHARS, |value| (value as usize).clamp(20, 2000));
-    let metadata = match args.choice("metadata")?.as_deref() {
-        Some("minimal") => MetadataLevel::Minimal,
-        _ => MetadataLevel::Standard,
-    };
+    let metadata = args.metadata()?;
     let session_id = args.string("session_id")?;
     args.finish()?;
     if kind == "regex"

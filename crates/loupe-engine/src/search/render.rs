@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use loupe_core::{NextCall, RepoPath, text, tokens};
+use loupe_core::{NextCall, RepoPath, text};
 use loupe_index::IndexState;
 use serde_json::{Map, Value, json};
 
 use super::{Found, Hit, SearchRequest};
 use crate::engine::Engine;
-use crate::response::Response;
+use crate::response::{Face, HitRef, Outcome};
 
 /// A stable id for a hit: path, line span, kind and file hash, never the rank.
 fn candidate_id(hit: &Hit) -> String {
@@ -34,7 +34,7 @@ pub(super) fn render(
     fell_back: bool,
     index_state: IndexState,
     found: Found,
-) -> Response {
+) -> Outcome {
     let Found { hits, lower_bound, not_searched } = found;
     let total = hits.len();
     let start = request.offset.min(total);
@@ -87,6 +87,7 @@ pub(super) fn render(
     }
     let page = &hits[start..end];
     let mut results_json = Vec::new();
+    let mut results = None;
     match request.output.as_str() {
         "count" => {
             let files: std::collections::BTreeSet<&RepoPath> = hits.iter().map(|hit| &hit.path).collect();
@@ -103,12 +104,20 @@ pub(super) fn render(
             }
         }
         _ => {
+            let mut refs = Vec::new();
             for (offset, hit) in page.iter().enumerate() {
                 let id = &ids[start + offset];
                 face.push_str(&render_hit(engine, hit, request));
                 face.push_str(&format!("  [{id}]\n"));
                 results_json.push(hit_json(hit, id, request));
+                refs.push(HitRef {
+                    path: hit.path.to_string(),
+                    line: hit.line,
+                    candidate_id: id.clone(),
+                    symbol: hit.symbol.as_ref().map(|symbol| symbol.symbol.name.clone()),
+                });
             }
+            results = Some(refs);
         }
     }
     if has_more && let Some(cursor) = &next_cursor {
@@ -125,35 +134,27 @@ pub(super) fn render(
         face.push_str(&format!("→ next: {}\n", call.render()));
     }
 
-    let mut meta = Map::new();
-    meta.insert("token_estimate".into(), Value::from(tokens::count(&face)));
-    meta.insert("truncated".into(), Value::Bool(has_more));
-    meta.insert("inferred_type".into(), Value::from(used));
-    meta.insert("fell_back".into(), Value::Bool(fell_back));
-    meta.insert("total".into(), Value::from(total));
-    meta.insert("total_is_lower_bound".into(), Value::Bool(lower_bound));
-    meta.insert("has_more".into(), Value::Bool(has_more));
-    meta.insert("next_cursor".into(), next_cursor.map(Value::from).unwrap_or(Value::Null));
-    meta.insert("bundle_id".into(), Value::from(bundle_id));
-    meta.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
+    let mut outcome = Outcome::success("search", Some(used.to_owned()), Some(request.query.clone()), Face::text(face))
+        .with_metadata(request.metadata);
+    outcome.act.truncated = has_more;
+    outcome.act.next_cursor = next_cursor;
+    outcome.act.bundle_id = Some(bundle_id);
+    outcome.act.reason_codes = reason_codes.iter().map(|code| (*code).to_owned()).collect();
+    outcome.act.next_calls = next_calls;
+    outcome.act.results = results;
+    let detail = &mut outcome.detail;
+    detail.insert("inferred_type".into(), Value::from(used));
+    detail.insert("fell_back".into(), Value::Bool(fell_back));
+    detail.insert("total".into(), Value::from(total));
+    detail.insert("total_is_lower_bound".into(), Value::Bool(lower_bound));
+    detail.insert("has_more".into(), Value::Bool(has_more));
+    detail.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
     if not_searched > 0 {
-        meta.insert("not_searched".into(), Value::from(not_searched));
+        detail.insert("not_searched".into(), Value::from(not_searched));
     }
-    meta.insert("reason_codes".into(), json!(reason_codes));
-    meta.insert("next_calls".into(), serde_json::to_value(&next_calls).unwrap_or_default());
-    meta.insert("results".into(), Value::Array(results_json));
-    Response {
-        ok: true,
-        tool: "search",
-        mode: Some(used.to_owned()),
-        target: Some(request.query.clone()),
-        meta,
-        text: None,
-        location: None,
-        error: None,
-        face,
-        metadata: request.metadata,
-    }
+    // The ranked hits with their scores, previews and symbols, for the full envelope.
+    detail.insert("results".into(), Value::Array(results_json));
+    outcome
 }
 
 fn render_hit(engine: &Engine, hit: &Hit, request: &SearchRequest) -> String {

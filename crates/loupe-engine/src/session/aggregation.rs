@@ -3,14 +3,14 @@
 //! becomes one reference line (`── lines 10–80 unchanged since read #3`), and only the rest
 //! is sent. `fresh: true` sends everything; a file whose hash changed is sent anew.
 //!
-//! The rewrite is structural and deterministic: it works on the numbered payload lines of
-//! the face (`  42│code`) and the raw `text`, never on their meaning.
+//! The rewrite is structural and deterministic: it works on the run of numbered lines in the
+//! outcome's face (which knows each line's number) and on the raw `content`, before anything is
+//! rendered; nothing is parsed back from text.
 
-use loupe_core::tokens;
 use serde_json::{Value, json};
 
 use super::store::SentFile;
-use crate::response::Response;
+use crate::response::{Face, Lines, Outcome, Part};
 
 /// One run of lines not re-sent, and the read that sent them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub(crate) struct Elided {
 
 /// What aggregation did to one read.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Outcome {
+pub(crate) struct Aggregated {
     pub(crate) lines_sent: u64,
     pub(crate) span: u64,
     pub(crate) elided: Vec<Elided>,
@@ -30,37 +30,35 @@ pub(crate) struct Outcome {
 }
 
 /// Applies aggregation to a successful read of numbered lines, and records what it sent.
-pub(crate) fn apply(response: &mut Response, sent: &mut SentFile, read_number: u64, fresh: bool) -> Outcome {
-    let Some(location) = &response.location else { return Outcome::default() };
-    let (Some(first), Some(last)) = (location.line, location.end_line) else { return Outcome::default() };
-    let Some(file_hash) = response.meta.get("file_hash").and_then(Value::as_str) else { return Outcome::default() };
+pub(crate) fn apply(outcome: &mut Outcome, sent: &mut SentFile, read_number: u64, fresh: bool) -> Aggregated {
+    let Some(file_hash) = outcome.act.file_hash.clone() else { return Aggregated::default() };
+    let Some(lines) = outcome.face.lines() else { return Aggregated::default() };
+    let (first, last) = (lines.first, lines.last());
     if sent.file_hash != file_hash {
-        sent.file_hash = file_hash.to_owned();
+        sent.file_hash = file_hash;
         sent.ranges.clear();
     }
     let span = (last + 1 - first) as u64;
     // A line cut mid-line was not sent whole: it is not recorded as sent.
-    let recorded_last = if response.face.contains("…[line cut: ") { last.saturating_sub(1) } else { last };
+    let recorded_last = if lines.last_cut { last.saturating_sub(1) } else { last };
     let elided: Vec<Elided> = if fresh { Vec::new() } else { covered(&sent.ranges, first, recorded_last) };
     let elided_lines: usize = elided.iter().map(|run| run.last + 1 - run.first).sum();
     let mut tokens_saved = 0;
     if !elided.is_empty() {
-        let before = response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
-        response.face = rewrite_face(&response.face, first, last, &elided);
-        if let Some(text) = &response.text {
-            response.text = Some(rewrite_text(text, first, &elided));
+        let before = outcome.face.tokens() as u64;
+        elide(&mut outcome.face, &elided);
+        if let Some(content) = &outcome.content {
+            outcome.content = Some(rewrite_text(content, first, &elided));
         }
-        let after = tokens::count(&response.face) as u64;
-        tokens_saved = before.saturating_sub(after);
-        response.meta.insert("token_estimate".into(), Value::from(after));
+        tokens_saved = before.saturating_sub(outcome.face.tokens() as u64);
         let runs: Vec<Value> =
             elided.iter().map(|run| json!({"start_line": run.first, "end_line": run.last, "read": run.read})).collect();
-        response.meta.insert("elided".into(), Value::from(runs));
+        outcome.detail.insert("elided".into(), Value::from(runs));
     }
     if recorded_last >= first {
         record(&mut sent.ranges, first, recorded_last, read_number, fresh);
     }
-    Outcome { lines_sent: span - elided_lines as u64, span, elided, tokens_saved }
+    Aggregated { lines_sent: span - elided_lines as u64, span, elided, tokens_saved }
 }
 
 /// The parts of `first..=last` already covered by `ranges`, in order.
@@ -107,16 +105,6 @@ fn record(ranges: &mut Vec<(usize, usize, u64)>, first: usize, last: usize, read
     *ranges = kept;
 }
 
-/// The numbered line a face line shows, when it is one.
-fn payload_number(line: &str) -> Option<usize> {
-    let trimmed = line.trim_start_matches(' ');
-    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || !trimmed[digits..].starts_with('│') {
-        return None;
-    }
-    trimmed[..digits].parse().ok()
-}
-
 /// Contiguous runs, whichever reads sent them, as one reference each: `(first, last, reads)`.
 fn groups(elided: &[Elided]) -> Vec<(usize, usize, Vec<u64>)> {
     let mut groups: Vec<(usize, usize, Vec<u64>)> = Vec::new();
@@ -144,22 +132,45 @@ fn reference_line(first: usize, last: usize, reads: &[u64]) -> String {
     format!("── {lines} unchanged since {reads} (fresh: true resends)\n")
 }
 
-fn rewrite_face(face: &str, first: usize, last: usize, elided: &[Elided]) -> String {
+/// Replaces each elided run of the face's numbered lines with one reference line. Line
+/// `first + i` is the `i`-th line of the run: numbers are known, never read back from text.
+fn elide(face: &mut Face, elided: &[Elided]) {
     let groups = groups(elided);
-    let mut out = String::with_capacity(face.len() / 2);
-    for (index, line) in face.split_inclusive('\n').enumerate() {
-        let number = if index == 0 { None } else { payload_number(line).filter(|n| (first..=last).contains(n)) };
-        let Some(number) = number else {
-            out.push_str(line);
+    let mut parts = Vec::with_capacity(face.parts.len() + 2 * groups.len());
+    for part in std::mem::take(&mut face.parts) {
+        let Part::Lines(lines) = part else {
+            parts.push(part);
             continue;
         };
-        match groups.iter().find(|(a, b, _)| (*a..=*b).contains(&number)) {
-            Some((a, b, reads)) if *a == number => out.push_str(&reference_line(*a, *b, reads)),
-            Some(_) => {}
-            None => out.push_str(line),
+        let mut run: Option<Lines> = None;
+        for (offset, line) in lines.rendered.split_inclusive('\n').enumerate() {
+            let number = lines.first + offset;
+            match groups.iter().find(|(a, b, _)| (*a..=*b).contains(&number)) {
+                Some((a, b, reads)) => {
+                    if let Some(kept) = run.take() {
+                        parts.push(Part::Lines(kept));
+                    }
+                    if *a == number {
+                        parts.push(Part::Text(reference_line(*a, *b, reads)));
+                    }
+                }
+                None => run
+                    .get_or_insert_with(|| Lines {
+                        first: number,
+                        rendered: String::new(),
+                        tokens: None,
+                        last_cut: false,
+                    })
+                    .rendered
+                    .push_str(line),
+            }
+        }
+        if let Some(mut kept) = run {
+            kept.last_cut = lines.last_cut && kept.last() == lines.last();
+            parts.push(Part::Lines(kept));
         }
     }
-    out
+    face.parts = parts;
 }
 
 /// The raw text without the elided lines (line endings kept, CR-only files included).
@@ -217,20 +228,33 @@ mod tests {
         );
     }
 
+    fn face() -> Face {
+        let mut face = Face::text("a.rs · lines 1–4 of 4 · hash h\n");
+        let rendered = "   1│one\n   2│two\n   3│three\n   4│four\n".to_owned();
+        face.parts.push(Part::Lines(Lines { first: 1, rendered, tokens: None, last_cut: false }));
+        face.push("→ next: x\n");
+        face
+    }
+
+    fn elided(elided: &[Elided]) -> String {
+        let mut face = face();
+        elide(&mut face, elided);
+        face.render()
+    }
+
     #[test]
     fn rewriting_replaces_each_run_with_one_line() {
-        let face = "a.rs · lines 1–4 of 4 · hash h\n   1│one\n   2│two\n   3│three\n   4│four\n→ next: x\n";
-        let elided = [Elided { first: 2, last: 3, read: 1 }];
+        let elided_runs = [Elided { first: 2, last: 3, read: 1 }];
         assert_eq!(
-            rewrite_face(face, 1, 4, &elided),
+            elided(&elided_runs),
             "a.rs · lines 1–4 of 4 · hash h\n   1│one\n── lines 2–3 unchanged since read #1 (fresh: true resends)\n   4│four\n→ next: x\n"
         );
-        assert_eq!(rewrite_text("one\r\ntwo\r\nthree\r\nfour", 1, &elided), "one\r\nfour");
+        assert_eq!(rewrite_text("one\r\ntwo\r\nthree\r\nfour", 1, &elided_runs), "one\r\nfour");
         let adjacent = [Elided { first: 1, last: 2, read: 2 }, Elided { first: 3, last: 4, read: 1 }];
         assert_eq!(
-            rewrite_face(face, 1, 4, &adjacent),
+            elided(&adjacent),
             "a.rs · lines 1–4 of 4 · hash h\n── lines 1–4 unchanged since reads #1, #2 (fresh: true resends)\n→ next: x\n"
         );
-        assert_eq!(rewrite_text("one\rtwo\rthree\rfour\r", 1, &elided), "one\rfour\r");
+        assert_eq!(rewrite_text("one\rtwo\rthree\rfour\r", 1, &elided_runs), "one\rfour\r");
     }
 }

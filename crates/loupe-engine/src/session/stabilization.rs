@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::budget::BudgetState;
 use super::reasons::{ReasonCode, ordered};
 use super::store::Candidate;
-use crate::response::Response;
+use crate::response::Outcome;
 
 #[derive(Debug, Default)]
 pub(crate) struct Stabilization {
@@ -31,8 +31,8 @@ pub(crate) struct Stabilization {
 impl Stabilization {
     /// Adds the footer line to a successful answer when there is something to say and it
     /// fits the caller's `max_tokens`; `token_estimate` stays the face's exact count.
-    pub(crate) fn add_footer(&self, response: &mut Response, max_tokens: Option<u64>) {
-        if !response.ok || self.footer_messages.is_empty() {
+    pub(crate) fn add_footer(&self, outcome: &mut Outcome, max_tokens: Option<u64>) {
+        if !outcome.ok || self.footer_messages.is_empty() {
             return;
         }
         let codes = if self.footer_codes.is_empty() {
@@ -42,30 +42,28 @@ impl Stabilization {
             format!(" [{}]", names.join(", "))
         };
         let line = format!("── session{codes}: {}\n", self.footer_messages.join("; "));
-        let line_tokens = tokens::count(&line) as u64;
-        let estimate = response.meta.get("token_estimate").and_then(Value::as_u64).unwrap_or(0);
-        if max_tokens.is_some_and(|limit| estimate + line_tokens > limit) {
+        if let Some(limit) = max_tokens
+            && (outcome.face.tokens() + tokens::count(&line)) as u64 > limit
+        {
             return;
         }
-        response.face.push_str(&line);
-        response.meta.insert("token_estimate".into(), Value::from(estimate + line_tokens));
+        outcome.face.push(line);
     }
 
     /// Writes `meta.stabilization` and merges the reason codes into `meta.reason_codes` in
     /// the fixed order.
-    pub(crate) fn attach(self, response: &mut Response) {
-        let own = response.meta.get("reason_codes").and_then(Value::as_array).cloned().unwrap_or_default();
-        let mut codes: Vec<String> = own.iter().filter_map(Value::as_str).map(str::to_owned).collect();
-        if let Some(error) = &response.error
+    pub(crate) fn attach(self, outcome: &mut Outcome) {
+        let mut codes = std::mem::take(&mut outcome.act.reason_codes);
+        if let Some(error) = &outcome.error
             && ReasonCode::parse(error.code.as_str()).is_some()
         {
             codes.push(error.code.as_str().to_owned());
         }
         codes.extend(self.reason_codes.iter().map(|code| code.as_str().to_owned()));
         let codes = ordered(codes);
-        response.meta.insert("reason_codes".into(), json!(codes));
-        let next_calls = response.meta.get("next_calls").cloned().unwrap_or_else(|| json!([]));
-        let first_tool = next_calls.get(0).and_then(|call| call["tool"].as_str()).map(str::to_owned);
+        outcome.act.reason_codes = codes.clone();
+        let next_calls = serde_json::to_value(&outcome.act.next_calls).unwrap_or_else(|_| json!([]));
+        let first_tool = outcome.act.next_calls.first().map(|call| call.tool.clone());
         let suggested = if self.budget_pressed { Some("search".to_owned()) } else { first_tool };
         let budget_state = self.budget_state.unwrap_or(BudgetState::Normal);
         let budget_state = if codes.iter().any(|code| code == "BUDGET_SOFT_LIMIT") {
@@ -89,6 +87,6 @@ impl Stabilization {
                 alternatives.iter().map(|c| json!({"path": c.path, "candidate_id": c.id})).collect();
             object.insert("alternatives".into(), Value::from(listed));
         }
-        response.meta.insert("stabilization".into(), Value::Object(object));
+        outcome.detail.insert("stabilization".into(), Value::Object(object));
     }
 }

