@@ -22,6 +22,7 @@ use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
 use crate::params;
 use crate::response::{Face, Graph, MetadataLevel, Outcome, next_line};
+use crate::work::Work;
 use graph::{Answer, Side};
 use workspace::View;
 
@@ -68,8 +69,8 @@ pub(crate) struct AnalyzeRequest {
 }
 
 /// Runs a parsed `analyze` call.
-pub(crate) fn run(engine: &Engine, request: &AnalyzeRequest) -> Outcome {
-    answer(engine, request)
+pub(crate) fn run(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Outcome {
+    answer(engine, request, work)
         .unwrap_or_else(|error| {
             Outcome::failure("analyze", Some(request.mode.clone()), Some(request.target.clone()), error)
         })
@@ -144,12 +145,12 @@ enum Target {
     Variable,
 }
 
-fn answer(engine: &Engine, request: &AnalyzeRequest) -> Result<Outcome, ToolError> {
+fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outcome, ToolError> {
     let index = engine.index_for_query().ok_or_else(|| {
         ToolError::new(ErrorCode::IndexNotReady, "this server runs without an index", "restart loupe with an index dir")
     })?;
     let index_state = index.state();
-    let view = View::new(engine, index);
+    let view = View::new(engine, index, work);
     let target = resolve_target(&view, request)?;
     let mut answer = Answer::new(request.max_nodes);
     match (request.mode.as_str(), &target) {
@@ -426,7 +427,7 @@ fn callers_of(view: &View<'_>, symbol: &SymbolRef, limit: usize) -> (Vec<(Symbol
     let mut callers = rustc_hash::FxHashSet::default();
     let files = same_family(mentioning(view, symbol), symbol.lang);
     for chunk in files.chunks(FILES_PER_CHUNK) {
-        if callers.len() >= limit {
+        if callers.len() >= limit || view.work().is_cancelled() {
             return (found, true);
         }
         for (path, facts) in chunk.iter().zip(view.facts_of(chunk)) {
@@ -486,7 +487,7 @@ fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
     let files = same_family(mentioning(view, target), target.lang);
     let parsed = files.chunks(FILES_PER_CHUNK).flat_map(|chunk| chunk.iter().zip(view.facts_of(chunk)));
     for (path, facts) in parsed {
-        if answer.full() {
+        if answer.full() || view.work().is_cancelled() {
             answer.truncated = true;
             return;
         }

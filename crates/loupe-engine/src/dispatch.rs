@@ -12,10 +12,12 @@ use crate::edit::{self, EditRequest};
 use crate::engine::Engine;
 use crate::manage::{self, ManageRequest};
 use crate::params;
-use crate::read::{self, ReadRequest};
+use crate::read::{self, ReadMode, ReadRequest};
 use crate::response::{Outcome, Response};
 use crate::search::{self, SearchRequest};
 use crate::session::CallContext;
+use crate::work::{INDEX_WAIT, Work};
+use loupe_index::IndexState;
 
 /// One tool call, parsed: what the tool will do, in types.
 #[derive(Debug)]
@@ -28,6 +30,15 @@ pub(crate) enum ToolCall {
 }
 
 impl ToolCall {
+    /// Whether the answer comes from the index: search, symbol and outline reads, analyze.
+    fn needs_index(&self) -> bool {
+        match self {
+            ToolCall::Read(request) => matches!(request.mode, ReadMode::Symbol | ReadMode::Outline),
+            ToolCall::Search(_) | ToolCall::Analyze(_) => true,
+            ToolCall::Edit(_) | ToolCall::Manage(_) => false,
+        }
+    }
+
     /// Parses `arguments` for `tool`; argument errors come first, before anything runs.
     pub(crate) fn parse(tool: &str, arguments: Value) -> Parsed<ToolCall> {
         match tool {
@@ -62,15 +73,43 @@ impl Engine {
     /// layer (§9), which keys its state on the connection (or the call's `session_id`); it
     /// answers argument errors too, so they count in the session's metrics.
     pub fn call_in(&self, context: &CallContext, tool: &str, arguments: Value) -> Response {
-        match tool {
-            "read" => self.session_layer().read(self, context, read::parse(arguments)),
-            "search" => self.session_layer().search(self, context, search::parse(arguments)),
-            _ => match ToolCall::parse(tool, arguments) {
-                Ok(call) => self.run(context, &call),
-                Err(rejected) => rejected.into_outcome(),
+        self.call_with(context, tool, arguments, &Work::default())
+    }
+
+    /// `call_in` with a progress-and-cancel handle: a caller that takes progress reports waits
+    /// (bounded, reporting) for a first index build before a call that needs the index, and long
+    /// work stops early, answering with what it has, once `work` is cancelled.
+    pub fn call_with(&self, context: &CallContext, tool: &str, arguments: Value, work: &Work) -> Response {
+        match ToolCall::parse(tool, arguments) {
+            Ok(call) => {
+                if call.needs_index() && work.reports_progress() {
+                    self.wait_for_index(work);
+                }
+                match call {
+                    ToolCall::Read(request) => self.session_layer().read(self, context, Ok(request)),
+                    ToolCall::Search(request) => self.session_layer().search(self, context, Ok(request), work),
+                    call => self.run(context, &call, work).render(self.config().structured_content),
+                }
             }
-            .render(self.config().structured_content),
+            // A refused read or search still counts in its session (§9.3).
+            Err(rejected) if rejected.tool == "read" => self.session_layer().read(self, context, Err(rejected)),
+            Err(rejected) if rejected.tool == "search" => {
+                self.session_layer().search(self, context, Err(rejected), work)
+            }
+            Err(rejected) => rejected.into_outcome().render(self.config().structured_content),
         }
+    }
+
+    /// Waits for the first index build, reporting its progress (see `Work::wait_for_index`).
+    fn wait_for_index(&self, work: &Work) {
+        let Some(index) = self.index() else { return };
+        let building = || {
+            (index.state() == IndexState::Building).then(|| {
+                let status = index.status();
+                (status.files_done as u64, status.files_total as u64)
+            })
+        };
+        work.wait_for_index(building, INDEX_WAIT);
     }
 
     /// A tool call that bypasses the session layer: no gate, budget, aggregation or
@@ -78,17 +117,17 @@ impl Engine {
     #[doc(hidden)]
     pub fn call_raw(&self, tool: &str, arguments: Value) -> Response {
         match ToolCall::parse(tool, arguments) {
-            Ok(call) => self.run(&CallContext::local(), &call),
+            Ok(call) => self.run(&CallContext::local(), &call, &Work::default()),
             Err(rejected) => rejected.into_outcome(),
         }
         .render(self.config().structured_content)
     }
 
-    fn run(&self, context: &CallContext, call: &ToolCall) -> Outcome {
+    fn run(&self, context: &CallContext, call: &ToolCall, work: &Work) -> Outcome {
         match call {
             ToolCall::Read(request) => read::run(self, request),
-            ToolCall::Search(request) => search::run(self, request),
-            ToolCall::Analyze(request) => analyze::run(self, request),
+            ToolCall::Search(request) => search::run(self, request, work),
+            ToolCall::Analyze(request) => analyze::run(self, request, work),
             ToolCall::Edit(request) => edit::run(self, request),
             ToolCall::Manage(request) => manage::run(self, context, request),
         }

@@ -41,7 +41,10 @@
 //! - `edit.rs` and `edit/`: a plan per call (see below), with `parse.rs`, `text_ops.rs` (the text
 //!   operations and encodings), `failures.rs` (why an edit failed, worded for the model) and
 //!   `render.rs` (the bounded reply); `manage.rs` and `manage/`: one function per command.
-//! - `session/`: the session layer (§9); `response.rs`: the envelope and the `metadata` levels;
+//! - `session/`: the session layer (§9); `response.rs`: `Outcome` (what a tool returns: face parts,
+//!   typed act fields, detail) and its one renderer (the text face, `token_estimate`, the
+//!   structured face at each `metadata` level); `work.rs`: the progress-and-cancel handle a caller
+//!   passes with a call (`Engine::call_with`);
 //!   `config.rs`: loading and layering the configuration; `suggest.rs`: "did you mean".
 //!
 //! Edits keep a file's shape: line endings (`\n`, `\r\n`, lone `\r`) of text typed with `\n`
@@ -67,9 +70,11 @@ mod response;
 mod search;
 mod session;
 mod suggest;
+mod work;
 
 pub use engine::{Engine, default_index_dir};
 /// The index's state as the engine reports it (plain data; adapters need not know the index).
 pub use loupe_index::{IndexState, IndexStatus, RefreshStats};
 pub use response::{Location, MetadataLevel, Response};
 pub use session::CallContext;
+pub use work::{Progress, Work};

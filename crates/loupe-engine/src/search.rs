@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::engine::Engine;
 use crate::response::{MetadataLevel, Outcome};
+use crate::work::Work;
 use hits::{file_hits, symbol_hits, text_hits};
 use parse::infer;
 use render::render;
@@ -81,15 +82,15 @@ impl SearchRequest {
 }
 
 /// Runs a parsed search.
-pub(crate) fn run(engine: &Engine, request: &SearchRequest) -> Outcome {
-    execute(engine, request)
+pub(crate) fn run(engine: &Engine, request: &SearchRequest, work: &Work) -> Outcome {
+    execute(engine, request, work)
         .unwrap_or_else(|error| {
             Outcome::failure("search", Some(request.kind.clone()), Some(request.query.clone()), error)
         })
         .with_metadata(request.metadata)
 }
 
-fn execute(engine: &Engine, request: &SearchRequest) -> Result<Outcome, ToolError> {
+fn execute(engine: &Engine, request: &SearchRequest, work: &Work) -> Result<Outcome, ToolError> {
     let index = engine.index_for_query();
     let index_state = index.map_or(IndexState::Building, |index| index.state());
     let (effective, inferred) = match request.kind.as_str() {
@@ -102,14 +103,14 @@ fn execute(engine: &Engine, request: &SearchRequest) -> Result<Outcome, ToolErro
         "symbol" => searched_all(symbol_hits(engine, request)),
         "file" => searched_all(file_hits(engine, request, false)),
         "directory" => searched_all(file_hits(engine, request, true)),
-        "regex" => text_hits(engine, request, true)?,
-        _ => text_hits(engine, request, false)?,
+        "regex" => text_hits(engine, request, true, work)?,
+        _ => text_hits(engine, request, false, work)?,
     };
     let mut used = effective;
     if inferred && effective == "symbol" && hits.0.is_empty() {
         fell_back = true;
         used = "text";
-        hits = text_hits(engine, request, false)?;
+        hits = text_hits(engine, request, false, work)?;
     }
     let (mut hits, lower_bound, not_searched) = hits;
     hits.sort_by(|left, right| {

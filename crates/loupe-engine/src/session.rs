@@ -64,6 +64,7 @@ use crate::engine::Engine;
 use crate::read::{ReadMode, ReadRequest};
 use crate::response::{MetadataLevel, Outcome, Response};
 use crate::search::SearchRequest;
+use crate::work::Work;
 use analytics::{AnalyticsQueue, Event};
 use budget::BudgetState;
 use gate::{ReadShape, Verdict};
@@ -412,7 +413,13 @@ impl SessionLayer {
     }
 
     /// `search` through the session layer.
-    pub(crate) fn search(&self, engine: &Engine, context: &CallContext, parsed: Parsed<SearchRequest>) -> Response {
+    pub(crate) fn search(
+        &self,
+        engine: &Engine,
+        context: &CallContext,
+        parsed: Parsed<SearchRequest>,
+        work: &Work,
+    ) -> Response {
         let config = engine.config();
         let (key, mut outcome) = match parsed {
             Err(rejected) => (self.key(context, rejected.session_id.as_deref()), rejected.into_outcome()),
@@ -429,7 +436,7 @@ impl SessionLayer {
                     let refusal = Refusal::unattributed(error, ReasonCode::SessionIdRequired);
                     return self.refuse(context, "", asked, refusal);
                 }
-                (self.key(context, request.session_id.as_deref()), crate::search::run(engine, &request))
+                (self.key(context, request.session_id.as_deref()), crate::search::run(engine, &request, work))
             }
         };
         let now = Instant::now();

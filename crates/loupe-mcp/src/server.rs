@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use loupe_core::{ErrorCode, ToolError};
 use loupe_engine::config::{Sources, load};
-use loupe_engine::{CallContext, Engine, IndexState, Response, params};
+use loupe_engine::{CallContext, Engine, Progress, Response, Work, params};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ServerCapabilities, Tool,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -33,9 +33,6 @@ pub const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
 /// The request methods passed on to rmcp; every other request gets -32601 at once.
 const SERVED_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
-
-/// How long a call that carries a progress token waits for the first index build.
-const INDEX_WAIT: Duration = Duration::from_secs(10);
 
 /// How long a closing connection waits for the analytics writer.
 const ANALYTICS_FLUSH: Duration = Duration::from_millis(500);
@@ -157,11 +154,6 @@ impl LoupeServer {
             Ok(engine) => engine,
             Err(error) => return Response::failure(tool_name, error),
         };
-        let needs_index = name == "search"
-            || (name == "read" && matches!(arguments.get("mode").and_then(Value::as_str), Some("symbol" | "outline")));
-        if needs_index && let Some(token) = context.meta.get_progress_token() {
-            wait_for_index(&engine, token, context).await;
-        }
         let panic_requested = self.test_hooks && arguments.get("target").and_then(Value::as_str) == Some(PANIC_TARGET);
         let tool = name.to_owned();
         // A connection id the client sends in `_meta` is kept as telemetry only; the session
@@ -171,13 +163,23 @@ impl LoupeServer {
             .find_map(|key| context.meta.get(*key).and_then(Value::as_str))
             .map(str::to_owned);
         let connection = CallContext { connection_id: self.connection.connection_id.clone(), client_connection_id };
+        let work = Arc::new(work_for(context));
+        // `notifications/cancelled` for this request stops the work (rmcp cancels the token).
+        let cancelled = context.ct.clone();
+        let canceller = Arc::clone(&work);
+        let watch = tokio::spawn(async move {
+            cancelled.cancelled().await;
+            canceller.cancel();
+        });
+        let running = Arc::clone(&work);
         let joined = tokio::task::spawn_blocking(move || {
             if panic_requested {
                 panic!("test hook: panic inside a tool call");
             }
-            engine.call_in(&connection, &tool, arguments)
+            engine.call_with(&connection, &tool, arguments, &running)
         })
         .await;
+        watch.abort();
         match joined {
             Ok(response) => response,
             Err(join_error) => {
@@ -195,22 +197,29 @@ impl LoupeServer {
     }
 }
 
-/// A client that sent a progress token can wait for the first build: report its progress
-/// every 250 ms for up to `INDEX_WAIT`, then answer (from what is ready if it is still
-/// building). Clients without a token get an immediate answer marked `index_state: building`.
-async fn wait_for_index(engine: &Engine, token: ProgressToken, context: &RequestContext<RoleServer>) {
-    let Some(index) = engine.index() else { return };
-    let started = std::time::Instant::now();
-    while index.state() == IndexState::Building && started.elapsed() < INDEX_WAIT {
-        let status = index.status();
-        let notification = ProgressNotificationParam::new(token.clone(), status.files_done as f64)
-            .with_total(status.files_total.max(status.files_done) as f64)
-            .with_message(format!("indexing {} of {} files", status.files_done, status.files_total));
-        if context.peer.notify_progress(notification).await.is_err() {
-            return;
+/// The call's progress-and-cancel handle. A client that sent a progress token gets the
+/// engine's reports as `notifications/progress` (sent in order from a task of their own, so the
+/// engine never waits on the client) and may be made to wait for a first index build; a client
+/// without one is answered at once, from what is ready.
+fn work_for(context: &RequestContext<RoleServer>) -> Work {
+    let Some(token) = context.meta.get_progress_token() else { return Work::default() };
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+    let peer = context.peer.clone();
+    tokio::spawn(async move {
+        while let Some(progress) = receiver.recv().await {
+            let mut notification =
+                ProgressNotificationParam::new(token.clone(), progress.done as f64).with_message(progress.message);
+            if let Some(total) = progress.total {
+                notification = notification.with_total(total as f64);
+            }
+            if peer.notify_progress(notification).await.is_err() {
+                return;
+            }
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    });
+    Work::with_progress(move |progress| {
+        let _ = sender.send(progress.clone());
+    })
 }
 
 /// The client's first root as a directory path, when it offers roots and answers in time.

@@ -330,6 +330,41 @@ fn a_progress_token_gets_index_progress_and_a_complete_answer() {
     assert_eq!((meta["index_state"].clone(), meta["total"].clone()), (json!("ready"), json!(1)), "{answer}");
 }
 
+/// `notifications/cancelled` stops the work of the request it names: its progress reports stop
+/// at once (the index wait polls every 250 ms; the hook holds the build for 5 s), no answer is
+/// sent for it, and the server goes on serving.
+#[test]
+fn a_cancelled_call_stops_reporting_progress_and_the_server_keeps_serving() {
+    let dir = workspace();
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start_with(
+        dir.path(),
+        &[("LOUPE_TEST_INDEX_DELAY_MS", "5000"), ("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
+    );
+    server.initialize("2025-11-25");
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "analyze", "arguments": {"mode": "calls", "target": "f3"}, "_meta": {"progressToken": "p7"}}})
+        .to_string(),
+    );
+    let first = server.receive();
+    assert_eq!(first["method"], json!("notifications/progress"), "{first}");
+    assert!(first["params"].get("total").is_none() || first["params"]["total"].as_f64() > Some(0.0), "{first}");
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}"#);
+    let cancelled_at = Instant::now();
+    // A report already on its way may still arrive; then nothing more for request 7.
+    let mut late = 0;
+    while let Ok(line) = server.io.receive(Duration::from_millis(1200)) {
+        let message: Value = serde_json::from_str(&line).unwrap();
+        assert_ne!(message["id"], json!(7), "a cancelled request was answered: {message}");
+        late += 1;
+        assert!(late <= 1, "progress went on after the cancellation: {message}");
+    }
+    assert!(cancelled_at.elapsed() < Duration::from_secs(3));
+    let pong = server.request(json!(8), "ping", json!({}));
+    assert_eq!(pong["result"], json!({}), "{pong}");
+}
+
 /// Two servers on one root share one index directory: one persists, both answer.
 #[test]
 fn two_servers_on_one_root_both_serve_search() {

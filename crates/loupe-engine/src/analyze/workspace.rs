@@ -11,6 +11,7 @@ use loupe_syntax::{Extract, FileFacts};
 use rustc_hash::FxHashMap;
 
 use crate::engine::Engine;
+use crate::work::Work;
 
 /// The graphs of one index generation.
 #[derive(Debug)]
@@ -113,17 +114,23 @@ fn build(engine: &Engine, index: &Index, generation: u64) -> Graphs {
 pub(crate) struct View<'a> {
     engine: &'a Engine,
     index: &'a Index,
+    work: &'a Work,
     pub(crate) graphs: Arc<Graphs>,
 }
 
 impl<'a> View<'a> {
-    pub(crate) fn new(engine: &'a Engine, index: &'a Index) -> View<'a> {
+    pub(crate) fn new(engine: &'a Engine, index: &'a Index, work: &'a Work) -> View<'a> {
         let graphs = engine.relations.graphs(engine, index);
-        View { engine, index, graphs }
+        View { engine, index, work, graphs }
     }
 
     pub(crate) fn engine(&self) -> &'a Engine {
         self.engine
+    }
+
+    /// The call's progress-and-cancel handle: long walks stop once it is cancelled.
+    pub(crate) fn work(&self) -> &'a Work {
+        self.work
     }
 
     pub(crate) fn index(&self) -> &'a Index {

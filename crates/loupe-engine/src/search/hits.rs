@@ -12,6 +12,7 @@ use super::parse::compile_glob;
 use super::smart_case;
 use super::{Hit, MAX_MATCHES, PARTIAL_SYMBOLS, SearchRequest};
 use crate::engine::Engine;
+use crate::work::Work;
 
 pub(super) fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
     let Some(index) = engine.index_for_query() else { return (Vec::new(), false) };
@@ -164,6 +165,7 @@ pub(super) fn text_hits(
     engine: &Engine,
     request: &SearchRequest,
     is_regex: bool,
+    work: &Work,
 ) -> Result<(Vec<Hit>, bool, usize), ToolError> {
     let case_sensitive = smart_case(request);
     let pattern = if is_regex { request.query.clone() } else { regex::escape(&request.query) };
@@ -243,6 +245,11 @@ pub(super) fn text_hits(
         || (),
         |_, path| verify(path),
         |_, file_hits| {
+            // A cancelled search stops here; what it found is a lower bound of the total.
+            if work.is_cancelled() {
+                lower_bound = true;
+                return false;
+            }
             for hit in file_hits {
                 if hits.len() >= MAX_MATCHES {
                     lower_bound = true;
