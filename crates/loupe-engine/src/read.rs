@@ -29,7 +29,7 @@ struct Caps {
     max_preview_chars: Option<usize>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Window {
     /// `file`: from `first`, up to `count` lines (None: the default page).
     File { first: usize, count: Option<usize> },
@@ -98,7 +98,26 @@ pub(crate) struct ReadRequest {
     label: Option<String>,
 }
 
+/// What a read is about, without how it is presented (caps, `metadata`, `fresh`, `preview_mode`) or which
+/// session or ref it names: a call the session was issued replays when the keys are equal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ReadKey {
+    mode: ReadMode,
+    target: String,
+    window: Window,
+    cursor: Option<String>,
+}
+
 impl ReadRequest {
+    pub(crate) fn key(&self) -> ReadKey {
+        ReadKey {
+            mode: self.mode,
+            target: self.target.clone(),
+            window: self.window.clone(),
+            cursor: self.cursor.clone(),
+        }
+    }
+
     /// The lines a precision read asks for, first and last (context included), when it is one
     /// (§9.7): a `snippet` window, or a `file` read with both `offset` and `limit`.
     pub(crate) fn precision_window(&self) -> Option<(usize, usize)> {

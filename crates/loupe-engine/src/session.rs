@@ -9,6 +9,11 @@
 //!
 //! The store lock is held for the bookkeeping only, never while a tool runs.
 //!
+//! The layer works on typed data only: the parsed request before a read (`&ReadRequest`,
+//! `&SearchRequest`), the tool's `Outcome` after it (face parts, typed act fields), and issued
+//! calls kept as `ReadKey`s (what a read reads, not how its arguments were spelled). It builds
+//! JSON for the envelope's `stabilization` detail and for the next calls it offers, and reads none.
+//!
 //! Files: `identity.rs` (`CallContext`, the session keys, `strict_session_id`, lexical path
 //! normalisation); `store.rs` (RuntimeState: per-session metrics, the last 20 searches with their
 //! bundle, candidates and issued read calls, the read calls issued by reads, the lines sent per
@@ -61,7 +66,7 @@ pub(crate) use identity::normalize_lexically;
 
 use crate::args::Parsed;
 use crate::engine::Engine;
-use crate::read::{ReadMode, ReadRequest};
+use crate::read::{ReadKey, ReadMode, ReadRequest};
 use crate::response::{MetadataLevel, Outcome, Response};
 use crate::search::SearchRequest;
 use crate::work::Work;
@@ -544,9 +549,14 @@ fn search_query(target: &str, path: Option<&str>) -> String {
     stem.unwrap_or(name).to_owned()
 }
 
-/// The `read` calls among an answer's next calls, as argument maps.
-fn read_calls(calls: &[NextCall]) -> Vec<Map<String, Value>> {
-    calls.iter().filter(|call| call.tool == "read").map(|call| call.arguments.clone()).collect()
+/// The `read` calls among an answer's next calls, as what they read.
+fn read_calls(calls: &[NextCall]) -> Vec<ReadKey> {
+    calls
+        .iter()
+        .filter(|call| call.tool == "read")
+        .filter_map(|call| crate::read::parse(Value::Object(call.arguments.clone())).ok())
+        .map(|request| request.key())
+        .collect()
 }
 
 /// What the session keeps of a search: its bundle, its shown hits and its read calls.

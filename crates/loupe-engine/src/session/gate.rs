@@ -14,11 +14,6 @@ use super::reasons::ReasonCode;
 use super::store::{Candidate, Session};
 use crate::read::{ReadMode, ReadRequest};
 
-/// Arguments that do not change what a read is about: ignored when matching a read against
-/// an issued call.
-const PRESENTATION_KEYS: &[&str] =
-    &["session_id", "metadata", "max_tokens", "max_bytes", "max_lines", "max_preview_chars", "preview_mode", "fresh"];
-
 /// What the gate decided for one read.
 #[derive(Debug)]
 pub(crate) enum Verdict {
@@ -57,7 +52,7 @@ pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict
     }
     let searches = session.map_or(0, |session| session.searches.len());
     if let Some(session) = session
-        && issued(session, &request.original)
+        && issued(session, request)
     {
         return Verdict::Pass { by_ref: true };
     }
@@ -95,15 +90,12 @@ pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict
     refuse_mismatch(shape, session, &members, "bundle_id", id, windowed)
 }
 
-/// True when `arguments` repeat a `read` call the session was issued (extra presentation
-/// arguments such as `max_tokens` allowed).
-fn issued(session: &Session, arguments: &Map<String, Value>) -> bool {
-    let copies = |call: &Map<String, Value>| {
-        call.iter().all(|(key, value)| arguments.get(key) == Some(value))
-            && arguments.keys().all(|key| call.contains_key(key) || PRESENTATION_KEYS.contains(&key.as_str()))
-    };
-    session.searches.iter().flat_map(|search| search.read_calls.iter()).any(copies)
-        || session.read_calls.iter().any(copies)
+/// True when the read repeats a `read` call the session was issued: the same target and window,
+/// however it is presented (`max_tokens`, `metadata`, `fresh`…) and whichever ref it carries.
+fn issued(session: &Session, request: &ReadRequest) -> bool {
+    let key = request.key();
+    session.searches.iter().flat_map(|search| search.read_calls.iter()).any(|call| *call == key)
+        || session.read_calls.iter().any(|call| *call == key)
 }
 
 /// Does `candidate` name what this read targets?

@@ -7,9 +7,8 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value};
-
 use super::metrics::Metrics;
+use crate::read::ReadKey;
 
 /// §9.1: at most this many sessions; the least recently used is evicted.
 pub(crate) const MAX_SESSIONS: usize = 4096;
@@ -35,8 +34,8 @@ pub(crate) struct SearchRecord {
     pub(crate) bundle_id: String,
     /// The hits shown, in rank order.
     pub(crate) candidates: Vec<Candidate>,
-    /// The `read` next_calls the search issued (their arguments).
-    pub(crate) read_calls: Vec<Map<String, Value>>,
+    /// The `read` next_calls the search issued.
+    pub(crate) read_calls: Vec<ReadKey>,
 }
 
 /// Lines of one file the session received, with the file hash they were sent under.
@@ -54,7 +53,7 @@ pub(crate) struct Session {
     pub(crate) last_used: Instant,
     pub(crate) metrics: Metrics,
     pub(crate) searches: VecDeque<SearchRecord>,
-    pub(crate) read_calls: VecDeque<Map<String, Value>>,
+    pub(crate) read_calls: VecDeque<ReadKey>,
     /// Aggregation: what was sent, per path.
     pub(crate) sent: BTreeMap<String, SentFile>,
 }
@@ -76,7 +75,7 @@ impl Session {
         self.searches.truncate(SEARCHES_KEPT);
     }
 
-    pub(crate) fn remember_read_calls(&mut self, calls: impl IntoIterator<Item = Map<String, Value>>) {
+    pub(crate) fn remember_read_calls(&mut self, calls: impl IntoIterator<Item = ReadKey>) {
         for call in calls {
             if !self.read_calls.contains(&call) {
                 self.read_calls.push_front(call);
