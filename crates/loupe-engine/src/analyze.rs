@@ -18,6 +18,7 @@ use loupe_index::{IndexState, Lang, SymbolKind};
 use loupe_syntax::{Definition, FileFacts, RelationKind};
 use serde_json::{Map, Value, json};
 
+use crate::args::choice_enum;
 use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
 use crate::params;
@@ -29,11 +30,34 @@ use workspace::View;
 const MAX_NODES_DEFAULT: usize = 50;
 const MAX_NODES_CEILING: usize = 500;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Direction {
-    Upstream,
-    Downstream,
-    Both,
+choice_enum! {
+    /// Which relationship `analyze` follows (`mode`).
+    pub(crate) enum AnalyzeMode {
+        Dependencies = "dependencies",
+        Impact = "impact",
+        Calls = "calls",
+        References = "references",
+        Types = "types",
+        DataFlow = "data_flow",
+    }
+}
+
+choice_enum! {
+    /// What `target` names (`target_type`); `auto` takes an existing file as a file.
+    enum TargetType {
+        Auto = "auto",
+        Symbol = "symbol",
+        File = "file",
+    }
+}
+
+choice_enum! {
+    /// Which way a walk goes (`direction`).
+    enum Direction {
+        Upstream = "upstream",
+        Downstream = "downstream",
+        Both = "both",
+    }
 }
 
 impl Direction {
@@ -44,22 +68,14 @@ impl Direction {
     fn down(self) -> bool {
         matches!(self, Direction::Downstream | Direction::Both)
     }
-
-    fn as_str(self) -> &'static str {
-        match self {
-            Direction::Upstream => "upstream",
-            Direction::Downstream => "downstream",
-            Direction::Both => "both",
-        }
-    }
 }
 
 /// An `analyze` call, parsed once.
 #[derive(Debug)]
 pub(crate) struct AnalyzeRequest {
     target: String,
-    target_type: String,
-    mode: String,
+    target_type: TargetType,
+    mode: AnalyzeMode,
     direction: Direction,
     max_depth: usize,
     max_nodes: usize,
@@ -72,7 +88,7 @@ pub(crate) struct AnalyzeRequest {
 pub(crate) fn run(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Outcome {
     answer(engine, request, work)
         .unwrap_or_else(|error| {
-            Outcome::failure("analyze", Some(request.mode.clone()), Some(request.target.clone()), error)
+            Outcome::failure("analyze", Some(request.mode.to_string()), Some(request.target.clone()), error)
         })
         .with_metadata(request.metadata)
 }
@@ -84,7 +100,7 @@ pub(crate) fn parse(arguments: Value) -> Parsed<AnalyzeRequest> {
 
 fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<AnalyzeRequest, ToolError> {
     let mut args = Args::new(&params::ANALYZE, arguments)?;
-    let mode = args.choice("mode")?.ok_or_else(|| {
+    let mode = args.choice("mode")?.as_deref().and_then(AnalyzeMode::parse).ok_or_else(|| {
         ToolError::invalid_args(
             "`mode` is required for `analyze`",
             format!("add `mode`: one of {}", params::ANALYZE_MODES.join(", ")),
@@ -94,17 +110,13 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<Analy
     if target.trim().is_empty() {
         return Err(ToolError::invalid_args("`target` is empty", "pass a file path or a symbol name"));
     }
-    let target_type = args.choice("target_type")?.unwrap_or_else(|| "auto".into());
-    let direction = match args.choice("direction")?.as_deref() {
-        Some("upstream") => Direction::Upstream,
-        Some("downstream") => Direction::Downstream,
-        _ => Direction::Both,
-    };
-    let default_depth = match mode.as_str() {
-        "dependencies" => 1,
-        "impact" => 20,
-        "types" => 5,
-        _ => 3,
+    let target_type = args.choice("target_type")?.as_deref().and_then(TargetType::parse).unwrap_or(TargetType::Auto);
+    let direction = args.choice("direction")?.as_deref().and_then(Direction::parse).unwrap_or(Direction::Both);
+    let default_depth = match mode {
+        AnalyzeMode::Dependencies => 1,
+        AnalyzeMode::Impact => 20,
+        AnalyzeMode::Types => 5,
+        AnalyzeMode::Calls | AnalyzeMode::References | AnalyzeMode::DataFlow => 3,
     };
     let max_depth = args.integer("max_depth")?.map_or(default_depth, |depth| depth as usize);
     if max_depth == 0 {
@@ -153,14 +165,21 @@ fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outc
     let view = View::new(engine, index, work);
     let target = resolve_target(&view, request)?;
     let mut answer = Answer::new(request.max_nodes);
-    match (request.mode.as_str(), &target) {
-        ("dependencies", _) => dependencies(&view, request, &target, &mut answer),
-        ("impact", _) => impact(&view, request, &target, &mut answer),
-        ("calls", Target::Symbol(symbol)) => calls(&view, request, symbol, &mut answer),
-        ("references", Target::Symbol(symbol)) => references(&view, symbol, &mut answer),
-        ("types", Target::Symbol(symbol)) => types(&view, request, symbol, &mut answer),
-        ("data_flow", _) => flow::data_flow(&view, request, &mut answer)?,
-        (mode, Target::Variable) => unreachable!("only data_flow targets a variable, not {mode}"),
+    match (request.mode, &target) {
+        (AnalyzeMode::Dependencies, _) => dependencies(&view, request, &target, &mut answer),
+        (AnalyzeMode::Impact, _) => impact(&view, request, &target, &mut answer),
+        (AnalyzeMode::Calls, Target::Symbol(symbol)) => calls(&view, request, symbol, &mut answer),
+        (AnalyzeMode::References, Target::Symbol(symbol)) => references(&view, symbol, &mut answer),
+        (AnalyzeMode::Types, Target::Symbol(symbol)) => types(&view, request, symbol, &mut answer),
+        (AnalyzeMode::DataFlow, _) => flow::data_flow(&view, request, &mut answer)?,
+        // Only data_flow resolves its target as a variable (`resolve_target`).
+        (mode, Target::Variable) => {
+            return Err(ToolError::new(
+                ErrorCode::Internal,
+                format!("mode `{mode}` got a variable target"),
+                "retry with target_type='symbol' or 'file'",
+            ));
+        }
         (mode, Target::File(path)) => {
             return Err(ToolError::invalid_args(
                 format!("mode `{mode}` takes a symbol, and `{}` is a file", path.as_str()),
@@ -168,21 +187,20 @@ fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outc
             )
             .with_next_call(NextCall::new("read", json!({"mode": "outline", "target": path.as_str()}))));
         }
-        _ => unreachable!("modes are validated"),
     }
     Ok(render(request, &target, answer, index_state))
 }
 
 fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, ToolError> {
     let engine = view.engine();
-    if request.mode == "data_flow" {
+    if request.mode == AnalyzeMode::DataFlow {
         return Ok(Target::Variable);
     }
-    let as_file = match request.target_type.as_str() {
-        "symbol" => None,
+    let as_file = match request.target_type {
+        TargetType::Symbol => None,
         wanted => match engine.root().resolve(&request.target) {
             Ok(resolved) if resolved.real.as_ref().is_some_and(|real| real.is_file()) => Some(resolved.path),
-            Ok(_) | Err(_) if wanted == "file" => {
+            Ok(_) | Err(_) if wanted == TargetType::File => {
                 return Err(ToolError::new(
                     ErrorCode::FileNotFound,
                     format!("no file `{}` under the root", request.target),
@@ -196,7 +214,7 @@ fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, T
     if let Some(path) = as_file {
         return Ok(Target::File(path));
     }
-    let want_type = request.mode == "types";
+    let want_type = request.mode == AnalyzeMode::Types;
     let keep = |definition: &Definition| !want_type || is_type_kind(definition.kind);
     let resolved = crate::read::symbol::resolve_where(
         engine,
@@ -689,8 +707,8 @@ fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, index_state
         }),
     };
     // impact only ever looks upstream, whatever `direction` says.
-    let direction = if request.mode == "impact" { "upstream" } else { request.direction.as_str() };
-    let mut face = answer.face(&request.mode, direction, request.max_depth);
+    let direction = if request.mode == AnalyzeMode::Impact { "upstream" } else { request.direction.as_str() };
+    let mut face = answer.face(request.mode, direction, request.max_depth);
     // The face offers one call: more of the graph when it was cut, else a read of the first node.
     let next_call = if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
         let mut arguments = request.original.clone();
@@ -708,7 +726,7 @@ fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, index_state
     let truncated = answer.truncated;
     let (nodes, edges) = answer.into_json();
     let mut outcome =
-        Outcome::success("analyze", Some(request.mode.clone()), Some(request.target.clone()), Face::text(face));
+        Outcome::success("analyze", Some(request.mode.to_string()), Some(request.target.clone()), Face::text(face));
     outcome.act.truncated = truncated;
     outcome.act.next_calls = next_call.into_iter().collect();
     outcome.act.graph = Some(Graph { resolved_target, nodes, edges });

@@ -12,6 +12,42 @@ use serde_json::{Map, Value};
 use crate::errors::quoted;
 use crate::params::{MAX_LIST_ITEMS, MAX_TEXT_BYTES, Param, ParamType, ToolSpec};
 
+/// An enum for a choice the parameter table lists (a mode, a type, a command, a baseline): one
+/// variant per value, `parse` from and `as_str` back to the name the caller writes.
+macro_rules! choice_enum {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        $vis enum $name {
+            $($variant),+
+        }
+
+        impl $name {
+            #[allow(dead_code)]
+            $vis fn parse(text: &str) -> Option<$name> {
+                match text {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+
+            #[allow(dead_code)]
+            $vis fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str(self.as_str())
+            }
+        }
+    };
+}
+pub(crate) use choice_enum;
+
 /// A call whose arguments did not parse: the error, and what the call named (for the answer's
 /// header and the session it belongs to).
 #[derive(Debug)]

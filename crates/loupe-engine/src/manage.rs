@@ -10,6 +10,7 @@ use loupe_core::ToolError;
 use loupe_index::IndexState;
 use serde_json::{Value, json};
 
+use crate::args::choice_enum;
 use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
 use crate::params;
@@ -17,42 +18,16 @@ use crate::response::{Face, MetadataLevel, Outcome};
 use crate::session::CallContext;
 use crate::session::reasons;
 
-/// What `manage` does, fixed by `command`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ManageCommand {
-    Status,
-    Metrics,
-    Guidance,
-    Undo,
-    Redo,
-    History,
-    Reindex,
-}
-
-impl ManageCommand {
-    fn parse(command: &str) -> Option<ManageCommand> {
-        Some(match command {
-            "status" => ManageCommand::Status,
-            "metrics" => ManageCommand::Metrics,
-            "guidance" => ManageCommand::Guidance,
-            "undo" => ManageCommand::Undo,
-            "redo" => ManageCommand::Redo,
-            "history" => ManageCommand::History,
-            "reindex" => ManageCommand::Reindex,
-            _ => return None,
-        })
-    }
-
-    fn as_str(self) -> &'static str {
-        match self {
-            ManageCommand::Status => "status",
-            ManageCommand::Metrics => "metrics",
-            ManageCommand::Guidance => "guidance",
-            ManageCommand::Undo => "undo",
-            ManageCommand::Redo => "redo",
-            ManageCommand::History => "history",
-            ManageCommand::Reindex => "reindex",
-        }
+choice_enum! {
+    /// The `manage` commands.
+    pub(crate) enum ManageCommand {
+        Status = "status",
+        Metrics = "metrics",
+        Guidance = "guidance",
+        Undo = "undo",
+        Redo = "redo",
+        History = "history",
+        Reindex = "reindex",
     }
 }
 

@@ -17,6 +17,7 @@ use window::read_window;
 
 use serde_json::{Map, Value};
 
+use crate::args::choice_enum;
 use crate::engine::Engine;
 use crate::response::{MetadataLevel, Outcome};
 
@@ -40,39 +41,26 @@ enum Window {
     /// `outline`: the skeleton of a file or a directory.
     Outline { depth: usize, include_docs: bool },
     /// `diff_preview`: answered by `read/diff_preview.rs`.
-    DiffPreview { against: String, content: Option<String>, context: usize, offset: usize },
+    DiffPreview { against: Against, content: Option<String>, context: usize, offset: usize },
 }
 
-/// What `read` does, fixed by `mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ReadMode {
-    File,
-    Snippet,
-    Symbol,
-    Outline,
-    DiffPreview,
-}
-
-impl ReadMode {
-    fn parse(mode: &str) -> Option<ReadMode> {
-        Some(match mode {
-            "file" => ReadMode::File,
-            "snippet" => ReadMode::Snippet,
-            "symbol" => ReadMode::Symbol,
-            "outline" => ReadMode::Outline,
-            "diff_preview" => ReadMode::DiffPreview,
-            _ => return None,
-        })
+choice_enum! {
+    /// What `read` does, fixed by `mode`.
+    pub(crate) enum ReadMode {
+        File = "file",
+        Snippet = "snippet",
+        Symbol = "symbol",
+        Outline = "outline",
+        DiffPreview = "diff_preview",
     }
+}
 
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            ReadMode::File => "file",
-            ReadMode::Snippet => "snippet",
-            ReadMode::Symbol => "symbol",
-            ReadMode::Outline => "outline",
-            ReadMode::DiffPreview => "diff_preview",
-        }
+choice_enum! {
+    /// What `diff_preview` compares with (`against`).
+    pub(crate) enum Against {
+        Head = "HEAD",
+        Index = "INDEX",
+        Worktree = "WORKTREE",
     }
 }
 
@@ -162,7 +150,7 @@ pub(crate) fn run(engine: &Engine, request: &ReadRequest) -> Outcome {
                 cursor: request.cursor.clone(),
                 original: request.original.clone(),
                 target: request.target.clone(),
-                against: against.clone(),
+                against: *against,
                 content: content.clone(),
                 context: *context,
                 max_tokens: request.caps.max_tokens,

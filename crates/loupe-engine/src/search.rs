@@ -15,6 +15,7 @@ use loupe_core::{RepoPath, ToolError};
 use loupe_index::{IndexState, SymbolHit};
 use serde_json::{Map, Value};
 
+use crate::args::choice_enum;
 use crate::engine::Engine;
 use crate::response::{MetadataLevel, Outcome};
 use crate::work::Work;
@@ -33,17 +34,38 @@ const DEFAULT_PREVIEW_CHARS: usize = 200;
 /// Symbols with a partial name match considered per search, after every exact match.
 const PARTIAL_SYMBOLS: usize = 2000;
 
+choice_enum! {
+    /// What a search answers with (`output`): the hits, the files with their counts, or counts.
+    enum Output {
+        Matches = "matches",
+        Files = "files",
+        Count = "count",
+    }
+}
+
+choice_enum! {
+    /// What a search looks for (`type`); `auto` infers one of the others from the query.
+    pub(crate) enum SearchKind {
+        Auto = "auto",
+        Text = "text",
+        Regex = "regex",
+        Symbol = "symbol",
+        File = "file",
+        Directory = "directory",
+    }
+}
+
 /// A `search` call, parsed once.
 #[derive(Debug, Clone)]
 pub(crate) struct SearchRequest {
     pub(crate) query: String,
-    kind: String,
+    kind: SearchKind,
     filters: Filters,
     case_sensitive: Option<bool>,
     whole_word: bool,
     max_results: usize,
     offset: usize,
-    output: String,
+    output: Output,
     context_lines: usize,
     preview_chars: usize,
     pub(crate) metadata: Option<MetadataLevel>,
@@ -85,7 +107,7 @@ impl SearchRequest {
 pub(crate) fn run(engine: &Engine, request: &SearchRequest, work: &Work) -> Outcome {
     execute(engine, request, work)
         .unwrap_or_else(|error| {
-            Outcome::failure("search", Some(request.kind.clone()), Some(request.query.clone()), error)
+            Outcome::failure("search", Some(request.kind.to_string()), Some(request.query.clone()), error)
         })
         .with_metadata(request.metadata)
 }
@@ -93,23 +115,23 @@ pub(crate) fn run(engine: &Engine, request: &SearchRequest, work: &Work) -> Outc
 fn execute(engine: &Engine, request: &SearchRequest, work: &Work) -> Result<Outcome, ToolError> {
     let index = engine.index_for_query();
     let index_state = index.map_or(IndexState::Building, |index| index.state());
-    let (effective, inferred) = match request.kind.as_str() {
-        "auto" => (infer(&request.query), true),
-        other => (static_kind(other), false),
+    let (effective, inferred) = match request.kind {
+        SearchKind::Auto => (infer(&request.query), true),
+        kind => (kind, false),
     };
     let mut fell_back = false;
     let searched_all = |(hits, lower_bound): (Vec<Hit>, bool)| (hits, lower_bound, 0);
     let mut hits = match effective {
-        "symbol" => searched_all(symbol_hits(engine, request)),
-        "file" => searched_all(file_hits(engine, request, false)),
-        "directory" => searched_all(file_hits(engine, request, true)),
-        "regex" => text_hits(engine, request, true, work)?,
-        _ => text_hits(engine, request, false, work)?,
+        SearchKind::Symbol => searched_all(symbol_hits(engine, request)),
+        SearchKind::File => searched_all(file_hits(engine, request, false)),
+        SearchKind::Directory => searched_all(file_hits(engine, request, true)),
+        SearchKind::Regex => text_hits(engine, request, true, work)?,
+        SearchKind::Text | SearchKind::Auto => text_hits(engine, request, false, work)?,
     };
     let mut used = effective;
-    if inferred && effective == "symbol" && hits.0.is_empty() {
+    if inferred && effective == SearchKind::Symbol && hits.0.is_empty() {
         fell_back = true;
-        used = "text";
+        used = SearchKind::Text;
         hits = text_hits(engine, request, false, work)?;
     }
     let (mut hits, lower_bound, not_searched) = hits;
@@ -130,17 +152,6 @@ struct Found {
     hits: Vec<Hit>,
     lower_bound: bool,
     not_searched: usize,
-}
-
-fn static_kind(kind: &str) -> &'static str {
-    match kind {
-        "text" => "text",
-        "regex" => "regex",
-        "symbol" => "symbol",
-        "file" => "file",
-        "directory" => "directory",
-        _ => "text",
-    }
 }
 
 impl Filters {

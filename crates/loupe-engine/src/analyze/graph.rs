@@ -8,6 +8,8 @@ use loupe_index::SymbolKind;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Value, json};
 
+use super::AnalyzeMode;
+
 /// Which way from the target a node lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Side {
@@ -308,7 +310,7 @@ impl Answer {
 
     /// The compact tree: a head line for the target, one section per side, each node under
     /// the node that reached it, with the lines and confidence of the edges that did.
-    pub(crate) fn face(&self, mode: &str, direction: &str, max_depth: usize) -> String {
+    pub(crate) fn face(&self, mode: AnalyzeMode, direction: &str, max_depth: usize) -> String {
         let Some(root) = self.nodes.first() else { return format!("analyze {mode}: nothing found\n") };
         let mut face = format!("analyze {mode} · {} · {direction}, depth ≤ {max_depth}\n", label(root));
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
@@ -425,18 +427,16 @@ fn edge_note(edges: &[&Edge]) -> String {
     note.trim_end().to_owned()
 }
 
-fn section(mode: &str, side: Side) -> &'static str {
+fn section(mode: AnalyzeMode, side: Side) -> &'static str {
     match (mode, side) {
-        ("dependencies", Side::Downstream) => "imports",
-        ("dependencies", Side::Upstream) => "imported by",
-        ("impact", _) => "depended on by, nearest first",
-        ("calls", Side::Upstream) => "callers",
-        ("calls", Side::Downstream) => "callees",
-        ("references", _) => "used by",
-        ("types", Side::Upstream) => "supertypes",
-        ("types", Side::Downstream) => "subtypes",
-        ("data_flow", _) => "flows into",
-        (_, Side::Upstream) => "upstream",
-        (_, Side::Downstream) => "downstream",
+        (AnalyzeMode::Dependencies, Side::Downstream) => "imports",
+        (AnalyzeMode::Dependencies, Side::Upstream) => "imported by",
+        (AnalyzeMode::Impact, _) => "depended on by, nearest first",
+        (AnalyzeMode::Calls, Side::Upstream) => "callers",
+        (AnalyzeMode::Calls, Side::Downstream) => "callees",
+        (AnalyzeMode::References, _) => "used by",
+        (AnalyzeMode::Types, Side::Upstream) => "supertypes",
+        (AnalyzeMode::Types, Side::Downstream) => "subtypes",
+        (AnalyzeMode::DataFlow, _) => "flows into",
     }
 }

@@ -12,6 +12,7 @@ use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError, text, to
 use loupe_git::{Baseline, GitError, Repository};
 use serde_json::{Map, Value, json};
 
+use super::Against;
 use crate::engine::Engine;
 use crate::response::{Face, Location, MetadataLevel, Outcome, next_line};
 
@@ -20,7 +21,7 @@ use crate::response::{Face, Location, MetadataLevel, Outcome, next_line};
 pub(crate) struct DiffRequest {
     pub(crate) target: String,
     /// `HEAD`, `INDEX` or `WORKTREE`.
-    pub(crate) against: String,
+    pub(crate) against: Against,
     pub(crate) content: Option<String>,
     pub(crate) context: usize,
     pub(crate) max_tokens: Option<usize>,
@@ -62,7 +63,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Outcome, Too
         return directory(engine, &repository, request, resolved.path.as_str(), cursor);
     }
     let path = resolved.path.to_string();
-    if cursor.as_ref().is_some_and(|cursor| cursor.directory || !cursor.is_for(&path, &request.against)) {
+    if cursor.as_ref().is_some_and(|cursor| cursor.directory || !cursor.is_for(&path, request.against)) {
         return Err(ToolError::invalid_args(
             format!("this cursor was issued for another diff, not `{path}` against {}", request.against),
             "use a cursor with the target and `against` it came from, or drop `cursor`",
@@ -102,8 +103,8 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Outcome, Too
         },
         _ => None,
     };
-    let (old, new, old_label, new_label) = match (&proposed, request.against.as_str()) {
-        (None, "WORKTREE") => {
+    let (old, new, old_label, new_label) = match (&proposed, request.against) {
+        (None, Against::Worktree) => {
             return Err(ToolError::invalid_args(
                 "against=WORKTREE compares proposed `content` with the file on disk; without `content` there is nothing to compare",
                 "pass `content`, or compare the file on disk with HEAD or INDEX",
@@ -112,14 +113,14 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Outcome, Too
         }
         (None, against) => {
             let baseline = repository.blob(baseline_of(against), &path).map_err(git_error)?;
-            (baseline, worktree.clone(), against.to_owned(), "WORKTREE".to_owned())
+            (baseline, worktree.clone(), against.to_string(), "WORKTREE".to_owned())
         }
-        (Some(content), "WORKTREE") => {
+        (Some(content), Against::Worktree) => {
             (worktree.clone(), Some(content.as_ref().clone()), "WORKTREE".to_owned(), "proposed".to_owned())
         }
         (Some(content), against) => {
             let baseline = repository.blob(baseline_of(against), &path).map_err(git_error)?;
-            (baseline, Some(content.as_ref().clone()), against.to_owned(), "proposed".to_owned())
+            (baseline, Some(content.as_ref().clone()), against.to_string(), "proposed".to_owned())
         }
     };
     if old.is_none() && new.is_none() {
@@ -184,7 +185,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Outcome, Too
         }
         let cursor = DiffCursor {
             directory: false,
-            against: against_code(&request.against),
+            against: against_code(request.against),
             proposed: proposed.is_some(),
             old: old_hash,
             new: new_hash,
@@ -235,7 +236,7 @@ fn changed_since_cursor(
     let fresh = if proposed && request.content.is_none() {
         let cursor = DiffCursor {
             directory: false,
-            against: against_code(&request.against),
+            against: against_code(request.against),
             proposed: true,
             old,
             new,
@@ -282,7 +283,7 @@ fn directory(
     dir: &str,
     cursor: Option<DiffCursor>,
 ) -> Result<Outcome, ToolError> {
-    if request.against == "WORKTREE" {
+    if request.against == Against::Worktree {
         return Err(ToolError::invalid_args(
             "against=WORKTREE needs proposed `content` for one file; a directory compares with HEAD or INDEX",
             "drop `against` (HEAD) or pass against=INDEX",
@@ -293,14 +294,14 @@ fn directory(
         )));
     }
     let label = dir_label(dir);
-    if cursor.as_ref().is_some_and(|cursor| !cursor.directory || !cursor.is_for(&label, &request.against)) {
+    if cursor.as_ref().is_some_and(|cursor| !cursor.directory || !cursor.is_for(&label, request.against)) {
         return Err(ToolError::invalid_args(
             format!("this cursor was issued for another diff, not `{label}` against {}", request.against),
             "use a cursor with the target and `against` it came from, or drop `cursor`",
         )
         .with_next_call(continuation(request, &[], &["cursor"])));
     }
-    let baseline = baseline_of(&request.against);
+    let baseline = baseline_of(request.against);
     let tracked = repository.tracked(baseline, dir).map_err(git_error)?;
     let in_index = if baseline == Baseline::Index {
         tracked.clone()
@@ -435,7 +436,7 @@ fn directory(
         // The list filled the page: the diffs come with a narrower target or one file at a time.
         let cursor = DiffCursor {
             directory: true,
-            against: against_code(&request.against),
+            against: against_code(request.against),
             proposed: false,
             old: listing_hash,
             new: [0; 8],
@@ -475,7 +476,7 @@ fn directory(
         for change in changes[index..].iter().take(3) {
             next_calls.push(NextCall::new(
                 "read",
-                json!({"mode": "diff_preview", "target": change.path, "against": request.against}),
+                json!({"mode": "diff_preview", "target": change.path, "against": request.against.as_str()}),
             ));
         }
     }
@@ -617,8 +618,8 @@ fn dir_label(dir: &str) -> String {
     if dir.is_empty() { ".".into() } else { dir.to_owned() }
 }
 
-fn baseline_of(against: &str) -> Baseline {
-    if against == "INDEX" { Baseline::Index } else { Baseline::Head }
+fn baseline_of(against: Against) -> Baseline {
+    if against == Against::Index { Baseline::Index } else { Baseline::Head }
 }
 
 /// A diff_preview answer for `target`: what both kinds (a file, a directory) share.
@@ -851,7 +852,7 @@ impl DiffCursor {
         })
     }
 
-    fn is_for(&self, target: &str, against: &str) -> bool {
+    fn is_for(&self, target: &str, against: Against) -> bool {
         self.tag == path_tag(target) && self.against == against_code(against)
     }
 }
@@ -866,11 +867,11 @@ fn decode_cursor(request: &DiffRequest, text: &str) -> Result<DiffCursor, ToolEr
     })
 }
 
-fn against_code(against: &str) -> u8 {
+fn against_code(against: Against) -> u8 {
     match against {
-        "INDEX" => 1,
-        "WORKTREE" => 2,
-        _ => 0,
+        Against::Head => 0,
+        Against::Index => 1,
+        Against::Worktree => 2,
     }
 }
 
@@ -904,7 +905,7 @@ pub(crate) fn proposal_continuation(
     engine.proposed.keep(new_hash, &std::sync::Arc::new(new.to_vec()));
     let cursor = DiffCursor {
         directory: false,
-        against: against_code("WORKTREE"),
+        against: against_code(Against::Worktree),
         proposed: true,
         old: hash8(old),
         new: new_hash,
@@ -939,8 +940,8 @@ mod tests {
         let encoded = cursor.encode();
         assert_eq!(encoded.len(), 35);
         assert_eq!(DiffCursor::decode(&encoded), Some(cursor.clone()));
-        assert!(cursor.is_for("src/a.rs", "WORKTREE"));
-        assert!(!cursor.is_for("src/a.rs", "HEAD"));
+        assert!(cursor.is_for("src/a.rs", Against::Worktree));
+        assert!(!cursor.is_for("src/a.rs", Against::Head));
         assert_eq!(DiffCursor::decode("garbage"), None);
         assert_eq!(
             DiffCursor::decode(

@@ -4,7 +4,7 @@
 use loupe_core::{NextCall, ToolError};
 use serde_json::{Map, Value, json};
 
-use super::{Caps, ReadMode, ReadRequest, Window};
+use super::{Against, Caps, ReadMode, ReadRequest, Window};
 use crate::args::{Args, Parsed, Rejected};
 use crate::params;
 
@@ -101,7 +101,7 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadR
         }
         ReadMode::DiffPreview => {
             let against = args.string("against")?.unwrap_or_else(|| "HEAD".into());
-            if !["HEAD", "INDEX", "WORKTREE"].contains(&against.as_str()) {
+            let Some(against) = Against::parse(&against) else {
                 return Err(ToolError::invalid_args(
                     format!(
                         "`against` must be HEAD, INDEX or WORKTREE, got `{}` (commit and snapshot baselines are not supported)",
@@ -109,7 +109,7 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadR
                     ),
                     "set `against` to HEAD, INDEX or WORKTREE",
                 ));
-            }
+            };
             if limit.is_some() {
                 return Err(ToolError::invalid_args(
                     "a diff preview is paged by `cursor` (or `offset`, a line of the diff); `limit` does not apply",

@@ -7,7 +7,9 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::render::decode_cursor;
-use super::{DEFAULT_PREVIEW_CHARS, DEFAULT_RESULTS, Filters, MAX_CONTEXT, MAX_RESULTS, SearchRequest};
+use super::{
+    DEFAULT_PREVIEW_CHARS, DEFAULT_RESULTS, Filters, MAX_CONTEXT, MAX_RESULTS, Output, SearchKind, SearchRequest,
+};
 use crate::args::{Args, Parsed, Rejected};
 use crate::params;
 
@@ -19,7 +21,7 @@ pub(crate) fn parse(arguments: Value) -> Parsed<SearchRequest> {
 fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<SearchRequest, ToolError> {
     let mut args = Args::new(&params::SEARCH, arguments)?;
     let query = args.required_string("query", "\"query\": \"parse_config\"")?;
-    let kind = args.choice("type")?.unwrap_or_else(|| "auto".into());
+    let kind = args.choice("type")?.as_deref().and_then(SearchKind::parse).unwrap_or(SearchKind::Auto);
     let under = match args.string("path")? {
         Some(path) if path.contains(['*', '?', '[']) => {
             return finish_parse(args, query, kind, Some(path), original);
@@ -41,7 +43,7 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<Searc
 fn finish_parse(
     mut args: Args,
     query: String,
-    kind: String,
+    kind: SearchKind,
     path_glob: Option<String>,
     original: Map<String, Value>,
 ) -> Result<SearchRequest, ToolError> {
@@ -75,7 +77,7 @@ fn finish_parse(
         None => None,
     };
     let offset = cursor_offset.or(args.integer("offset")?.map(|value| value as usize)).unwrap_or(0);
-    let output = args.choice("output")?.unwrap_or_else(|| "matches".into());
+    let output = args.choice("output")?.as_deref().and_then(Output::parse).unwrap_or(Output::Matches);
     let mut context_lines = args.integer("context_lines")?.unwrap_or(0) as usize;
     if context_lines > MAX_CONTEXT {
         context_lines = MAX_CONTEXT;
@@ -86,7 +88,7 @@ fn finish_parse(
     let metadata = args.metadata()?;
     let session_id = args.string("session_id")?;
     args.finish()?;
-    if kind == "regex"
+    if kind == SearchKind::Regex
         && let Err(error) = Regex::new(&query)
     {
         return Err(ToolError::invalid_args(
@@ -124,21 +126,21 @@ pub(super) fn compile_glob(name: &str, pattern: &str) -> Result<GlobMatcher, Too
 
 /// `auto`: globs and paths are files, a trailing `/` a directory, identifiers symbols (then
 /// text), anything else text.
-pub(super) fn infer(query: &str) -> &'static str {
+pub(super) fn infer(query: &str) -> SearchKind {
     let trimmed = query.trim();
     if trimmed.ends_with('/') {
-        return "directory";
+        return SearchKind::Directory;
     }
     if trimmed.contains(['*', '?'])
         || (trimmed.contains('/') && !trimmed.contains(' '))
         || looks_like_file_name(trimmed)
     {
-        return "file";
+        return SearchKind::File;
     }
     if is_identifier_path(trimmed) {
-        return "symbol";
+        return SearchKind::Symbol;
     }
-    "text"
+    SearchKind::Text
 }
 
 fn looks_like_file_name(query: &str) -> bool {

@@ -7,7 +7,7 @@ use loupe_core::{NextCall, RepoPath, text};
 use loupe_index::IndexState;
 use serde_json::{Map, Value, json};
 
-use super::{Found, Hit, SearchRequest};
+use super::{Found, Hit, Output, SearchKind, SearchRequest};
 use crate::engine::Engine;
 use crate::response::{Face, HitRef, Outcome};
 
@@ -29,7 +29,7 @@ pub(super) fn decode_cursor(cursor: &str) -> Option<usize> {
 pub(super) fn render(
     engine: &Engine,
     request: &SearchRequest,
-    used: &'static str,
+    used: SearchKind,
     inferred: bool,
     fell_back: bool,
     index_state: IndexState,
@@ -88,12 +88,12 @@ pub(super) fn render(
     let page = &hits[start..end];
     let mut results_json = Vec::new();
     let mut results = None;
-    match request.output.as_str() {
-        "count" => {
+    match request.output {
+        Output::Count => {
             let files: std::collections::BTreeSet<&RepoPath> = hits.iter().map(|hit| &hit.path).collect();
             face.push_str(&format!("{total_text} matches in {} files\n", files.len()));
         }
-        "files" => {
+        Output::Files => {
             let mut counts: BTreeMap<&RepoPath, usize> = BTreeMap::new();
             for hit in &hits {
                 *counts.entry(&hit.path).or_default() += 1;
@@ -103,7 +103,7 @@ pub(super) fn render(
                 results_json.push(json!({"path": path.as_str(), "count": count}));
             }
         }
-        _ => {
+        Output::Matches => {
             let mut refs = Vec::new();
             for (offset, hit) in page.iter().enumerate() {
                 let id = &ids[start + offset];
@@ -134,7 +134,7 @@ pub(super) fn render(
         face.push_str(&format!("→ next: {}\n", call.render()));
     }
 
-    let mut outcome = Outcome::success("search", Some(used.to_owned()), Some(request.query.clone()), Face::text(face))
+    let mut outcome = Outcome::success("search", Some(used.to_string()), Some(request.query.clone()), Face::text(face))
         .with_metadata(request.metadata);
     outcome.act.truncated = has_more;
     outcome.act.next_cursor = next_cursor;
@@ -143,7 +143,7 @@ pub(super) fn render(
     outcome.act.next_calls = next_calls;
     outcome.act.results = results;
     let detail = &mut outcome.detail;
-    detail.insert("inferred_type".into(), Value::from(used));
+    detail.insert("inferred_type".into(), Value::from(used.as_str()));
     detail.insert("fell_back".into(), Value::Bool(fell_back));
     detail.insert("total".into(), Value::from(total));
     detail.insert("total_is_lower_bound".into(), Value::Bool(lower_bound));
@@ -265,7 +265,7 @@ fn separator_for(path: &RepoPath) -> &'static str {
 
 /// A broader search to offer when nothing matched: drop the filters and word boundaries if
 /// there were any, else the longest piece of the query, else look for it as a file name.
-fn broaden(request: &SearchRequest, used: &str) -> NextCall {
+fn broaden(request: &SearchRequest, used: SearchKind) -> NextCall {
     let mut arguments = Map::new();
     let query = request.query.trim();
     let filtered = request.whole_word
@@ -279,18 +279,20 @@ fn broaden(request: &SearchRequest, used: &str) -> NextCall {
     let longest = pieces.iter().copied().max_by_key(|piece| piece.len()).unwrap_or(query);
     if filtered {
         arguments.insert("query".into(), Value::from(query));
-        arguments.insert("type".into(), Value::from(if used == "regex" { "regex" } else { "text" }));
-    } else if used == "symbol" {
+        arguments.insert("type".into(), Value::from(if used == SearchKind::Regex { "regex" } else { "text" }));
+    } else if used == SearchKind::Symbol {
         arguments.insert("query".into(), Value::from(query));
         arguments.insert("type".into(), Value::from("text"));
-    } else if pieces.len() > 1 && used != "file" && used != "directory" {
+    } else if pieces.len() > 1 && !matches!(used, SearchKind::File | SearchKind::Directory) {
         arguments.insert("query".into(), Value::from(longest));
         arguments.insert("type".into(), Value::from("text"));
     } else {
         let stem = query.rsplit('/').next().unwrap_or(query).split('.').next().unwrap_or(query);
         let stem = if stem.is_empty() { query } else { stem };
-        arguments
-            .insert("query".into(), Value::from(if used == "file" || used == "directory" { longest } else { stem }));
+        arguments.insert(
+            "query".into(),
+            Value::from(if matches!(used, SearchKind::File | SearchKind::Directory) { longest } else { stem }),
+        );
         arguments.insert("type".into(), Value::from("file"));
     }
     NextCall { tool: "search".into(), arguments }
