@@ -134,6 +134,22 @@ impl Args {
                 args.alias(alias, param.name)?;
             }
         }
+        // The camelCase spelling of every name and alias (seed 004's clients: `lineRange`,
+        // `maxResults`, `dryRun`…) is the same parameter.
+        let camel: Vec<(String, &'static str)> = args
+            .map
+            .keys()
+            .filter(|key| key.bytes().any(|byte| byte.is_ascii_uppercase()))
+            .filter_map(|key| {
+                let snake = snake_case(key);
+                let param =
+                    params.iter().find(|param| param.name == snake || param.aliases.contains(&snake.as_str()))?;
+                Some((key.clone(), param.name))
+            })
+            .collect();
+        for (key, canonical) in camel {
+            args.alias(&key, canonical)?;
+        }
         Ok(args)
     }
 
@@ -333,4 +349,18 @@ fn kind_of(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// `lineRange` → `line_range`.
+fn snake_case(name: &str) -> String {
+    let mut snake = String::with_capacity(name.len() + 4);
+    for character in name.chars() {
+        if character.is_ascii_uppercase() {
+            snake.push('_');
+            snake.push(character.to_ascii_lowercase());
+        } else {
+            snake.push(character);
+        }
+    }
+    snake
 }

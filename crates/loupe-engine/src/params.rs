@@ -181,7 +181,7 @@ Errors carry a code, a hint and ready-to-run next_calls.",
         choice("mode", READ_MODES, "what to read").required(),
         string("target", "path relative to the root (absolute inside it, ./x, file:// work), or a symbol")
             .required()
-            .aliases(&["file_path", "filePath"])
+            .aliases(&["file_path"])
             .positional(),
         integer("offset", 0, "file: first line; diff_preview: first diff line"),
         integer("limit", 1, "file: lines (max 300)"),
@@ -251,12 +251,11 @@ Edges carry confidence exact|scoped|name_only. Ambiguous symbols list candidates
     selector: Some("mode"),
     params: &[
         string("target", "file path or symbol (name, Type::method)").required().positional(),
-        choice("target_type", &["auto", "file", "symbol"], "default auto").aliases(&["targetType"]),
+        choice("target_type", &["auto", "file", "symbol"], "default auto"),
         choice("mode", ANALYZE_MODES, "which relationship").required(),
         choice("direction", &["upstream", "downstream", "both"], "default both"),
-        integer("max_depth", 1, "default: calls 3, dependencies 1, impact 20, types 5, data_flow 3")
-            .aliases(&["maxDepth"]),
-        bounded("max_nodes", 1, 500, "default 50").aliases(&["maxNodes"]),
+        integer("max_depth", 1, "default: calls 3, dependencies 1, impact 20, types 5, data_flow 3"),
+        bounded("max_nodes", 1, 500, "default 50"),
         string("path", "file defining the target"),
         METADATA,
         SESSION_ID,
@@ -275,8 +274,8 @@ Returns diffs and a transaction_id for manage undo.",
     selector: None,
     params: &[
         Param::new("edits", ParamType::EditList, "the edits, applied in order").required(),
-        boolean("dry_run", "diffs only, nothing written").aliases(&["dryRun"]),
-        boolean("create_missing_dirs", "create parent directories"),
+        boolean("dry_run", "diffs only, nothing written"),
+        boolean("create_missing_dirs", "create parent directories").aliases(&["create_missing_directories"]),
         boolean("fuzzy", "tolerate whitespace/indentation if the match is unique").aliases(&["ignore_mistakes"]),
         choice("check_syntax", &["warn", "block", "off"], "default warn"),
         SESSION_ID,
@@ -287,7 +286,7 @@ Returns diffs and a transaction_id for manage undo.",
 
 /// The fields of one entry of `edit`'s `edits`; `operation` is their selector.
 pub const EDIT_ITEM: &[Param] = &[
-    string("path", "file to change").required().aliases(&["file_path", "filePath", "target"]),
+    string("path", "file to change").required().aliases(&["file_path", "target"]),
     choice("operation", EDIT_OPERATIONS, "inferred from the fields when left out"),
     string("old_string", "exact text to replace").only_for(&["replace"]).aliases(&["targetString"]),
     string("new_string", "replacement text")

@@ -195,3 +195,34 @@ fn error_next_calls_replay_without_argument_errors() {
         }
     }
 }
+
+/// Seed 004's clients spell every parameter in camelCase (`filePath`, `lineRange`, `maxResults`,
+/// `dryRun`, `createMissingDirectories`, `ignoreMistakes`): the same parameters, answered the
+/// same; the snake_case name and its camelCase spelling together are refused as one parameter.
+#[test]
+fn camel_case_names_are_the_same_parameters() {
+    let fixture = common::fixture();
+    let snake =
+        fixture.engine.call("read", json!({"mode": "snippet", "file_path": "src/main.rs", "line_range": "6-7"}));
+    let camel = fixture.engine.call_in(
+        &loupe_engine::CallContext::new("camel"),
+        "read",
+        json!({"mode": "snippet", "filePath": "src/main.rs", "lineRange": "6-7"}),
+    );
+    assert!(camel.ok, "{}", camel.face);
+    assert_eq!(camel.face, snake.face);
+    let search = fixture.engine.call("search", json!({"query": "greet", "type": "text", "maxResults": 1}));
+    assert!(search.face.contains("showing 1–1 of"), "{}", search.face);
+    let edit = fixture.engine.call(
+        "edit",
+        json!({"dryRun": true, "createMissingDirectories": true, "ignoreMistakes": true,
+               "edits": [{"filePath": "new/dir/file.txt", "operation": "create", "content": "x\n"}]}),
+    );
+    assert!(edit.ok && edit.face.contains("dry run"), "{}", edit.face);
+    let both = fixture
+        .engine
+        .call("read", json!({"mode": "file", "target": "src/main.rs", "maxTokens": 50, "max_tokens": 60}));
+    assert_eq!(both.error_code(), Some("INVALID_ARGS"), "{}", both.face);
+    let unknown = fixture.engine.call("read", json!({"mode": "file", "target": "src/main.rs", "maxColour": 1}));
+    assert!(unknown.face.contains("`maxColour`"), "{}", unknown.face);
+}
