@@ -80,6 +80,10 @@ impl Engine {
     /// (bounded, reporting) for a first index build before a call that needs the index, and long
     /// work stops early, answering with what it has, once `work` is cancelled.
     pub fn call_with(&self, context: &CallContext, tool: &str, arguments: Value, work: &Work) -> Response {
+        let arguments = match tool {
+            "read" => self.candidate_read(context, arguments),
+            _ => arguments,
+        };
         match ToolCall::parse(tool, arguments) {
             Ok(call) => {
                 if call.needs_index() && work.reports_progress() {
@@ -98,6 +102,28 @@ impl Engine {
             }
             Err(rejected) => rejected.into_outcome().render(self.config().structured_content),
         }
+    }
+
+    /// `read {"candidate_id": id}` without a target (§5): the read the id stands for, from the
+    /// session's last searches, with the caller's other arguments (caps, `metadata`, `fresh`…)
+    /// kept. An id the session does not hold is left to the parser, which asks for a target.
+    fn candidate_read(&self, context: &CallContext, arguments: Value) -> Value {
+        let Value::Object(mut given) = arguments else { return arguments };
+        if ["target", "file_path", "filePath"].iter().any(|key| given.contains_key(*key)) {
+            return Value::Object(given);
+        }
+        let text = |key: &str| given.get(key).and_then(Value::as_str).map(str::to_owned);
+        let Some(candidate_id) = text("candidate_id").or_else(|| text("candidateId")) else {
+            return Value::Object(given);
+        };
+        let session_id = text("session_id").or_else(|| text("sessionId"));
+        let Some(read) = self.session_layer().candidate_read(context, session_id.as_deref(), &candidate_id) else {
+            return Value::Object(given);
+        };
+        for (key, value) in read {
+            given.entry(key).or_insert(value);
+        }
+        Value::Object(given)
     }
 
     /// Waits for the first index build, reporting its progress (see `Work::wait_for_index`).

@@ -116,13 +116,15 @@ impl Face {
 }
 
 /// A search hit as a program acts on it (and as the session layer records it).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct HitRef {
     pub(crate) path: String,
     pub(crate) line: Option<usize>,
     pub(crate) candidate_id: String,
     /// The symbol's name, for symbol hits.
     pub(crate) symbol: Option<String>,
+    /// The read the hit's candidate id stands for (`read {"candidate_id": …}`).
+    pub(crate) read: NextCall,
 }
 
 /// The graph an `analyze` answer carries, as the envelope shows it.
@@ -131,6 +133,23 @@ pub(crate) struct Graph {
     pub(crate) resolved_target: Value,
     pub(crate) nodes: Vec<Value>,
     pub(crate) edges: Vec<Value>,
+}
+
+impl Graph {
+    /// `nodes` as `[id, line]` (an id is `path#name`, or a path) and `edges` as
+    /// `[source, target, line]` with nodes by index: what the text's tree shows, for programs.
+    fn compact(&self) -> (Value, Value) {
+        let ids: Vec<&str> = self.nodes.iter().map(|node| node["id"].as_str().unwrap_or_default()).collect();
+        let nodes = self.nodes.iter().zip(&ids).map(|(node, id)| json!([id, node["line"]])).collect();
+        let index =
+            |id: &Value| ids.iter().position(|known| Some(*known) == id.as_str()).map_or(Value::Null, Value::from);
+        let edges = self
+            .edges
+            .iter()
+            .map(|edge| json!([index(&edge["source"]), index(&edge["target"]), edge["line"]]))
+            .collect();
+        (Value::Array(nodes), Value::Array(edges))
+    }
 }
 
 /// What a program acts on: typed, set by the tool and the session layer, rendered at the top
@@ -338,16 +357,26 @@ impl Response {
             object.insert("reason_codes".into(), json!(self.reason_codes));
         }
         if let Some(results) = &act.results {
-            let compact: Vec<Value> = results
-                .iter()
-                .map(|hit| json!({"path": hit.path, "line": hit.line, "candidate_id": hit.candidate_id}))
-                .collect();
+            // `[path, line, candidate_id]` per hit, in rank order: the keys of 20 hits would
+            // cost more than the hits' lines in the text.
+            let compact: Vec<Value> = results.iter().map(|hit| json!([hit.path, hit.line, hit.candidate_id])).collect();
             object.insert("results".into(), Value::Array(compact));
         }
         if let Some(graph) = &act.graph {
-            object.insert("resolved_target".into(), graph.resolved_target.clone());
-            object.insert("nodes".into(), Value::Array(graph.nodes.clone()));
-            object.insert("edges".into(), Value::Array(graph.edges.clone()));
+            if level == MetadataLevel::Full {
+                object.insert("resolved_target".into(), graph.resolved_target.clone());
+                object.insert("nodes".into(), Value::Array(graph.nodes.clone()));
+                object.insert("edges".into(), Value::Array(graph.edges.clone()));
+            } else {
+                let (nodes, edges) = graph.compact();
+                // The target is the first node: its id says what was resolved.
+                object.insert(
+                    "resolved_target".into(),
+                    graph.nodes.first().map_or(Value::Null, |node| node["id"].clone()),
+                );
+                object.insert("nodes".into(), nodes);
+                object.insert("edges".into(), edges);
+            }
         }
         if level == MetadataLevel::Full {
             object.insert("tool".into(), Value::from(self.tool));

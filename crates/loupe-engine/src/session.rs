@@ -463,6 +463,24 @@ impl SessionLayer {
         response
     }
 
+    /// The read a candidate id stands for, when one of the session's last searches issued it.
+    pub(crate) fn candidate_read(
+        &self,
+        context: &CallContext,
+        session_id: Option<&str>,
+        candidate_id: &str,
+    ) -> Option<Map<String, Value>> {
+        let key = self.key(context, session_id);
+        let store = self.lock();
+        let session = store.peek(&key, Instant::now())?;
+        session
+            .searches
+            .iter()
+            .flat_map(|search| search.candidates.iter())
+            .find(|candidate| candidate.id == candidate_id)
+            .map(|candidate| candidate.read.clone())
+    }
+
     /// The session's metrics and budget for `manage` (without creating the session).
     pub(crate) fn describe(&self, config: &Config, context: &CallContext, session_id: Option<&str>) -> Value {
         let key = self.key(context, session_id);
@@ -567,7 +585,12 @@ fn search_record(outcome: &Outcome) -> SearchRecord {
         .results
         .iter()
         .flatten()
-        .map(|hit| Candidate { id: hit.candidate_id.clone(), path: hit.path.clone(), symbol: hit.symbol.clone() })
+        .map(|hit| Candidate {
+            id: hit.candidate_id.clone(),
+            path: hit.path.clone(),
+            symbol: hit.symbol.clone(),
+            read: hit.read.arguments.clone(),
+        })
         .collect();
     SearchRecord { bundle_id, candidates, read_calls: read_calls(&outcome.act.next_calls) }
 }

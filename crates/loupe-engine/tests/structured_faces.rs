@@ -203,10 +203,21 @@ fn the_compact_structured_face_costs_at_most_1_3x_the_text_face_plus_40() {
 fn a_program_finds_what_it_acts_on_at_the_top_level() {
     let (_root, _index, engine) = project();
     let search = engine.call("search", json!({"query": "checkout", "type": "symbol"})).structured();
+    // Each hit as `[path, line, candidate_id]`, in rank order.
     let first = &search["results"][0];
-    assert!(first["path"].is_string() && first["line"].is_u64() && first["candidate_id"].is_string(), "{search}");
+    assert!(first[0].is_string() && first[1].is_u64() && first[2].is_string(), "{search}");
     assert_eq!(search["ok"], json!(true));
-    assert!(search["next_calls"].as_array().is_some_and(|calls| !calls.is_empty()));
+    assert!(search["bundle_id"].is_string());
+    // A hit's read is offered by its id, and reading by the id reads the hit.
+    let offered = search["next_calls"][0].clone();
+    assert_eq!(offered, json!({"tool": "read", "arguments": {"candidate_id": first[2]}}), "{search}");
+    let read = engine.call("read", offered["arguments"].clone());
+    assert!(read.ok, "{}", read.face);
+    assert!(read.face.contains(&format!("{} · lines", first[0].as_str().unwrap())), "{}", read.face);
+    assert!(read.face.contains(&format!("{}│def checkout", first[1])), "{}", read.face);
+    // An id the session was never given is no read.
+    let unknown = engine.call("read", json!({"candidate_id": "c_00000000"}));
+    assert_eq!(unknown.error_code(), Some("INVALID_ARGS"), "{}", unknown.face);
 
     let cut = engine.call("read", json!({"mode": "file", "target": "shop/models.py", "limit": 10})).structured();
     assert_eq!(cut["truncated"], json!(true));
@@ -221,7 +232,11 @@ fn a_program_finds_what_it_acts_on_at_the_top_level() {
 
     let analyze =
         engine.call("analyze", json!({"mode": "calls", "target": "checkout", "path": "shop/checkout.py"})).structured();
-    assert!(analyze["resolved_target"].is_object() && analyze["nodes"].is_array() && analyze["edges"].is_array());
+    assert_eq!(analyze["resolved_target"], json!("shop/checkout.py#checkout"), "{analyze}");
+    // Nodes as `[id, line]`, edges as `[source, target, line]` by node index.
+    assert_eq!(analyze["nodes"][0], json!(["shop/checkout.py#checkout", 12]), "{analyze}");
+    let edges = analyze["edges"].as_array().unwrap();
+    assert!(edges.contains(&json!([4, 0, 21])) || edges.iter().any(|edge| edge[1] == json!(0)), "{analyze}");
 
     let error = engine.call("read", json!({"mode": "file", "target": "shop/nope.py"})).structured();
     assert_eq!((error["ok"].clone(), error["error"]["code"].clone()), (json!(false), json!("FILE_NOT_FOUND")));

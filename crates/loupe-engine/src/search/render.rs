@@ -11,10 +11,14 @@ use super::{Found, Hit, Output, SearchKind, SearchRequest};
 use crate::engine::Engine;
 use crate::response::{Face, HitRef, Outcome};
 
+/// Hex digits of a candidate or bundle id: 32 bits, unique enough among the hits of a
+/// session's last 20 searches (an id is only ever looked up there), and 6 tokens instead of 8.
+const ID_HEX: usize = 8;
+
 /// A stable id for a hit: path, line span, kind and file hash, never the rank.
 fn candidate_id(hit: &Hit) -> String {
     let key = format!("{}\u{0}{:?}\u{0}{:?}\u{0}{}\u{0}{}", hit.path, hit.line, hit.end_line, hit.kind, hit.file_hash);
-    format!("c_{}", &blake3::hash(key.as_bytes()).to_hex()[..12])
+    format!("c_{}", &blake3::hash(key.as_bytes()).to_hex()[..ID_HEX])
 }
 
 fn encode_cursor(offset: usize) -> String {
@@ -43,18 +47,23 @@ pub(super) fn render(
     let next_cursor = has_more.then(|| encode_cursor(end));
     let ids: Vec<String> = hits.iter().map(candidate_id).collect();
     let bundle_key = format!("{}\u{0}{}\u{0}{}", request.query, used, ids.join(","));
-    let bundle_id = format!("b_{}", &blake3::hash(bundle_key.as_bytes()).to_hex()[..12]);
+    let bundle_id = format!("b_{}", &blake3::hash(bundle_key.as_bytes()).to_hex()[..ID_HEX]);
 
     let mut reason_codes: Vec<&'static str> = Vec::new();
     let mut next_calls: Vec<NextCall> = Vec::new();
     if total == 0 {
         reason_codes.push("NO_MATCH");
         next_calls.push(in_session(broaden(request, used), request));
-    } else {
-        for hit in &hits[start..end] {
-            let call = in_session(read_call(hit, request), request);
-            if !next_calls.contains(&call) {
-                next_calls.push(call);
+    } else if request.output != Output::Count {
+        // The top hits' reads, by candidate id (the read the id stands for is kept by the
+        // session); hits that open the same window are offered once.
+        let mut offered: Vec<NextCall> = Vec::new();
+        for (offset, hit) in hits[start..end].iter().enumerate() {
+            let call = read_call(hit, request);
+            if !offered.contains(&call) {
+                offered.push(call);
+                let id = &ids[start + offset];
+                next_calls.push(in_session(NextCall::new("read", json!({"candidate_id": id})), request));
             }
             if next_calls.len() == 3 {
                 break;
@@ -87,7 +96,19 @@ pub(super) fn render(
     }
     let page = &hits[start..end];
     let mut results_json = Vec::new();
-    let mut results = None;
+    // The page's hits, whose ids the reads offered above stand for (a count lists none).
+    let results = (request.output != Output::Count).then(|| {
+        page.iter()
+            .zip(&ids[start..end])
+            .map(|(hit, id)| HitRef {
+                path: hit.path.to_string(),
+                line: hit.line,
+                candidate_id: id.clone(),
+                symbol: hit.symbol.as_ref().map(|symbol| symbol.symbol.name.clone()),
+                read: read_call(hit, request),
+            })
+            .collect::<Vec<_>>()
+    });
     match request.output {
         Output::Count => {
             let files: std::collections::BTreeSet<&RepoPath> = hits.iter().map(|hit| &hit.path).collect();
@@ -104,20 +125,12 @@ pub(super) fn render(
             }
         }
         Output::Matches => {
-            let mut refs = Vec::new();
             for (offset, hit) in page.iter().enumerate() {
                 let id = &ids[start + offset];
                 face.push_str(&render_hit(engine, hit, request));
                 face.push_str(&format!("  [{id}]\n"));
                 results_json.push(hit_json(hit, id, request));
-                refs.push(HitRef {
-                    path: hit.path.to_string(),
-                    line: hit.line,
-                    candidate_id: id.clone(),
-                    symbol: hit.symbol.as_ref().map(|symbol| symbol.symbol.name.clone()),
-                });
             }
-            results = Some(refs);
         }
     }
     if has_more && let Some(cursor) = &next_cursor {

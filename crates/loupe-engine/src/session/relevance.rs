@@ -60,7 +60,12 @@ mod tests {
         let candidates = paths
             .iter()
             .enumerate()
-            .map(|(index, path)| Candidate { id: format!("c_{index}"), path: (*path).to_owned(), symbol: None })
+            .map(|(index, path)| Candidate {
+                id: format!("c_{index}"),
+                path: (*path).to_owned(),
+                symbol: None,
+                read: serde_json::Map::new(),
+            })
             .collect();
         session.remember_search(SearchRecord { bundle_id: "b_1".into(), candidates, read_calls: Vec::new() });
         session.clone()

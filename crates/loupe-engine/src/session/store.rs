@@ -7,6 +7,8 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
+use serde_json::{Map, Value};
+
 use super::metrics::Metrics;
 use crate::read::ReadKey;
 
@@ -26,6 +28,8 @@ pub(crate) struct Candidate {
     pub(crate) path: String,
     /// The symbol's name, for symbol hits.
     pub(crate) symbol: Option<String>,
+    /// The read's arguments `read {"candidate_id": id}` stands for.
+    pub(crate) read: Map<String, Value>,
 }
 
 /// What a session remembers of one search.
