@@ -133,7 +133,7 @@ fn fuzz_cursor_decoding() {
     let outcome = runner().run(&strategy, |(text, (at, flip), line, end)| {
         runs.fetch_add(1, Ordering::Relaxed);
         let _ = ReadCursor::decode(&text);
-        let mut damaged = ReadCursor::new(loupe_core::ContentHash::of(b"x"), &path, line, end).encode().into_bytes();
+        let mut damaged = ReadCursor::new(&loupe_core::ContentHash::of(b"x"), &path, line, end).encode().into_bytes();
         if !damaged.is_empty() {
             let at = at % damaged.len();
             damaged[at] ^= flip;

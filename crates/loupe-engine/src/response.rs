@@ -344,9 +344,6 @@ impl Response {
         if let Some(id) = &act.transaction_id {
             object.insert("transaction_id".into(), Value::from(id.as_str()));
         }
-        if let Some(bundle_id) = &act.bundle_id {
-            object.insert("bundle_id".into(), Value::from(bundle_id.as_str()));
-        }
         if !act.next_calls.is_empty() {
             object.insert("next_calls".into(), calls_json(&act.next_calls));
         }
@@ -356,7 +353,7 @@ impl Response {
         if !self.reason_codes.is_empty() {
             object.insert("reason_codes".into(), json!(self.reason_codes));
         }
-        if let Some(results) = &act.results {
+        if let Some(results) = act.results.as_ref().filter(|results| !results.is_empty()) {
             // `[path, line, candidate_id]` per hit, in rank order: the keys of 20 hits would
             // cost more than the hits' lines in the text.
             let compact: Vec<Value> = results.iter().map(|hit| json!([hit.path, hit.line, hit.candidate_id])).collect();
@@ -387,6 +384,9 @@ impl Response {
                 object.insert("target".into(), Value::from(target.as_str()));
             }
             object.insert("meta".into(), Value::Object(self.meta.clone()));
+            if let Some(bundle_id) = &act.bundle_id {
+                object.insert("bundle_id".into(), Value::from(bundle_id.as_str()));
+            }
             if let Some(content) = &self.content {
                 object.insert("content".into(), Value::from(content.as_str()));
             }

@@ -379,7 +379,7 @@ fn run_session(revision: &'static str, schema_text: &str) {
         ("read", None, true),
         ("read", Some(json!({"mode": "file", "target": "a.txt"})), true),
         ("search", Some(json!({"query": "gamma", "type": "text"})), false),
-        ("read", Some(json!({"mode": "file", "target": "a.txt", "bundle_id": "<from the search>"})), false),
+        ("read", Some(json!({"mode": "file", "target": "a.txt", "candidate_id": "<from the search>"})), false),
         ("read", Some(json!({"mode": "snippet", "target": "a.txt", "start_line": 1, "end_line": 2})), false),
         ("edit", Some(json!({"edits": [{"path": "a.txt", "old_string": "beta", "new_string": "BETA"}]})), false),
         ("edit", Some(json!({"edits": [{"path": "a.txt", "old_string": "nowhere", "new_string": "x"}]})), true),
@@ -389,12 +389,12 @@ fn run_session(revision: &'static str, schema_text: &str) {
         ("manage", Some(json!({"command": "reindex"})), true),
     ];
     let mut checked_structured = [0usize; 2];
-    let mut bundle_id = Value::Null;
+    let mut candidate_id = Value::Null;
     for (id, (tool, arguments, expect_error)) in (2..).zip(calls) {
         let mut params = json!({"name": tool});
         if let Some(mut arguments) = arguments {
-            if arguments.get("bundle_id").is_some() {
-                arguments["bundle_id"] = bundle_id.clone();
+            if arguments.get("candidate_id").is_some() {
+                arguments["candidate_id"] = candidate_id.clone();
             }
             params["arguments"] = arguments;
         }
@@ -403,7 +403,8 @@ fn run_session(revision: &'static str, schema_text: &str) {
         let is_error = result["isError"].as_bool().unwrap_or(false);
         assert_eq!(is_error, expect_error, "[{revision}] isError of {tool} {params}: {result}");
         if tool == "search" {
-            bundle_id = result["structuredContent"]["bundle_id"].clone();
+            // Each hit is `[path, line, candidate_id]`.
+            candidate_id = result["structuredContent"]["results"][0][2].clone();
         }
         if arguments.as_ref().is_some_and(|arguments| arguments.get("limit").is_some()) {
             // The cut read must really be cut, or its shape goes unchecked.

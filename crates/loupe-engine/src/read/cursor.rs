@@ -1,21 +1,27 @@
-//! Read cursors (§3.5): opaque strings that carry the file hash, the path and the position.
+//! Read cursors (§3.5): opaque strings that carry the file's hash, the path and the position.
 //!
 //! A cursor is only ever honoured for the same path and the same file content; anything else
-//! is refused, never silently misapplied. The encoding is 21 bytes of base64url (28
-//! characters), because the model pays for every character of a cursor it copies.
+//! is refused, never silently misapplied. The model pays for every character of a cursor it
+//! copies, and a cut read shows its cursor three times (the text's next call, `next_cursor` and
+//! `next_calls`), so the encoding is small: a version byte, the first 4 bytes of the file's
+//! hash, a 2-byte tag of the path, and the position as two LEB128 numbers: 9 to 13 bytes, 12
+//! to 18 characters of base64url. The hash prefix and the tag only have to tell this file as
+//! it was from the same file changed, or from another file the caller mixed up (2^-32 and
+//! 2^-16 chances of a miss, and a miss on the tag alone still needs identical content).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use loupe_core::{ContentHash, RepoPath};
 
-const VERSION: u8 = 1;
-const ENCODED_BYTES: usize = 1 + 8 + 4 + 4 + 4;
+const VERSION: u8 = 2;
+/// The longest encoding: version, hash prefix, tag and two 5-byte numbers.
+const MAX_BYTES: usize = 1 + 4 + 2 + 5 + 5;
 
 /// Where a cut read continues.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ReadCursor {
-    pub(crate) file_hash: ContentHash,
-    path_tag: [u8; 4],
+    hash_prefix: [u8; 4],
+    path_tag: [u8; 2],
     /// The 1-based line the next page starts at.
     pub(crate) next_line: usize,
     /// The last line of the window the caller asked for (snippet); 0 means the end of file.
@@ -23,46 +29,90 @@ pub(crate) struct ReadCursor {
 }
 
 impl ReadCursor {
-    pub(crate) fn new(file_hash: ContentHash, path: &RepoPath, next_line: usize, window_end: usize) -> ReadCursor {
-        ReadCursor { file_hash, path_tag: path_tag(path), next_line, window_end }
+    pub(crate) fn new(file_hash: &ContentHash, path: &RepoPath, next_line: usize, window_end: usize) -> ReadCursor {
+        ReadCursor { hash_prefix: hash_prefix(file_hash), path_tag: path_tag(path), next_line, window_end }
     }
 
     pub(crate) fn encode(&self) -> String {
-        let mut bytes = Vec::with_capacity(ENCODED_BYTES);
+        let mut bytes = Vec::with_capacity(MAX_BYTES);
         bytes.push(VERSION);
-        for pair in self.file_hash.as_str().as_bytes().chunks(2) {
-            let hex = std::str::from_utf8(pair).unwrap_or("00");
-            bytes.push(u8::from_str_radix(hex, 16).unwrap_or(0));
-        }
+        bytes.extend_from_slice(&self.hash_prefix);
         bytes.extend_from_slice(&self.path_tag);
-        bytes.extend_from_slice(&(self.next_line as u32).to_be_bytes());
-        bytes.extend_from_slice(&(self.window_end as u32).to_be_bytes());
+        push_number(&mut bytes, self.next_line as u64);
+        push_number(&mut bytes, self.window_end as u64);
         URL_SAFE_NO_PAD.encode(bytes)
     }
 
     pub(crate) fn decode(text: &str) -> Option<ReadCursor> {
-        let bytes = URL_SAFE_NO_PAD.decode(text.trim()).ok()?;
-        if bytes.len() != ENCODED_BYTES || bytes[0] != VERSION {
+        let text = text.trim();
+        if text.len() > MAX_BYTES.div_ceil(3) * 4 {
             return None;
         }
-        let hex: String = bytes[1..9].iter().map(|byte| format!("{byte:02x}")).collect();
-        let file_hash = ContentHash::parse(&hex)?;
-        let path_tag = bytes[9..13].try_into().ok()?;
-        let next_line = u32::from_be_bytes(bytes[13..17].try_into().ok()?) as usize;
-        let window_end = u32::from_be_bytes(bytes[17..21].try_into().ok()?) as usize;
-        (next_line >= 1).then_some(ReadCursor { file_hash, path_tag, next_line, window_end })
+        let bytes = URL_SAFE_NO_PAD.decode(text).ok()?;
+        let (&version, rest) = bytes.split_first()?;
+        if version != VERSION || rest.len() < 6 {
+            return None;
+        }
+        let hash_prefix = rest[..4].try_into().ok()?;
+        let path_tag = rest[4..6].try_into().ok()?;
+        let mut numbers = &rest[6..];
+        let next_line = usize::try_from(read_number(&mut numbers)?).ok()?;
+        let window_end = usize::try_from(read_number(&mut numbers)?).ok()?;
+        (next_line >= 1 && numbers.is_empty()).then_some(ReadCursor { hash_prefix, path_tag, next_line, window_end })
     }
 
     pub(crate) fn is_for(&self, path: &RepoPath) -> bool {
         self.path_tag == path_tag(path)
     }
+
+    /// Whether the file still has the content the cursor was issued for.
+    pub(crate) fn matches(&self, file_hash: &ContentHash) -> bool {
+        self.hash_prefix == hash_prefix(file_hash)
+    }
+
+    /// The hash prefix, as the hex a conflict names.
+    pub(crate) fn hash_hex(&self) -> String {
+        self.hash_prefix.iter().map(|byte| format!("{byte:02x}")).collect()
+    }
 }
 
-fn path_tag(path: &RepoPath) -> [u8; 4] {
+fn hash_prefix(file_hash: &ContentHash) -> [u8; 4] {
+    let mut prefix = [0; 4];
+    for (slot, pair) in prefix.iter_mut().zip(file_hash.as_str().as_bytes().chunks(2)) {
+        *slot = std::str::from_utf8(pair).ok().and_then(|hex| u8::from_str_radix(hex, 16).ok()).unwrap_or(0);
+    }
+    prefix
+}
+
+fn path_tag(path: &RepoPath) -> [u8; 2] {
     let hash = blake3::hash(path.as_str().as_bytes());
-    let mut tag = [0; 4];
-    tag.copy_from_slice(&hash.as_bytes()[..4]);
-    tag
+    [hash.as_bytes()[0], hash.as_bytes()[1]]
+}
+
+/// LEB128: 7 bits a byte, low first, the high bit set on all but the last.
+fn push_number(bytes: &mut Vec<u8>, mut number: u64) {
+    loop {
+        let low = (number & 0x7f) as u8;
+        number >>= 7;
+        if number == 0 {
+            bytes.push(low);
+            return;
+        }
+        bytes.push(low | 0x80);
+    }
+}
+
+/// At most 5 bytes (35 bits): a position past that is no cursor loupe issued.
+fn read_number(bytes: &mut &[u8]) -> Option<u64> {
+    let mut number = 0u64;
+    for (index, &byte) in bytes.iter().enumerate().take(5) {
+        number |= u64::from(byte & 0x7f) << (7 * index);
+        if byte & 0x80 == 0 {
+            *bytes = &bytes[index + 1..];
+            return Some(number);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -72,13 +122,22 @@ mod tests {
     #[test]
     fn round_trips_and_rejects_garbage() {
         let path = RepoPath::normalize("src/a.rs").unwrap();
-        let cursor = ReadCursor::new(ContentHash::of(b"x"), &path, 301, 0);
+        let hash = ContentHash::of(b"x");
+        let cursor = ReadCursor::new(&hash, &path, 301, 0);
         let encoded = cursor.encode();
-        assert_eq!(encoded.len(), 28);
+        assert_eq!(encoded.len(), 14, "{encoded}");
         let decoded = ReadCursor::decode(&encoded).unwrap();
         assert_eq!(decoded, cursor);
         assert!(decoded.is_for(&path));
         assert!(!decoded.is_for(&RepoPath::normalize("src/b.rs").unwrap()));
+        assert!(decoded.matches(&hash) && !decoded.matches(&ContentHash::of(b"y")));
+        let far = ReadCursor::new(&hash, &path, 4_000_000_000, 4_000_000_100);
+        assert_eq!(ReadCursor::decode(&far.encode()), Some(far));
+        assert!(cursor.encode().len() <= 18);
+        // A 6-byte number, or bytes after the position, are no cursor.
+        let mut long = URL_SAFE_NO_PAD.decode(&encoded).unwrap();
+        long.push(0);
+        assert_eq!(ReadCursor::decode(&URL_SAFE_NO_PAD.encode(&long)), None);
         assert_eq!(ReadCursor::decode("not-a-cursor"), None);
         assert_eq!(ReadCursor::decode(""), None);
     }

@@ -946,7 +946,7 @@ mod tests {
         assert_eq!(
             DiffCursor::decode(
                 &crate::read::cursor::ReadCursor::new(
-                    loupe_core::ContentHash::of(b"x"),
+                    &loupe_core::ContentHash::of(b"x"),
                     &RepoPath::normalize("a").unwrap(),
                     2,
                     0

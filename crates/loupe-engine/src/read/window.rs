@@ -111,7 +111,7 @@ pub(super) fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Outc
             } else {
                 0
             };
-        ReadCursor::new(file_hash.clone(), &path, last_shown + 1, window_end).encode()
+        ReadCursor::new(&file_hash, &path, last_shown + 1, window_end).encode()
     });
     let next_calls: Vec<NextCall> = next_cursor
         .iter()
@@ -423,7 +423,7 @@ fn cursor_window(
         )
         .with_next_call(with_args(request, &[], &["cursor"])));
     }
-    if &decoded.file_hash != file_hash {
+    if !decoded.matches(file_hash) {
         let restart_line = decoded.next_line.min(total.max(1));
         let restart = if request.mode == ReadMode::Snippet {
             let end = if decoded.window_end == 0 { total } else { decoded.window_end.min(total) }.max(restart_line);
@@ -433,12 +433,15 @@ fn cursor_window(
         };
         return Err(ToolError::new(
             ErrorCode::Conflict,
-            format!("`{path}` changed since this cursor was issued (hash {} then, {file_hash} now)", decoded.file_hash),
+            format!(
+                "`{path}` changed since this cursor was issued (hash {}… then, {file_hash} now)",
+                decoded.hash_hex()
+            ),
             "the file changed: read it again from the same line without the cursor",
         )
         .with_next_call(restart)
         .with_detail("path", Value::from(path.as_str()))
-        .with_detail("expected_hash", Value::from(decoded.file_hash.as_str()))
+        .with_detail("expected_hash_prefix", Value::from(decoded.hash_hex()))
         .with_detail("actual_hash", Value::from(file_hash.as_str())));
     }
     let last = if decoded.window_end == 0 { total } else { decoded.window_end.min(total) };
