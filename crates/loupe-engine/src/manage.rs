@@ -202,14 +202,17 @@ fn git_status(engine: &Engine) -> Option<(Option<String>, loupe_git::Dirty)> {
 
 fn session_line(config: &loupe_core::Config, session: &Value) -> String {
     let metrics = &session["metrics"];
+    let budget = &session["budget"];
     format!(
-        "session {} · budget {} · reads {}/{} · lines {}/{} · searches {} · tokens saved {}\n",
+        "session {} · budget {} · left until a search: {}/{} reads, {}/{} lines · in all: {} reads, {} lines, {} searches · tokens saved {}\n",
         session["key"].as_str().unwrap_or_default(),
-        session["budget"]["state"].as_str().unwrap_or_default(),
-        metrics["reads_count"],
+        budget["state"].as_str().unwrap_or_default(),
+        budget["reads_left"],
         config.max_reads_per_session,
-        metrics["reads_lines_total"],
+        budget["lines_left"],
         config.max_total_read_lines,
+        metrics["reads_count"],
+        metrics["reads_lines_total"],
         metrics["search_count"],
         metrics["tokens_saved_estimate"],
     )

@@ -179,6 +179,11 @@ impl SessionLayer {
             match self.pre_read(config, session, &shape) {
                 Ok(pre) => pre,
                 Err(refusal) => {
+                    // The read a budget refusal offers after its search is issued to the
+                    // session: replayed in order, the two calls end in a served read.
+                    if refusal.reason == ReasonCode::BudgetHardLimit {
+                        session.remember_read_calls(read_calls(&refusal.error.next_calls));
+                    }
                     drop(store);
                     return self.refuse_read(context, &key, &request, *refusal);
                 }
@@ -315,8 +320,12 @@ impl SessionLayer {
         let target_path = shape.target_path.as_deref();
         let gated = shape.request.mode != ReadMode::DiffPreview;
         if gated
-            && let Some(error) =
-                budget::hard_limit(config, &session.metrics, &search_query(&shape.request.target, target_path))
+            && let Some(error) = budget::hard_limit(
+                config,
+                &session.metrics,
+                finding_search(shape.request, target_path),
+                NextCall { tool: "read".into(), arguments: shape.request.original.clone() },
+            )
         {
             return Err(Box::new(Refusal {
                 error,
@@ -449,7 +458,7 @@ impl SessionLayer {
         let mut store = self.lock();
         let session = store.session(&key, now);
         if outcome.ok {
-            session.metrics.record_search();
+            session.metrics.record_search(outcome.act.results.as_ref().is_some_and(|results| !results.is_empty()));
             session.remember_search(search_record(&outcome));
         }
         self.budget_notes(config, &session.metrics, &mut stabilization);
@@ -488,6 +497,7 @@ impl SessionLayer {
         let session = store.peek(&key, Instant::now());
         let metrics = session.map(|session| session.metrics.clone()).unwrap_or_default();
         let (state, warning) = budget::state(config, &metrics);
+        let (reads_left, lines_left) = budget::left(config, &metrics);
         json!({
             "key": key,
             "live_sessions": store.len(),
@@ -501,6 +511,9 @@ impl SessionLayer {
                 "max_reads_per_session": config.max_reads_per_session,
                 "lines": metrics.reads_lines_total,
                 "max_total_read_lines": config.max_total_read_lines,
+                // The allowance since the last search with hits (§9.4): what the guard counts.
+                "reads_left": reads_left,
+                "lines_left": lines_left,
             },
         })
     }
@@ -556,6 +569,18 @@ fn is_session_refusal(code: &str) -> bool {
             | "BUDGET_EXCEEDED"
             | "SESSION_ID_REQUIRED"
     )
+}
+
+/// The search a budget refusal offers: one that finds the read's own target, so it returns
+/// hits (and opens a fresh allowance) whenever the target exists.
+fn finding_search(request: &ReadRequest, path: Option<&str>) -> NextCall {
+    if request.mode == ReadMode::Symbol {
+        let name = request.target.rsplit([':', '.', '/']).find(|part| !part.is_empty()).unwrap_or(&request.target);
+        return NextCall::new("search", json!({"query": name, "type": "symbol"}));
+    }
+    let source = path.unwrap_or(&request.target);
+    let name = source.rsplit('/').find(|part| !part.is_empty()).unwrap_or(source);
+    NextCall::new("search", json!({"query": name, "type": "file"}))
 }
 
 /// A search query that finds a read's target: its file name, or its last symbol name.

@@ -550,3 +550,73 @@ fn analytics_overflow_drop_counts_are_deterministic() {
     assert_eq!(counters["drop_count_by_type"], json!({"read": 2, "refusal": 1, "search": 1}));
     assert_eq!(counters, run());
 }
+
+/// §9.4: the budget steers, it never ends a session. A scripted session of 500 reads across 60
+/// searches, at the default limits and gate, reads in bursts (some longer than the allowance).
+/// Every refusal is followed the way an agent would: its `next_calls` in order, and the next
+/// calls of any refusal on the way. Each chain ends in a served read, and the session is still
+/// served at the end.
+#[test]
+fn a_long_session_never_dead_ends() {
+    let fixture = fixture_with(|_| {});
+    let context = CallContext::new("long");
+    let call = |tool: &str, arguments: Value| fixture.engine.call_in(&context, tool, arguments);
+    let queries = ["greet", "main", "line", "fox", "alpha", "fn", "quick", "dog"];
+    let (mut reads, mut served, mut budget_refusals, mut searches) = (0, 0, 0, 0);
+    while reads < 500 {
+        let query = queries[searches % queries.len()];
+        let search = call("search", json!({"query": query, "type": "text"}));
+        searches += 1;
+        assert!(search.ok, "{}", search.face);
+        let offered: Vec<Value> = search.meta["next_calls"].as_array().cloned().unwrap_or_default();
+        // A burst: the offered reads, then windows of big.txt; every tenth burst runs long.
+        let burst = if searches % 10 == 0 { 35 } else { 5 };
+        for index in 0..burst {
+            if reads >= 500 {
+                break;
+            }
+            let arguments = match offered.get(index) {
+                Some(call) => call["arguments"].clone(),
+                None => {
+                    json!({"mode": "snippet", "target": "big.txt", "start_line": 1 + (reads * 7) % 900, "end_line": 10 + (reads * 7) % 900})
+                }
+            };
+            reads += 1;
+            let answer = call("read", arguments);
+            if answer.ok {
+                served += 1;
+                continue;
+            }
+            if answer.error_code() == Some("BUDGET_EXCEEDED") {
+                budget_refusals += 1;
+            }
+            assert!(
+                follow(&call, &answer, 0),
+                "a refusal's next calls did not lead to a served read:\n{}",
+                answer.face
+            );
+            served += 1;
+        }
+    }
+    assert!(searches >= 60, "only {searches} searches");
+    assert!(budget_refusals > 0, "the script never reached the allowance, so it tested nothing");
+    assert_eq!(served, 500);
+    let status = call("manage", json!({"command": "status"}));
+    assert!(status.face.contains("left until a search"), "{}", status.face);
+    assert!(call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 1, "end_line": 2})).ok);
+}
+
+/// Replays a refusal's next calls in order, following refusals on the way; true once a read
+/// is served.
+fn follow(call: &dyn Fn(&str, Value) -> Response, refusal: &Response, depth: usize) -> bool {
+    assert!(depth < 4, "refusals chain too deep:\n{}", refusal.face);
+    for next in refusal.error.as_ref().map(|error| error.next_calls.clone()).unwrap_or_default() {
+        let answer = call(&next.tool, Value::Object(next.arguments.clone()));
+        match (next.tool.as_str(), answer.ok) {
+            ("read", true) => return true,
+            (_, true) => continue,
+            (_, false) => return follow(call, &answer, depth + 1),
+        }
+    }
+    false
+}

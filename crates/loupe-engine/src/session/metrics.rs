@@ -19,6 +19,10 @@ pub(crate) struct Metrics {
     pub(crate) max_read_span: u64,
     pub(crate) preview_degraded_count: u64,
     pub(crate) tokens_saved_estimate: u64,
+    /// Reads and lines since the session's last search that returned hits: what the budget
+    /// guard counts (§9.4), so a search opens a fresh allowance.
+    pub(crate) allowance_reads: u64,
+    pub(crate) allowance_lines: u64,
 }
 
 /// What one successful read contributes.
@@ -39,6 +43,8 @@ impl Metrics {
         }
         self.reads_count += 1;
         self.reads_lines_total += sample.lines_sent;
+        self.allowance_reads += 1;
+        self.allowance_lines += sample.lines_sent;
         self.reads_chars_total += sample.chars;
         self.reads_tokens_total += sample.tokens;
         self.read_span_total += sample.span;
@@ -47,8 +53,13 @@ impl Metrics {
         self.tokens_saved_estimate += sample.tokens_saved;
     }
 
-    pub(crate) fn record_search(&mut self) {
+    /// A search; one that returned hits opens a fresh read allowance.
+    pub(crate) fn record_search(&mut self, found: bool) {
         self.search_count += 1;
+        if found {
+            self.allowance_reads = 0;
+            self.allowance_lines = 0;
+        }
     }
 
     /// Reads that followed a search, over all reads (0 before any read).
@@ -89,7 +100,7 @@ mod tests {
     fn counts_are_exact_after_a_fixed_sequence() {
         let mut metrics = Metrics::default();
         metrics.record_read(ReadSample { lines_sent: 10, chars: 100, tokens: 30, span: 10, ..ReadSample::default() });
-        metrics.record_search();
+        metrics.record_search(true);
         metrics.record_read(ReadSample {
             lines_sent: 5,
             chars: 50,
