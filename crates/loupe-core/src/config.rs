@@ -101,6 +101,8 @@ pub struct Config {
     pub read_only: bool,
     pub legacy_tools: LegacyTools,
     pub structured_content: MetadataLevel,
+    /// How the root was chosen (§2), for `manage status`: set when the configuration is loaded.
+    pub root_chosen_by: String,
 }
 
 impl Default for Config {
@@ -127,6 +129,7 @@ impl Default for Config {
             read_only: false,
             legacy_tools: LegacyTools::Hidden,
             structured_content: MetadataLevel::Standard,
+            root_chosen_by: String::new(),
         }
     }
 }

@@ -45,8 +45,9 @@ pub struct Sources {
     /// The process environment (or a test's stand-in). `XDG_CONFIG_HOME` and `HOME` here
     /// locate the user-level config file.
     pub env: Vec<(String, String)>,
-    /// The MCP client's first root, when it gave one.
-    pub client_root: Option<PathBuf>,
+    /// The MCP client's roots, when it gave any (§2 takes the one holding the working
+    /// directory, else the first).
+    pub client_roots: Vec<PathBuf>,
     /// The directory used when nothing names a root.
     pub current_dir: PathBuf,
 }
@@ -57,7 +58,7 @@ impl Sources {
         Sources {
             flags,
             env: std::env::vars().collect(),
-            client_root: None,
+            client_roots: Vec::new(),
             current_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         }
     }
@@ -109,17 +110,7 @@ struct RepositoryLists {
 /// in `warnings`.
 pub fn load(sources: &Sources) -> Result<(Config, Vec<String>), String> {
     let mut warnings = Vec::new();
-    let root_flag = sources
-        .flags
-        .iter()
-        .rev()
-        .find(|(key, _)| key == "root")
-        .and_then(|(_, value)| value.as_str().map(PathBuf::from));
-    let root = root_flag
-        .or_else(|| sources.client_root.clone())
-        .or_else(|| sources.env_value("LOUPE_ROOT").filter(|v| !v.is_empty()).map(PathBuf::from))
-        .unwrap_or_else(|| sources.current_dir.clone());
-    let root = if root.is_absolute() { root } else { sources.current_dir.join(root) };
+    let (root, chosen_by) = choose_root(sources)?;
 
     let mut config = Config::default();
     if let Some(file) = user_config_file(sources) {
@@ -153,7 +144,63 @@ pub fn load(sources: &Sources) -> Result<(Config, Vec<String>), String> {
     }
     merge_repository_lists(&mut config, sources, repository, &mut warnings)?;
     config.root = Some(root);
+    config.root_chosen_by = chosen_by;
     Ok((config, warnings))
+}
+
+/// The workspace root (§2), and how it was chosen: `--root`, the client's roots (the one
+/// holding the working directory, else the first), `LOUPE_ROOT`, then the repository around the
+/// working directory (the nearest ancestor with `.git` or `loupe.toml`), else the working
+/// directory itself. `/` and the home directory are never chosen implicitly: that is an error
+/// that says how to name the root.
+pub fn choose_root(sources: &Sources) -> Result<(PathBuf, String), String> {
+    let absolute = |path: PathBuf| if path.is_absolute() { path } else { sources.current_dir.join(path) };
+    let flag = sources.flags.iter().rev().find(|(key, _)| key == "root").and_then(|(_, value)| value.as_str());
+    if let Some(root) = flag {
+        return Ok((absolute(PathBuf::from(root)), "--root".to_owned()));
+    }
+    if !sources.client_roots.is_empty() {
+        let holding = sources.client_roots.iter().position(|root| sources.current_dir.starts_with(root));
+        let index = holding.unwrap_or(0);
+        let why = match (holding, sources.client_roots.len()) {
+            (_, 1) => "the client's root".to_owned(),
+            (Some(_), count) => format!("the client's root holding the working directory (of {count})"),
+            (None, count) => format!("the client's first root (of {count}; none holds the working directory)"),
+        };
+        return Ok((absolute(sources.client_roots[index].clone()), why));
+    }
+    if let Some(root) = sources.env_value("LOUPE_ROOT").filter(|value| !value.is_empty()) {
+        return Ok((absolute(PathBuf::from(root)), "LOUPE_ROOT".to_owned()));
+    }
+    let start = &sources.current_dir;
+    let home = sources.env_value("HOME").filter(|home| !home.is_empty()).map(PathBuf::from);
+    let too_wide = |dir: &Path| dir.parent().is_none() || home.as_deref() == Some(dir);
+    for dir in start.ancestors() {
+        if too_wide(dir) {
+            break;
+        }
+        if dir.join(".git").exists() || dir.join("loupe.toml").is_file() {
+            let marker = if dir.join(".git").exists() { ".git" } else { "loupe.toml" };
+            let why = if dir == start {
+                format!("the working directory ({marker})")
+            } else {
+                format!("the repository around the working directory ({marker} in an ancestor)")
+            };
+            return Ok((dir.to_path_buf(), why));
+        }
+    }
+    if too_wide(start) {
+        return Err(no_root(start));
+    }
+    Ok((start.clone(), "the working directory (no .git or loupe.toml above it)".to_owned()))
+}
+
+/// The answer when nothing names a root and the working directory is `/` or the home directory.
+pub fn no_root(current_dir: &Path) -> String {
+    format!(
+        "no workspace root: loupe was started in `{}`, which it never serves unless named. Name the root with `--root <dir>`, the `LOUPE_ROOT` variable, or your client's workspace roots",
+        current_dir.display()
+    )
 }
 
 /// True when `key` was set explicitly: by a flag, a `LOUPE_<KEY>` variable, the user-level
@@ -416,15 +463,60 @@ mod tests {
     }
 
     #[test]
-    fn root_order_is_flag_client_env_cwd() {
+    fn root_order_is_flag_client_env_repository() {
         let mut sources = sources(Path::new("/cwd"));
-        assert_eq!(load(&sources).unwrap().0.root, Some(PathBuf::from("/cwd")));
+        let chosen = |sources: &Sources| {
+            let (config, _) = load(sources).unwrap();
+            (config.root.unwrap(), config.root_chosen_by)
+        };
+        assert_eq!(chosen(&sources).0, PathBuf::from("/cwd"));
         sources.env.push(("LOUPE_ROOT".into(), "/env".into()));
-        assert_eq!(load(&sources).unwrap().0.root, Some(PathBuf::from("/env")));
-        sources.client_root = Some(PathBuf::from("/client"));
-        assert_eq!(load(&sources).unwrap().0.root, Some(PathBuf::from("/client")));
+        assert_eq!(chosen(&sources), (PathBuf::from("/env"), "LOUPE_ROOT".to_owned()));
+        sources.client_roots = vec![PathBuf::from("/client")];
+        assert_eq!(chosen(&sources), (PathBuf::from("/client"), "the client's root".to_owned()));
+        // Several client roots: the one holding the working directory, else the first.
+        sources.client_roots = vec![PathBuf::from("/a"), PathBuf::from("/"), PathBuf::from("/b")];
+        assert_eq!(chosen(&sources).0, PathBuf::from("/"));
+        sources.client_roots = vec![PathBuf::from("/a"), PathBuf::from("/b")];
+        let (root, why) = chosen(&sources);
+        assert_eq!(root, PathBuf::from("/a"));
+        assert!(why.contains("first root (of 2"), "{why}");
         sources.flags.push(("root".into(), Value::from("/flag")));
-        assert_eq!(load(&sources).unwrap().0.root, Some(PathBuf::from("/flag")));
+        assert_eq!(chosen(&sources), (PathBuf::from("/flag"), "--root".to_owned()));
+    }
+
+    #[test]
+    fn without_a_named_root_the_repository_around_the_working_directory_is_served() {
+        let home = tempfile::tempdir().unwrap();
+        let repository = home.path().join("work/project");
+        let nested = repository.join("src/deep");
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::create_dir(repository.join(".git")).unwrap();
+        let mut sources = sources(&nested);
+        sources.env.push(("HOME".into(), home.path().display().to_string()));
+        let (config, _) = load(&sources).unwrap();
+        assert_eq!(config.root.as_deref(), Some(repository.as_path()));
+        assert!(config.root_chosen_by.contains(".git in an ancestor"), "{}", config.root_chosen_by);
+        // A loupe.toml marks a root too (a project that is not a git repository).
+        let plain = home.path().join("plain");
+        std::fs::create_dir_all(plain.join("sub")).unwrap();
+        std::fs::write(plain.join("loupe.toml"), "max_range_lines = 150\n").unwrap();
+        sources.current_dir = plain.join("sub");
+        let (config, _) = load(&sources).unwrap();
+        assert_eq!((config.root.as_deref(), config.max_range_lines), (Some(plain.as_path()), 150));
+        // Nothing above: the working directory itself.
+        let bare = home.path().join("bare/dir");
+        std::fs::create_dir_all(&bare).unwrap();
+        sources.current_dir = bare.clone();
+        assert_eq!(load(&sources).unwrap().0.root, Some(bare));
+        // The home directory and `/` are never served unless named.
+        for dir in [home.path().to_path_buf(), PathBuf::from("/")] {
+            sources.current_dir = dir.clone();
+            let error = load(&sources).unwrap_err();
+            assert!(error.contains("--root") && error.contains("LOUPE_ROOT") && error.contains("roots"), "{error}");
+        }
+        sources.env.push(("LOUPE_ROOT".into(), "/".into()));
+        assert_eq!(load(&sources).unwrap().0.root, Some(PathBuf::from("/")), "named, `/` is served");
     }
 
     #[test]

@@ -116,7 +116,12 @@ fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (
     let session = engine.session_layer().describe(config, context, session_id);
     let index = engine.index().map(|index| index.status());
     let watching = engine.is_watching();
-    let mut face = format!("loupe {} · root {}\n", env!("CARGO_PKG_VERSION"), engine.root_path().display());
+    let chosen_by = if config.root_chosen_by.is_empty() { "the configuration" } else { &config.root_chosen_by };
+    let mut face = format!(
+        "loupe {} · root {} (chosen by {chosen_by})\n",
+        env!("CARGO_PKG_VERSION"),
+        engine.root_path().display()
+    );
     let index_json = match &index {
         Some(status) => {
             let state = serde_json::to_value(status.state).unwrap_or_default();
@@ -168,6 +173,7 @@ fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (
     let data = json!({
         "version": env!("CARGO_PKG_VERSION"),
         "root": engine.root_path().display().to_string(),
+        "root_chosen_by": chosen_by,
         "index": index_json,
         "git": git_json,
         "policy": policy,

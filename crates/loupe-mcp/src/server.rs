@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use loupe_core::{ErrorCode, ToolError};
-use loupe_engine::config::{Sources, load};
+use loupe_engine::config::{Sources, choose_root, load};
 use loupe_engine::{CallContext, Engine, Progress, Response, Work, params};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
@@ -134,8 +134,16 @@ impl LoupeServer {
         }
         let mut sources = (*self.sources).clone();
         if !self.root_flag_given() {
-            sources.client_root = client_root(context).await;
+            sources.client_roots = client_roots(context).await;
         }
+        // No root named and started in `/` or the home directory: every call says how to name
+        // one, and the next call tries again (client roots may have arrived).
+        choose_root(&sources).map_err(|message| {
+            ToolError::invalid_args(
+                message,
+                "restart with `--root <dir>`, set LOUPE_ROOT, or open a folder in your client",
+            )
+        })?;
         let (config, warnings) = load(&sources).map_err(config_error)?;
         for warning in warnings {
             tracing::warn!("{warning}");
@@ -222,34 +230,35 @@ fn work_for(context: &RequestContext<RoleServer>) -> Work {
     })
 }
 
-/// The client's first root as a directory path, when it offers roots and answers in time.
+/// The client's roots as directory paths, when it offers roots and answers in time.
 ///
 /// Roots are deprecated from protocol 2026-07-28 on (SEP-2577), but every revision this
 /// server negotiates has them and §2 ranks them above `LOUPE_ROOT`.
 #[allow(deprecated)]
-async fn client_root(context: &RequestContext<RoleServer>) -> Option<PathBuf> {
+async fn client_roots(context: &RequestContext<RoleServer>) -> Vec<PathBuf> {
     let offers_roots = context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
     if !offers_roots {
-        return None;
+        return Vec::new();
     }
     let answer = tokio::time::timeout(ROOTS_TIMEOUT, context.peer.list_roots()).await;
     let roots = match answer {
         Ok(Ok(result)) => result.roots,
         Ok(Err(error)) => {
             tracing::warn!("roots/list failed: {error}");
-            return None;
+            return Vec::new();
         }
         Err(_) => {
             tracing::warn!("roots/list got no answer in {ROOTS_TIMEOUT:?}");
-            return None;
+            return Vec::new();
         }
     };
-    let first = roots.first()?;
-    let uri = first.uri.as_str();
-    match loupe_core::path::parse_user_path(uri) {
-        loupe_core::path::UserPath::Absolute(path) => Some(PathBuf::from(path)),
-        loupe_core::path::UserPath::Relative(_) => None,
-    }
+    roots
+        .iter()
+        .filter_map(|root| match loupe_core::path::parse_user_path(root.uri.as_str()) {
+            loupe_core::path::UserPath::Absolute(path) => Some(PathBuf::from(path)),
+            loupe_core::path::UserPath::Relative(_) => None,
+        })
+        .collect()
 }
 
 fn config_error(message: String) -> ToolError {

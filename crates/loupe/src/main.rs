@@ -526,6 +526,16 @@ fn open_engine(flags: &ConfigFlags) -> anyhow::Result<Engine> {
 
 fn serve(flags: &[(String, Value)], root_given: bool) -> anyhow::Result<ExitCode> {
     let sources = Sources::from_process(flags.to_vec());
+    // Started where no root may be chosen (`/`, the home directory) and none named: serve, and
+    // answer each call with how to name one; client roots may still arrive (§2).
+    if let Err(message) = loupe_engine::config::choose_root(&sources) {
+        init_logging("warn");
+        tracing::warn!("{message}");
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+        runtime.block_on(loupe_mcp::serve_stdio(loupe_mcp::LoupeServer::new(sources))).map_err(anyhow::Error::msg)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     // Fail fast on a bad configuration; with --root the engine can open right away.
     let (config, warnings) = load(&sources).map_err(anyhow::Error::msg)?;
     init_logging(&config.log);

@@ -365,6 +365,51 @@ fn a_cancelled_call_stops_reporting_progress_and_the_server_keeps_serving() {
     assert_eq!(pong["result"], json!({}), "{pong}");
 }
 
+/// §2: without `--root`, `LOUPE_ROOT` or client roots, a server started in a subdirectory serves
+/// the repository around it (and says so), and one started in `/` serves nothing: every call
+/// answers how to name a root, and the server keeps running.
+#[test]
+fn without_a_named_root_the_repository_around_the_working_directory_is_served() {
+    let dir = workspace();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let spawn = |current_dir: &std::path::Path| {
+        let mut command = Command::new(LOUPE);
+        command
+            .arg("serve")
+            .current_dir(current_dir)
+            .env_remove("LOUPE_ROOT")
+            .env("XDG_CACHE_HOME", test_cache())
+            .env("HOME", home.path());
+        RawServer { io: common::Lines::spawn(command) }
+    };
+    let mut server = spawn(&dir.path().join("src"));
+    server.initialize("2025-11-25");
+    let status = server.request(json!(1), "tools/call", json!({"name": "manage", "arguments": {"command": "status"}}));
+    let face = status["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+    let root = dir.path().canonicalize().unwrap();
+    assert!(face.contains(&format!("root {} (chosen by the repository around", root.display())), "{face}");
+    let read = server.request(
+        json!(2),
+        "tools/call",
+        json!({"name": "read", "arguments": {"mode": "snippet", "target": "src/lib.rs", "start_line": 2, "end_line": 2}}),
+    );
+    assert_eq!(read["result"]["isError"], json!(false), "{read}");
+
+    let mut server = spawn(std::path::Path::new("/"));
+    server.initialize("2025-11-25");
+    for id in [3, 4] {
+        let answer = server.request(
+            json!(id),
+            "tools/call",
+            json!({"name": "read", "arguments": {"mode": "file", "target": "etc/hostname"}}),
+        );
+        assert_eq!(answer["result"]["structuredContent"]["error"]["code"], json!("INVALID_ARGS"), "{answer}");
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("--root") && text.contains("LOUPE_ROOT"), "{text}");
+    }
+}
+
 /// Two servers on one root share one index directory: one persists, both answer.
 #[test]
 fn two_servers_on_one_root_both_serve_search() {
