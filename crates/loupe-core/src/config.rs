@@ -101,6 +101,9 @@ pub struct Config {
     pub read_only: bool,
     pub legacy_tools: LegacyTools,
     pub structured_content: MetadataLevel,
+    /// De-duplication elides only lines sent within this many tokens of reads (§9.6): clients
+    /// compact their context, so older lines are sent again rather than pointed at.
+    pub dedup_window_tokens: u64,
     /// How the root was chosen (§2), for `manage status`: set when the configuration is loaded.
     pub root_chosen_by: String,
 }
@@ -129,6 +132,7 @@ impl Default for Config {
             read_only: false,
             legacy_tools: LegacyTools::Hidden,
             structured_content: MetadataLevel::Standard,
+            dedup_window_tokens: 30_000,
             root_chosen_by: String::new(),
         }
     }
@@ -157,6 +161,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "read_only",
     "legacy_tools",
     "structured_content",
+    "dedup_window_tokens",
 ];
 
 /// Keys a repository's own config file may not set (§3.1), each with the reason a warning
@@ -189,6 +194,7 @@ impl Config {
             "max_file_bytes" => self.max_file_bytes = as_positive(key, value)?,
             "exclude" => self.exclude = as_list(key, value)?,
             "allow" => self.allow = as_list(key, value)?,
+            "dedup_window_tokens" => self.dedup_window_tokens = as_positive(key, value)?,
             "structured_content" => {
                 let level = as_string(key, value)?;
                 self.structured_content =

@@ -222,10 +222,12 @@ impl SessionLayer {
             let read_number = session.metrics.reads_count + 1;
             let numbered =
                 matches!(request.mode, ReadMode::File | ReadMode::Snippet | ReadMode::Symbol) && !request.preview_none;
+            let recency =
+                aggregation::Recency { now: session.metrics.reads_tokens_total, window: config.dedup_window_tokens };
             let aggregated = match (outcome.target.clone(), numbered) {
                 (Some(path), true) => {
                     let sent = session.sent.entry(path).or_default();
-                    aggregation::apply(&mut outcome, sent, read_number, request.fresh)
+                    aggregation::apply(&mut outcome, sent, read_number, request.fresh, recency)
                 }
                 _ => aggregation::Aggregated::default(),
             };
@@ -626,7 +628,7 @@ fn context_bundle(session: &Session) -> (String, Value) {
     let mut items = Vec::new();
     for (path, sent) in &session.sent {
         let mut merged: Vec<(usize, usize)> = Vec::new();
-        for &(first, last, _) in &sent.ranges {
+        for &store::SentRange { first, last, .. } in &sent.ranges {
             match merged.last_mut() {
                 Some(previous) if previous.1 + 1 >= first => previous.1 = previous.1.max(last),
                 _ => merged.push((first, last)),

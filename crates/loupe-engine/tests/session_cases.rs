@@ -620,3 +620,41 @@ fn follow(call: &dyn Fn(&str, Value) -> Response, refusal: &Response, depth: usi
     }
     false
 }
+
+/// §9.6: only lines sent recently are elided (within `dedup_window_tokens` of reads); older
+/// lines are sent again, so a model whose client compacted its context is never pointed at lines
+/// it no longer holds. The same scripted re-reading session under several windows: the
+/// tokens it saves grow with the window, and a line older than the window is always resent.
+#[test]
+fn de_duplication_elides_only_what_was_sent_recently() {
+    let mut saved_by_window = Vec::new();
+    for window in [1, 300, 3_000, 1_000_000] {
+        let fixture = fixture_with(|config| {
+            config.gate_mode = GateMode::Off;
+            config.dedup_window_tokens = window;
+        });
+        let context = CallContext::new("window");
+        let call = |arguments: Value| fixture.engine.call_in(&context, "read", arguments);
+        let snippet =
+            |start: usize| json!({"mode": "snippet", "target": "big.txt", "start_line": start, "end_line": start + 9});
+        let first = call(snippet(1));
+        assert!(first.face.contains("   1│line 1:"), "{}", first.face);
+        // Other reads in between: about 150 tokens each.
+        for start in (100..1000).step_by(100) {
+            assert!(call(snippet(start)).ok);
+        }
+        let again = call(snippet(1));
+        let elided = again.face.contains("── lines 1–10 unchanged since read #1 (fresh: true resends)");
+        assert_eq!(elided, window >= 3_000, "window {window}: {}", again.face);
+        assert_eq!(again.face.contains("   1│line 1:"), !elided, "{}", again.face);
+        // Right away, the lines just sent are recent under any window but the smallest.
+        let third = call(snippet(1));
+        assert_eq!(third.face.contains("unchanged since read #"), window > 1, "window {window}: {}", third.face);
+        let status = fixture.engine.call_in(&context, "manage", json!({"command": "metrics"}));
+        let saved = status.meta["metrics"]["session"]["metrics"]["tokens_saved_estimate"].as_u64().unwrap();
+        saved_by_window.push((window, saved));
+    }
+    eprintln!("tokens saved by window: {saved_by_window:?}");
+    assert!(saved_by_window.windows(2).all(|pair| pair[0].1 <= pair[1].1), "{saved_by_window:?}");
+    assert!(saved_by_window[0].1 < saved_by_window[3].1);
+}

@@ -1,7 +1,10 @@
 //! Aggregation (§9.6): within a session, lines already received unchanged are not sent
 //! again. A read keeps its header and footer; each run of lines the session already has
-//! becomes one reference line (`── lines 10–80 unchanged since read #3`), and only the rest
-//! is sent. `fresh: true` sends everything; a file whose hash changed is sent anew.
+//! becomes one reference line (`── lines 10–80 unchanged since read #3 (fresh: true resends)`),
+//! and only the rest is sent. `fresh: true` sends everything; a file whose hash changed is sent
+//! anew. Clients compact their context in long sessions, so only lines sent recently are
+//! elided: within `dedup_window_tokens` of reads (counted in the tokens the session's reads
+//! sent since); older lines are sent again, and recorded as sent by this read.
 //!
 //! The rewrite is structural and deterministic: it works on the run of numbered lines in the
 //! outcome's face (which knows each line's number) and on the raw `content`, before anything is
@@ -9,7 +12,7 @@
 
 use serde_json::{Value, json};
 
-use super::store::SentFile;
+use super::store::{SentFile, SentRange};
 use crate::response::{Face, Lines, Outcome, Part};
 
 /// One run of lines not re-sent, and the read that sent them.
@@ -30,7 +33,20 @@ pub(crate) struct Aggregated {
 }
 
 /// Applies aggregation to a successful read of numbered lines, and records what it sent.
-pub(crate) fn apply(outcome: &mut Outcome, sent: &mut SentFile, read_number: u64, fresh: bool) -> Aggregated {
+/// When the session has sent `now` tokens of reads, only ranges sent within `window` of it count.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Recency {
+    pub(crate) now: u64,
+    pub(crate) window: u64,
+}
+
+pub(crate) fn apply(
+    outcome: &mut Outcome,
+    sent: &mut SentFile,
+    read_number: u64,
+    fresh: bool,
+    recency: Recency,
+) -> Aggregated {
     let Some(file_hash) = outcome.act.file_hash.clone() else { return Aggregated::default() };
     let Some(lines) = outcome.face.lines() else { return Aggregated::default() };
     let (first, last) = (lines.first, lines.last());
@@ -41,7 +57,7 @@ pub(crate) fn apply(outcome: &mut Outcome, sent: &mut SentFile, read_number: u64
     let span = (last + 1 - first) as u64;
     // A line cut mid-line was not sent whole: it is not recorded as sent.
     let recorded_last = if lines.last_cut { last.saturating_sub(1) } else { last };
-    let elided: Vec<Elided> = if fresh { Vec::new() } else { covered(&sent.ranges, first, recorded_last) };
+    let elided: Vec<Elided> = if fresh { Vec::new() } else { covered(&sent.ranges, first, recorded_last, recency) };
     let elided_lines: usize = elided.iter().map(|run| run.last + 1 - run.first).sum();
     let mut tokens_saved = 0;
     if !elided.is_empty() {
@@ -55,53 +71,45 @@ pub(crate) fn apply(outcome: &mut Outcome, sent: &mut SentFile, read_number: u64
             elided.iter().map(|run| json!({"start_line": run.first, "end_line": run.last, "read": run.read})).collect();
         outcome.detail.insert("elided".into(), Value::from(runs));
     }
-    if recorded_last >= first {
-        record(&mut sent.ranges, first, recorded_last, read_number, fresh);
+    // What this read sent (everything but the elided runs) is recorded as sent by it, now.
+    let mut cursor = first;
+    for run in elided.iter().chain(std::iter::once(&Elided { first: recorded_last + 1, last: 0, read: 0 })) {
+        if run.first > cursor {
+            record(&mut sent.ranges, cursor, run.first - 1, read_number, recency.now);
+        }
+        cursor = cursor.max(run.last + 1);
     }
     Aggregated { lines_sent: span - elided_lines as u64, span, elided, tokens_saved }
 }
 
-/// The parts of `first..=last` already covered by `ranges`, in order.
-fn covered(ranges: &[(usize, usize, u64)], first: usize, last: usize) -> Vec<Elided> {
+/// The parts of `first..=last` covered by recently sent `ranges`, in order.
+fn covered(ranges: &[SentRange], first: usize, last: usize, recency: Recency) -> Vec<Elided> {
     ranges
         .iter()
-        .filter(|(a, b, _)| *a <= last && *b >= first)
-        .map(|(a, b, read)| Elided { first: (*a).max(first), last: (*b).min(last), read: *read })
+        .filter(|range| range.first <= last && range.last >= first)
+        .filter(|range| recency.now.saturating_sub(range.at) <= recency.window)
+        .map(|range| Elided { first: range.first.max(first), last: range.last.min(last), read: range.read })
         .collect()
 }
 
-/// Records `first..=last` as sent by `read`: only the gaps, or (fresh) all of it.
-fn record(ranges: &mut Vec<(usize, usize, u64)>, first: usize, last: usize, read: u64, overwrite: bool) {
-    let mut kept: Vec<(usize, usize, u64)> = Vec::new();
-    let mut added: Vec<(usize, usize, u64)> = Vec::new();
-    let mut cursor = first;
-    for &(a, b, number) in ranges.iter() {
-        if b < first || a > last {
-            kept.push((a, b, number));
+/// Records `first..=last` as sent by `read` when the session had sent `at` tokens: whatever
+/// was recorded there before is replaced.
+fn record(ranges: &mut Vec<SentRange>, first: usize, last: usize, read: u64, at: u64) {
+    let mut kept: Vec<SentRange> = Vec::new();
+    for range in ranges.iter() {
+        if range.last < first || range.first > last {
+            kept.push(*range);
             continue;
         }
-        if overwrite {
-            if a < first {
-                kept.push((a, first - 1, number));
-            }
-            if b > last {
-                kept.push((last + 1, b, number));
-            }
-        } else {
-            kept.push((a, b, number));
-            if a > cursor {
-                added.push((cursor, a - 1, read));
-            }
-            cursor = cursor.max(b + 1);
+        if range.first < first {
+            kept.push(SentRange { last: first - 1, ..*range });
+        }
+        if range.last > last {
+            kept.push(SentRange { first: last + 1, ..*range });
         }
     }
-    if overwrite {
-        added.push((first, last, read));
-    } else if cursor <= last {
-        added.push((cursor, last, read));
-    }
-    kept.extend(added);
-    kept.sort_unstable();
+    kept.push(SentRange { first, last, read, at });
+    kept.sort_unstable_by_key(|range| range.first);
     *ranges = kept;
 }
 
@@ -212,20 +220,25 @@ fn push_unless_elided(out: &mut String, line: &str, number: usize, elided: &[Eli
 mod tests {
     use super::*;
 
+    fn range(first: usize, last: usize, read: u64, at: u64) -> SentRange {
+        SentRange { first, last, read, at }
+    }
+
     #[test]
-    fn recording_fills_gaps_and_fresh_overwrites() {
+    fn recording_replaces_what_was_there_and_only_recent_ranges_cover() {
         let mut ranges = Vec::new();
-        record(&mut ranges, 10, 20, 1, false);
-        record(&mut ranges, 15, 30, 2, false);
-        assert_eq!(ranges, [(10, 20, 1), (21, 30, 2)]);
-        record(&mut ranges, 5, 40, 3, false);
-        assert_eq!(ranges, [(5, 9, 3), (10, 20, 1), (21, 30, 2), (31, 40, 3)]);
-        record(&mut ranges, 12, 25, 4, true);
-        assert_eq!(ranges, [(5, 9, 3), (10, 11, 1), (12, 25, 4), (26, 30, 2), (31, 40, 3)]);
+        record(&mut ranges, 10, 20, 1, 0);
+        record(&mut ranges, 21, 30, 2, 100);
+        assert_eq!(ranges, [range(10, 20, 1, 0), range(21, 30, 2, 100)]);
+        record(&mut ranges, 15, 25, 3, 500);
+        assert_eq!(ranges, [range(10, 14, 1, 0), range(15, 25, 3, 500), range(26, 30, 2, 100)]);
+        let recent = Recency { now: 600, window: 550 };
         assert_eq!(
-            covered(&ranges, 1, 11),
-            [Elided { first: 5, last: 9, read: 3 }, Elided { first: 10, last: 11, read: 1 }]
+            covered(&ranges, 1, 40, recent),
+            [Elided { first: 15, last: 25, read: 3 }, Elided { first: 26, last: 30, read: 2 }],
+            "read #1 was sent 600 tokens ago, outside the window"
         );
+        assert_eq!(covered(&ranges, 1, 40, Recency { now: 600, window: 10_000 }).len(), 3);
     }
 
     fn face() -> Face {

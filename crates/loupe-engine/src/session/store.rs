@@ -42,12 +42,21 @@ pub(crate) struct SearchRecord {
     pub(crate) read_calls: Vec<ReadKey>,
 }
 
+/// Lines `first..=last` sent by read number `read`, when the session had sent `at` tokens of reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SentRange {
+    pub(crate) first: usize,
+    pub(crate) last: usize,
+    pub(crate) read: u64,
+    pub(crate) at: u64,
+}
+
 /// Lines of one file the session received, with the file hash they were sent under.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SentFile {
     pub(crate) file_hash: String,
-    /// Disjoint, sorted `(first, last, read number)` ranges.
-    pub(crate) ranges: Vec<(usize, usize, u64)>,
+    /// Disjoint ranges, sorted by first line.
+    pub(crate) ranges: Vec<SentRange>,
 }
 
 /// RuntimeState of one session.
