@@ -155,7 +155,7 @@ impl Engine {
             ToolCall::Search(request) => search::run(self, request, work),
             ToolCall::Analyze(request) => analyze::run(self, request, work),
             ToolCall::Edit(request) => edit::run(self, request),
-            ToolCall::Manage(request) => manage::run(self, context, request),
+            ToolCall::Manage(request) => manage::run(self, context, request, work),
         }
     }
 }

@@ -6,7 +6,7 @@
 
 mod journal;
 
-use loupe_core::ToolError;
+use loupe_core::{ErrorCode, ToolError};
 use loupe_index::IndexState;
 use serde_json::{Value, json};
 
@@ -17,6 +17,7 @@ use crate::params;
 use crate::response::{Face, MetadataLevel, Outcome};
 use crate::session::CallContext;
 use crate::session::reasons;
+use crate::work::Work;
 
 choice_enum! {
     /// The `manage` commands.
@@ -39,6 +40,8 @@ pub(crate) struct ManageRequest {
     transaction_id: Option<String>,
     force: bool,
     limit: Option<u64>,
+    /// `reindex`: one file or directory, instead of the whole root.
+    path: Option<String>,
     metadata: Option<MetadataLevel>,
 }
 
@@ -63,15 +66,15 @@ fn parse_request(arguments: Value) -> Result<ManageRequest, ToolError> {
         transaction_id: args.string("transaction_id")?,
         force: args.boolean("force")?.unwrap_or(false),
         limit: args.integer("limit")?,
+        path: args.string("path")?,
         metadata,
     };
-    args.string("path")?;
     args.finish()?;
     Ok(request)
 }
 
 /// Runs a parsed `manage` call.
-pub(crate) fn run(engine: &Engine, context: &CallContext, request: &ManageRequest) -> Outcome {
+pub(crate) fn run(engine: &Engine, context: &CallContext, request: &ManageRequest, work: &Work) -> Outcome {
     let command = request.command.as_str();
     let session_id = request.session_id.as_deref();
     let result = match request.command {
@@ -85,7 +88,7 @@ pub(crate) fn run(engine: &Engine, context: &CallContext, request: &ManageReques
         ManageCommand::Status => Ok(success(command, status(engine, context, session_id))),
         ManageCommand::Metrics => Ok(success(command, metrics(engine, context, session_id))),
         ManageCommand::Guidance => Ok(success(command, guidance())),
-        ManageCommand::Reindex => Err(not_available(command)),
+        ManageCommand::Reindex => reindex(engine, request.path.as_deref(), work),
     };
     let mut outcome = result.unwrap_or_else(|error| Outcome::failure("manage", Some(command.into()), None, error));
     outcome.mode = Some(command.into());
@@ -103,11 +106,56 @@ fn answer(face: String) -> Outcome {
     Outcome::success("manage", None, None, Face::text(face))
 }
 
-fn not_available(command: &str) -> ToolError {
-    ToolError::invalid_args(
-        format!("manage command `{command}` is not available yet in this build of loupe"),
-        "available now: status, metrics, guidance, undo, redo, history",
-    )
+/// `reindex`: the whole root (a walk that re-reads what changed on disk, with progress), or one
+/// file or directory re-read now. Writes only the index, never the repository.
+fn reindex(engine: &Engine, path: Option<&str>, work: &Work) -> Result<Outcome, ToolError> {
+    let Some(index) = engine.index() else {
+        return Err(ToolError::new(
+            ErrorCode::IndexNotReady,
+            "this server runs without an index, so there is nothing to reindex",
+            "restart loupe with a writable index directory (--index-dir)",
+        ));
+    };
+    let started = std::time::Instant::now();
+    let file = match path {
+        Some(path) => {
+            let resolved = engine
+                .root()
+                .resolve(path)
+                .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
+            resolved.real.as_ref().is_some_and(|real| real.is_file()).then_some(resolved.path)
+        }
+        None => None,
+    };
+    let face = match file {
+        Some(file) => {
+            index.update_paths(std::slice::from_ref(&file));
+            format!("reindex · {file} re-read\n")
+        }
+        None => {
+            // A directory is reconciled with the rest: the walk skips files whose size and
+            // modification time are unchanged.
+            let report = |done: usize, total: usize| {
+                work.report(
+                    done as u64,
+                    (total > 0).then_some(total as u64),
+                    format!("indexing {done} of {total} files"),
+                )
+            };
+            let stats = index.refresh(&report);
+            format!(
+                "reindex · {} files walked · {} re-read · {} removed{}\n",
+                stats.walked,
+                stats.reindexed,
+                stats.removed,
+                if stats.full_rebuild { " · full rebuild" } else { "" },
+            )
+        }
+    };
+    let mut outcome = answer(face);
+    outcome.detail.insert("index".into(), serde_json::to_value(index.status()).unwrap_or_default());
+    outcome.detail.insert("millis".into(), Value::from(started.elapsed().as_millis() as u64));
+    Ok(outcome)
 }
 
 /// Root, version, index and watcher, the configuration that steers, and this session.

@@ -261,7 +261,6 @@ fn manage_cases() {
         insta::assert_snapshot!("manage_redo", workspace.render("manage", json!({"command": "redo", "transaction_id": "tx-2"})));
         fs::write(workspace.root.path().join("new.txt"), "changed by someone\n").unwrap();
         insta::assert_snapshot!("manage_undo_conflict", workspace.render("manage", json!({"command": "undo"})));
-        insta::assert_snapshot!("manage_reindex_not_available", workspace.render("manage", json!({"command": "reindex"})));
         insta::assert_snapshot!("manage_unknown_command", workspace.render("manage", json!({"command": "explode"})));
     });
 }
@@ -460,4 +459,25 @@ fn concurrent_edits_from_two_clients_never_interleave() {
     let dup_order: Vec<&str> = dup.lines().take(20).collect();
     let crlf_order: Vec<&str> = crlf.lines().take(20).collect();
     assert_eq!(dup_order, crlf_order);
+}
+
+/// `manage reindex`: a change made outside loupe (no watcher here) is found once the file is
+/// re-read (`path`), and a whole-root reindex picks up a new file and a removed one.
+#[test]
+fn reindex_reads_what_changed_outside_loupe() {
+    let workspace = workspace();
+    workspace.engine.refresh_index(&|_, _| {});
+    let search = |query: &str| workspace.engine.call("search", json!({"query": query, "type": "text"}));
+    fs::write(workspace.root.path().join("src/lib.rs"), "pub fn zebra_crossing() {}\n").unwrap();
+    assert!(search("zebra_crossing").face.contains("no results"), "the index has not seen the change yet");
+    let one = workspace.engine.call("manage", json!({"command": "reindex", "path": "src/lib.rs"}));
+    assert_eq!(one.face, "reindex · src/lib.rs re-read\n");
+    assert!(search("zebra_crossing").face.contains("src/lib.rs:1│"), "{}", search("zebra_crossing").face);
+
+    fs::write(workspace.root.path().join("fresh.txt"), "okapi\n").unwrap();
+    let all = workspace.engine.call("manage", json!({"command": "reindex"}));
+    assert!(all.ok && all.face.contains("files walked") && all.face.contains("1 re-read"), "{}", all.face);
+    assert!(search("okapi").face.contains("fresh.txt:1│"), "{}", search("okapi").face);
+    let outside = workspace.engine.call("manage", json!({"command": "reindex", "path": "../elsewhere"}));
+    assert_eq!(outside.error_code(), Some("PATH_OUTSIDE_ROOT"), "{}", outside.face);
 }

@@ -386,7 +386,7 @@ fn run_session(revision: &'static str, schema_text: &str) {
         ("manage", Some(json!({"command": "history"})), false),
         ("manage", Some(json!({"command": "undo"})), false),
         ("manage", Some(json!({"command": "metrics"})), false),
-        ("manage", Some(json!({"command": "reindex"})), true),
+        ("manage", Some(json!({"command": "reindex"})), false),
     ];
     let mut checked_structured = [0usize; 2];
     let mut candidate_id = Value::Null;
