@@ -141,6 +141,9 @@ impl Index {
     /// root and format. Nothing is walked until `refresh`.
     pub fn open(root: Root, options: IndexOptions) -> Index {
         let writer = WriterLock::try_acquire(&options.index_dir);
+        if writer.is_some() {
+            store::remove_stale_temporaries(&options.index_dir);
+        }
         Index {
             root,
             options,
@@ -191,6 +194,11 @@ impl Index {
 
     pub fn root(&self) -> &Root {
         &self.root
+    }
+
+    /// Returns once no refresh or update is running (a running one has persisted its work).
+    pub fn wait_idle(&self) {
+        drop(self.refresh_lock.lock().unwrap_or_else(|poison| poison.into_inner()));
     }
 
     /// True when this process persists the index (it holds the writer lock).
@@ -719,6 +727,31 @@ mod tests {
 
     use super::*;
     use crate::trigram::plan_literal;
+
+    /// A writer killed mid-write leaves `.<file>.<random>.tmp` behind; the next writer removes
+    /// them, and a reader (no lock) leaves the directory alone.
+    #[test]
+    fn the_writer_removes_temporaries_a_killed_writer_left() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "x\n").unwrap();
+        let index_dir = tempfile::tempdir().unwrap();
+        let stale = index_dir.path().join(".tables.bin.Ab12Cd.tmp");
+        std::fs::write(&stale, "half").unwrap();
+        std::fs::write(index_dir.path().join("keep.tmp"), "not ours").unwrap();
+        let open = || {
+            let root = Root::open(dir.path(), Exclusions::new(&[], &[]).unwrap()).unwrap();
+            Index::open(
+                root,
+                IndexOptions { index_dir: index_dir.path().to_path_buf(), max_file_bytes: 1 << 20, threads: 1 },
+            )
+        };
+        let writer = open();
+        assert!(writer.is_writer() && !stale.exists());
+        std::fs::write(&stale, "half").unwrap();
+        let reader = open();
+        assert!(!reader.is_writer() && stale.exists(), "only the writer cleans up");
+        assert!(index_dir.path().join("keep.tmp").exists());
+    }
 
     /// R15: when the text index cannot be written and read back (an index directory that
     /// refuses the file), text searches scan every text file instead of finding nothing, and

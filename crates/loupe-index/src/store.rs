@@ -213,3 +213,17 @@ impl WriterLock {
         }
     }
 }
+/// Only the writer writes the index's files, each through a temporary `.<name>.<random>.tmp`
+/// renamed over it; a writer killed mid-write leaves its temporary behind. The new writer
+/// removes them: none can be in use, the lock says no other writer runs.
+pub(crate) fn remove_stale_temporaries(index_dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(index_dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let is_file = entry.file_type().is_ok_and(|kind| kind.is_file());
+        if is_file && name.starts_with('.') && name.ends_with(".tmp") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}

@@ -34,6 +34,9 @@ pub const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 /// The request methods passed on to rmcp; every other request gets -32601 at once.
 const SERVED_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
 
+/// How long a server whose client left waits for a running first index build.
+const BUILD_GRACE: Duration = Duration::from_secs(120);
+
 /// How long a closing connection waits for the analytics writer.
 const ANALYTICS_FLUSH: Duration = Duration::from_millis(500);
 
@@ -354,6 +357,46 @@ pub async fn serve_stdio(server: LoupeServer) -> Result<(), String> {
         let engine = Arc::clone(engine);
         let _ = tokio::task::spawn_blocking(move || engine.flush_analytics(ANALYTICS_FLUSH)).await;
     }
+    // A client that closed stdin right after its call (scripts, one-shot runs, Inspector) must
+    // not lose the index build it started: finish it, so it is persisted, unless SIGTERM says
+    // the client is done waiting (the SDKs send it about 2 s after closing stdin).
+    if let Some(engine) = engine.lock().await.as_ref() {
+        finish_index_build(engine).await;
+    }
     ended?;
     Ok(())
+}
+
+/// Waits for a running first index build to finish and persist, for at most `BUILD_GRACE`, or
+/// until SIGTERM or SIGINT.
+async fn finish_index_build(engine: &Engine) {
+    let Some(index) = engine.index() else { return };
+    if index.state() != loupe_engine::IndexState::Building || !index.is_writer() {
+        return;
+    }
+    tracing::info!("the client closed the connection; finishing the index build");
+    let built = async {
+        while index.state() == loupe_engine::IndexState::Building {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // The build marks the index ready before it persists: let the persist finish.
+        let index = Arc::clone(index);
+        let _ = tokio::task::spawn_blocking(move || index.wait_idle()).await;
+    };
+    let stopped = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = terminate.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = built => tracing::info!("index build finished after the client left"),
+        _ = stopped => tracing::info!("stopped waiting for the index build: terminated"),
+        _ = tokio::time::sleep(BUILD_GRACE) => tracing::info!("stopped waiting for the index build after {BUILD_GRACE:?}"),
+    }
 }

@@ -410,6 +410,62 @@ fn without_a_named_root_the_repository_around_the_working_directory_is_served() 
     }
 }
 
+/// The first minute: a client that closes stdin right after its call (a script, a one-shot
+/// run) does not lose the index build it started. The server finishes and persists it before
+/// exiting, so the next run starts warm.
+#[test]
+fn a_build_running_when_the_client_leaves_is_finished_and_persisted() {
+    use std::io::Write as _;
+    let dir = workspace();
+    let cache = tempfile::tempdir().unwrap();
+    let mut child = Command::new(LOUPE)
+        .arg("serve")
+        .arg("--root")
+        .arg(dir.path())
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("LOUPE_TEST_HOOKS", "1")
+        .env("LOUPE_TEST_INDEX_DELAY_MS", "800")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "one-shot", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "manage", "arguments": {"command": "status"}}}),
+    ];
+    for message in messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    drop(stdin);
+    let started = Instant::now();
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert!(started.elapsed() >= Duration::from_millis(300), "the server left before the build ran");
+    let persisted: Vec<_> =
+        walkdir_files(cache.path()).into_iter().filter(|path| path.ends_with("tables.bin")).collect();
+    assert_eq!(persisted.len(), 1, "the index was not persisted: {:?}", walkdir_files(cache.path()));
+    let temporaries: Vec<_> =
+        walkdir_files(cache.path()).into_iter().filter(|path| path.to_string_lossy().ends_with(".tmp")).collect();
+    assert!(temporaries.is_empty(), "{temporaries:?}");
+}
+
+fn walkdir_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walkdir_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
 /// Two servers on one root share one index directory: one persists, both answer.
 #[test]
 fn two_servers_on_one_root_both_serve_search() {
