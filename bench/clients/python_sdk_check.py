@@ -3,12 +3,16 @@ client would: list the tools, check every schema is well formed, call each tool 
 print both faces a client may hand the model (the text, and JSON of structuredContent) with
 their sizes. Exit status 1 when a call that should succeed fails.
 
-Usage: python bench/clients/python_sdk_check.py LOUPE_BINARY REPOSITORY
-(install the SDK with `pip install "mcp>=2"`).
+Usage: python bench/clients/python_sdk_check.py LOUPE_BINARY REPOSITORY [TOKEN_COUNTER]
+(install the SDK with `pip install "mcp>=2"`). TOKEN_COUNTER is the o200k counter loupe uses
+(`cargo build --release -p loupe-core --example count_tokens`, then
+`target/release/examples/count_tokens`): with it, both faces are counted in tokens and the
+structured face's ratio to the text face is printed per call and in all.
 """
 
 import asyncio
 import json
+import subprocess
 import sys
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -19,6 +23,11 @@ CALLS = [
     ("read", {"mode": "snippet", "target": "src/flask/app.py", "start_line": 1, "end_line": 12}),
     ("search", {"query": "blueprints.py", "type": "file"}),
     ("read", {"mode": "outline", "target": "src/flask/blueprints.py", "candidate_id": "FROM_LAST_SEARCH"}),
+    ("search", {"query": "url_for", "type": "text"}),
+    ("read", {"candidate_id": "FROM_LAST_SEARCH"}),
+    ("read", {"mode": "file", "target": "src/flask/helpers.py", "offset": 1, "limit": 40}),
+    ("read", {"mode": "outline", "target": "src/flask/json"}),
+    ("read", {"mode": "diff_preview", "target": "."}),
     ("analyze", {"mode": "calls", "target": "url_for", "path": "src/flask/helpers.py", "direction": "upstream", "max_nodes": 10}),
     ("edit", {"edits": [{"path": "src/flask/app.py", "operation": "insert", "line": 0, "new_string": "# x\n"}], "dry_run": True}),
     ("manage", {"command": "status"}),
@@ -31,9 +40,16 @@ REFUSED = [
 ]
 
 
-async def main(binary: str, repository: str) -> int:
+def tokens(counter, text):
+    if not counter:
+        return None
+    return int(subprocess.run([counter], input=text.encode(), capture_output=True, check=True).stdout)
+
+
+async def main(binary: str, repository: str, counter=None) -> int:
     params = StdioServerParameters(command=binary, args=["serve", "--root", repository])
     failures = 0
+    totals = [0, 0]
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
@@ -58,11 +74,19 @@ async def main(binary: str, repository: str) -> int:
                 # A progress token lets the server wait for its first index build (§7).
                 result = await session.call_tool(name, arguments, progress_callback=progress)
                 if name == "search":
-                    last_hits = ((result.structured_content or {}).get("meta") or {}).get("results") or []
+                    # Each hit is `[path, line, candidate_id]` (§3.3).
+                    last_hits = [{"candidate_id": hit[2]} for hit in (result.structured_content or {}).get("results") or []]
                 text = result.content[0].text if result.content else ""
+                # What Claude Code and Codex hand the model: JSON.stringify(structuredContent).
                 structured = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
                 print(f"\n>>> {name} {json.dumps(arguments)}")
                 print(f"text {len(text)} chars, structuredContent {len(structured)} chars, isError={result.is_error}")
+                text_tokens, json_tokens = tokens(counter, text), tokens(counter, structured)
+                if text_tokens is not None:
+                    totals[0] += text_tokens
+                    totals[1] += json_tokens
+                    bound = text_tokens * 1.3 + 40
+                    print(f"tokens: text {text_tokens}, structured {json_tokens} ({json_tokens / text_tokens:.2f}×; bound {bound:.0f})")
                 print(text[:600])
                 if result.is_error:
                     failures += 1
@@ -73,9 +97,11 @@ async def main(binary: str, repository: str) -> int:
                 print(f"\n>>> {name} (refused) → {got}: {text.splitlines()[0] if text else ''}")
                 if got != code or len(text) > 1000:
                     failures += 1
+    if totals[0]:
+        print(f"\nall calls: text {totals[0]} tokens, structured {totals[1]} tokens, {totals[1] / totals[0]:.2f}×")
     print(f"\n{failures} failure(s)")
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(sys.argv[1], sys.argv[2])))
+    sys.exit(asyncio.run(main(*sys.argv[1:4])))
