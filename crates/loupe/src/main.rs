@@ -73,6 +73,12 @@ enum Command {
         #[command(flatten)]
         config: ConfigFlags,
     },
+    /// What loupe would serve from here and how to plug it in: the root and how it was chosen,
+    /// git, the index and its size, the configuration sources, and the client set-up lines.
+    Doctor {
+        #[command(flatten)]
+        config: ConfigFlags,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -412,6 +418,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             manage(&config, arguments, json)
         }
+        Command::Doctor { config } => doctor(&config),
         Command::Index { config } => {
             let engine = open_engine(&config)?;
             let progress = Progress::new();
@@ -505,6 +512,84 @@ impl Progress {
         if self.terminal {
             eprintln!();
         }
+    }
+}
+
+/// `loupe doctor`: the status a server here would report, then where its state lives, where its
+/// configuration came from, and the lines that register it with the common clients.
+fn doctor(flags: &ConfigFlags) -> anyhow::Result<ExitCode> {
+    let sources = Sources::from_process(flags.to_pairs());
+    let mut out = String::new();
+    let root = match loupe_engine::config::choose_root(&sources) {
+        Ok((root, _)) => root,
+        Err(message) => {
+            // A closed pipe (`loupe doctor | head`) is not an error worth a panic.
+            let _ = writeln!(std::io::stdout(), "{message}\n\n{}", setup_lines());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let engine = open_engine(flags)?;
+    if let Some(index) = engine.index() {
+        index.load_snapshot();
+    }
+    out.push_str(&engine.call("manage", serde_json::json!({"command": "status"})).face);
+    let canonical = root.canonicalize().unwrap_or(root.clone());
+    let index_dir = engine.config().index_dir.clone().unwrap_or_else(|| loupe_engine::default_index_dir(&canonical));
+    out.push_str(&format!("index dir {} · {}\n", index_dir.display(), human_bytes(dir_size(&index_dir))));
+    let user = loupe_engine::config::user_config_file(&sources);
+    let repository = loupe_engine::config::config_file(&canonical);
+    let variables: Vec<&str> = sources
+        .env
+        .iter()
+        .map(|(key, _)| key.as_str())
+        .filter(|key| key.starts_with("LOUPE_") && !key.starts_with("LOUPE_TEST"))
+        .collect();
+    let shown = |file: Option<std::path::PathBuf>| file.map_or("none".to_owned(), |file| file.display().to_string());
+    out.push_str(&format!(
+        "config: user file {} · repository file {} · variables {} · flags {}\n",
+        shown(user),
+        shown(repository),
+        if variables.is_empty() { "none".to_owned() } else { variables.join(", ") },
+        if flags.to_pairs().is_empty() { "none".to_owned() } else { flags.to_pairs().len().to_string() }
+    ));
+    out.push_str(&format!("tokenizer {}\n\n", loupe_core::tokens::TOKENIZER));
+    out.push_str(&setup_lines());
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    exit_without_teardown(engine);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How to register `loupe serve` with the common clients (each starts it in the project).
+fn setup_lines() -> String {
+    [
+        "set up (loupe serves the repository around the directory a client starts it in):",
+        "  Claude Code  claude mcp add loupe -- loupe serve",
+        "  Codex        ~/.codex/config.toml: [mcp_servers.loupe] command = \"loupe\", args = [\"serve\"]",
+        "  Cursor       .cursor/mcp.json: {\"mcpServers\": {\"loupe\": {\"command\": \"loupe\", \"args\": [\"serve\"]}}}",
+        "  VS Code      .vscode/mcp.json: {\"servers\": {\"loupe\": {\"type\": \"stdio\", \"command\": \"loupe\", \"args\": [\"serve\"]}}}",
+    ]
+    .join("\n")
+        + "\n"
+}
+
+/// The bytes of the files under `dir` (its subdirectories included).
+fn dir_size(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .map(|entry| match entry.file_type() {
+            Ok(kind) if kind.is_dir() => dir_size(&entry.path()),
+            Ok(kind) if kind.is_file() => entry.metadata().map_or(0, |metadata| metadata.len()),
+            _ => 0,
+        })
+        .sum()
+}
+
+fn human_bytes(bytes: u64) -> String {
+    match bytes {
+        0..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", bytes as f64 / 1e6),
+        _ => format!("{:.2} GB", bytes as f64 / 1e9),
     }
 }
 

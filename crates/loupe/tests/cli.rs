@@ -169,3 +169,27 @@ fn analyze_prints_the_call_tree() {
     assert!(face.starts_with("analyze calls · function parse_config  src/config.rs:1 · upstream"), "{face}");
     assert!(face.contains("← function run  src/lib.rs:3  [exact] at line 4"), "{face}");
 }
+
+/// `loupe doctor` from a subdirectory of a repository: the root it would serve and why, the
+/// index directory, where configuration comes from, and the set-up lines; from `/`, how to name
+/// a root (exit 1).
+#[test]
+fn doctor_says_what_would_be_served_and_how_to_plug_it_in() {
+    let dir = workspace();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::write(dir.path().join("loupe.toml"), "max_range_lines = 150\n").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().to_str().unwrap();
+    let output = loupe(&dir.path().join("src"), &["doctor"], &[("HOME", home), ("LOUPE_LOG", "warn")]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    let root = dir.path().canonicalize().unwrap();
+    assert!(text.contains(&format!("root {} (chosen by the repository around", root.display())), "{text}");
+    assert!(text.contains("index dir ") && text.contains("tokenizer o200k_base"), "{text}");
+    assert!(text.contains(&format!("repository file {}", root.join("loupe.toml").display())), "{text}");
+    assert!(text.contains("variables LOUPE_LOG"), "{text}");
+    assert!(text.contains("claude mcp add loupe -- loupe serve") && text.contains(".vscode/mcp.json"), "{text}");
+    let nowhere = loupe(Path::new("/"), &["doctor"], &[("HOME", home)]);
+    assert_eq!(nowhere.status.code(), Some(1));
+    assert!(stdout(&nowhere).contains("--root") && stdout(&nowhere).contains("claude mcp add"), "{}", stdout(&nowhere));
+}
