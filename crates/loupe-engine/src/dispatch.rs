@@ -76,9 +76,9 @@ impl Engine {
         self.call_with(context, tool, arguments, &Work::default())
     }
 
-    /// `call_in` with a progress-and-cancel handle: a caller that takes progress reports waits
-    /// (bounded, reporting) for a first index build before a call that needs the index, and long
-    /// work stops early, answering with what it has, once `work` is cancelled.
+    /// `call_in` with a progress-and-cancel handle: a call that needs the index waits (bounded by
+    /// `INDEX_WAIT`) for a first build, reporting its progress to a caller that takes reports, and
+    /// long work stops early, answering with what it has, once `work` is cancelled.
     pub fn call_with(&self, context: &CallContext, tool: &str, arguments: Value, work: &Work) -> Response {
         let arguments = match tool {
             "read" => self.candidate_read(context, arguments),
@@ -86,7 +86,9 @@ impl Engine {
         };
         match ToolCall::parse(tool, arguments) {
             Ok(call) => {
-                if call.needs_index() && work.reports_progress() {
+                // An answer from half an index could say "nothing" where the rest holds it (§7):
+                // wait for the first build, bounded, reporting progress to a caller that asked.
+                if call.needs_index() {
                     self.wait_for_index(work);
                 }
                 match call {
@@ -129,6 +131,10 @@ impl Engine {
     /// Waits for the first index build, reporting its progress (see `Work::wait_for_index`).
     fn wait_for_index(&self, work: &Work) {
         let Some(index) = self.index() else { return };
+        // Only a build that runs can end the wait (a one-shot command builds none).
+        if !self.building_in_background.load(std::sync::atomic::Ordering::Acquire) {
+            return;
+        }
         let building = || {
             (index.state() == IndexState::Building).then(|| {
                 let status = index.status();

@@ -20,6 +20,8 @@ pub struct Engine {
     root: Root,
     index: Option<Arc<Index>>,
     watcher: std::sync::Mutex<Option<loupe_index::IndexWatcher>>,
+    /// A build runs in the background (a server): calls that need the index wait for it.
+    pub(crate) building_in_background: std::sync::atomic::AtomicBool,
     /// The session layer (§9): every read and search passes through it.
     session: session::SessionLayer,
     /// The edit journal, the only writer into the repository; `None` when its directory
@@ -57,6 +59,7 @@ impl Engine {
             root,
             index,
             watcher: std::sync::Mutex::new(None),
+            building_in_background: std::sync::atomic::AtomicBool::new(false),
             session,
             journal,
             edit_lock: std::sync::Mutex::new(()),
@@ -87,8 +90,17 @@ impl Engine {
     /// then keeps it current with a file watcher. Queries meanwhile are served from what is
     /// ready, marked `index_state: building`.
     pub fn start_background_indexing(self: &Arc<Self>) {
+        self.start_background_indexing_after(std::time::Duration::ZERO);
+    }
+
+    /// `start_background_indexing`, the build held back by `delay` (a test hook, so tests can
+    /// watch a server whose build is still running); calls wait for it from now on.
+    #[doc(hidden)]
+    pub fn start_background_indexing_after(self: &Arc<Self>, delay: std::time::Duration) {
+        self.building_in_background.store(true, std::sync::atomic::Ordering::Release);
         let engine = Arc::clone(self);
         let spawned = std::thread::Builder::new().name("loupe-index".into()).spawn(move || {
+            std::thread::sleep(delay);
             // A persisted index serves at once (queries wait for it rather than scan).
             if let Some(index) = engine.index() {
                 index.load_snapshot();

@@ -9,9 +9,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// How long a call that needs the index waits for a first build when its caller asked to be
-/// told of progress (MCP: a progress token); callers that did not ask are answered at once from
-/// what is ready, marked `index_state: building`.
+/// How long a call that needs the index waits for a first build (progress goes to callers that
+/// asked, MCP: a progress token); past it, the answer comes from what is ready, marked
+/// `index_state: building`.
 pub(crate) const INDEX_WAIT: Duration = Duration::from_secs(10);
 
 /// How often the wait reports progress.

@@ -113,16 +113,7 @@ impl LoupeServer {
     }
 
     fn start_indexing(&self, engine: &Arc<Engine>) {
-        match self.index_delay {
-            Some(delay) => {
-                let engine = Arc::clone(engine);
-                std::thread::spawn(move || {
-                    std::thread::sleep(delay);
-                    engine.start_background_indexing();
-                });
-            }
-            None => engine.start_background_indexing(),
-        }
+        engine.start_background_indexing_after(self.index_delay.unwrap_or_default());
     }
 
     fn root_flag_given(&self) -> bool {

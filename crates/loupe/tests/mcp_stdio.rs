@@ -292,23 +292,32 @@ fn bad_input_gets_an_answer_and_the_server_keeps_serving() {
     assert_eq!(answer["result"], json!({}));
 }
 
+/// §7: a call that needs the index never answers from half a build: it waits (bounded) for the
+/// first build; a client that sent a progress token is told how it goes meanwhile.
 #[test]
 fn a_progress_token_gets_index_progress_and_a_complete_answer() {
     let dir = workspace();
-    let cache = tempfile::tempdir().unwrap();
-    let mut server = RawServer::start_with(
-        dir.path(),
-        &[("LOUPE_TEST_INDEX_DELAY_MS", "700"), ("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
-    );
+    let start = || {
+        let cache = tempfile::tempdir().unwrap();
+        let server = RawServer::start_with(
+            dir.path(),
+            &[("LOUPE_TEST_INDEX_DELAY_MS", "700"), ("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
+        );
+        (server, cache)
+    };
+    // Without a token: the complete answer once the build is done, and no notifications.
+    let (mut server, _cache) = start();
     server.initialize("2025-11-25");
-    // Without a token: answered at once, from what is ready, and marked as building.
     let answer = server.request(
         json!(1),
         "tools/call",
         json!({"name": "search", "arguments": {"query": "f17", "type": "symbol", "metadata": "full"}}),
     );
-    assert_eq!(answer["result"]["structuredContent"]["meta"]["index_state"], json!("building"), "{answer}");
+    let meta = &answer["result"]["structuredContent"]["meta"];
+    assert_eq!((meta["index_state"].clone(), meta["total"].clone()), (json!("ready"), json!(1)), "{answer}");
     // With a token: progress notifications while it builds, then the complete answer.
+    let (mut server, _cache) = start();
+    server.initialize("2025-11-25");
     server.send(
         &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                 "params": {"name": "search", "arguments": {"query": "f17", "type": "symbol", "metadata": "full"}, "_meta": {"progressToken": "build-1"}}})
