@@ -45,7 +45,9 @@
 //!   typed act fields, detail) and its one renderer (the text face, `token_estimate`, the
 //!   structured face at each `metadata` level); `work.rs`: the progress-and-cancel handle a caller
 //!   passes with a call (`Engine::call_with`);
-//!   `config.rs`: loading and layering the configuration; `suggest.rs`: "did you mean".
+//!   `config.rs`: loading and layering the configuration; `suggest.rs`: "did you mean";
+//!   `reasons.rs`: the reason-code enum in its fixed order and the registry (`reason_registry.json`),
+//!   below both the session layer and the renderer.
 //!
 //! Edits keep a file's shape: line endings (`\n`, `\r\n`, lone `\r`) of text typed with `\n`
 //! follow the file; a missing final newline stays missing unless a line is added after it; a UTF-8
@@ -66,6 +68,7 @@ mod fuzz;
 mod manage;
 pub mod params;
 mod read;
+mod reasons;
 mod response;
 mod search;
 mod session;

@@ -14,9 +14,9 @@ use crate::args::choice_enum;
 use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
 use crate::params;
+use crate::reasons;
 use crate::response::{Face, MetadataLevel, Outcome};
 use crate::session::CallContext;
-use crate::session::reasons;
 use crate::work::Work;
 
 choice_enum! {

@@ -232,7 +232,7 @@ impl Outcome {
     pub(crate) fn render(self, default_level: MetadataLevel) -> Response {
         let token_estimate = self.face.tokens();
         let face = self.face.render();
-        let reason_codes = crate::session::reasons::ordered(self.act.reason_codes.iter().cloned());
+        let reason_codes = crate::reasons::ordered(self.act.reason_codes.iter().cloned());
         let mut meta = Map::new();
         meta.insert("token_estimate".into(), Value::from(token_estimate));
         if self.ok {

@@ -27,7 +27,7 @@
 //! received: path, file hash, line ranges with the read that sent them; elided runs become one
 //! reference line); `metrics.rs` (successful reads only; elided lines are not counted as sent);
 //! `stabilization.rs` (`meta.stabilization` and the one `── session …` footer line);
-//! `reasons.rs` with `reason_registry.json` (the enum in its fixed order, the registry compiled
+//! `crate::reasons` with `reason_registry.json` (the enum in its fixed order, the registry compiled
 //! in); `analytics.rs` (a `sync_channel(2000)` drained by one writer thread appending to
 //! `<index dir>/analytics.jsonl` at most once per 25 ms; `Engine::flush_analytics` writes what is
 //! queued when a connection or a CLI command ends).
@@ -48,7 +48,6 @@ mod budget;
 mod gate;
 mod identity;
 mod metrics;
-pub(crate) mod reasons;
 mod relevance;
 mod stabilization;
 mod store;
@@ -67,6 +66,7 @@ pub(crate) use identity::normalize_lexically;
 use crate::args::Parsed;
 use crate::engine::Engine;
 use crate::read::{ReadKey, ReadMode, ReadRequest};
+use crate::reasons::ReasonCode;
 use crate::response::{MetadataLevel, Outcome, Response};
 use crate::search::SearchRequest;
 use crate::work::Work;
@@ -75,7 +75,6 @@ use budget::BudgetState;
 use gate::{ReadShape, Verdict};
 use identity::session_id;
 use metrics::ReadSample;
-use reasons::ReasonCode;
 use stabilization::Stabilization;
 use store::{Candidate, SearchRecord, Session, SessionStore};
 

@@ -10,9 +10,9 @@
 use loupe_core::{ErrorCode, NextCall, ToolError};
 use serde_json::{Map, Value, json};
 
-use super::reasons::ReasonCode;
 use super::store::{Candidate, Session};
 use crate::read::{ReadMode, ReadRequest};
+use crate::reasons::ReasonCode;
 
 /// What the gate decided for one read.
 #[derive(Debug)]

@@ -8,8 +8,8 @@ use loupe_core::tokens;
 use serde_json::{Map, Value, json};
 
 use super::budget::BudgetState;
-use super::reasons::{ReasonCode, ordered};
 use super::store::Candidate;
+use crate::reasons::{ReasonCode, ordered};
 use crate::response::Outcome;
 
 #[derive(Debug, Default)]
