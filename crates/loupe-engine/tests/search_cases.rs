@@ -387,3 +387,38 @@ fn a_restarted_engine_answers_from_the_persisted_index() {
     assert_eq!(found.meta["index_state"], json!("ready"), "{}", found.face);
     assert_eq!(found.meta["total"], json!(2), "{}", found.face);
 }
+
+/// Found by the soak (bench/results/soak.md): a search offered reads that failed when replayed,
+/// an outline of a file loupe does not parse (`INVALID_ARGS`), and a symbol read of a name
+/// defined twice in one file (`AMBIGUOUS_SYMBOL`). Every offered read, and every hit's read by
+/// its id, is served, under the default gate.
+#[test]
+fn offered_reads_work_for_unparsed_files_and_repeated_names() {
+    let root = tempfile::tempdir().unwrap();
+    let index = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("web")).unwrap();
+    std::fs::write(root.path().join("web/page.html"), "<html><body>hello</body></html>\n").unwrap();
+    std::fs::write(root.path().join("web/min.js"), "function F(a) { return a; }\nfunction F(b) { return b + 1; }\n")
+        .unwrap();
+    let config = loupe_core::Config {
+        root: Some(root.path().to_path_buf()),
+        index_dir: Some(index.path().to_path_buf()),
+        analytics: false,
+        ..loupe_core::Config::default()
+    };
+    let engine = loupe_engine::Engine::new(config).unwrap();
+    engine.refresh_index(&|_, _| {});
+    for search in [json!({"query": "page.html", "type": "file"}), json!({"query": "F", "type": "symbol"})] {
+        let found = engine.call("search", search.clone());
+        let hits = found.structured()["results"].as_array().cloned().unwrap_or_default();
+        assert!(!hits.is_empty(), "{}", found.face);
+        for call in found.meta["next_calls"].as_array().unwrap() {
+            let replay = engine.call(call["tool"].as_str().unwrap(), call["arguments"].clone());
+            assert!(replay.ok, "{search}: replaying {call} gave\n{}", replay.face);
+        }
+        for hit in hits {
+            let read = engine.call("read", json!({"candidate_id": hit[2]}));
+            assert!(read.ok, "{search}: reading {hit} gave\n{}", read.face);
+        }
+    }
+}

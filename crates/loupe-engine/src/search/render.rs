@@ -59,7 +59,7 @@ pub(super) fn render(
         // session); hits that open the same window are offered once.
         let mut offered: Vec<NextCall> = Vec::new();
         for (offset, hit) in hits[start..end].iter().enumerate() {
-            let call = read_call(hit, request);
+            let call = read_call(engine, hit);
             if !offered.contains(&call) {
                 offered.push(call);
                 let id = &ids[start + offset];
@@ -105,7 +105,7 @@ pub(super) fn render(
                 line: hit.line,
                 candidate_id: id.clone(),
                 symbol: hit.symbol.as_ref().map(|symbol| symbol.symbol.name.clone()),
-                read: read_call(hit, request),
+                read: read_call(engine, hit),
             })
             .collect::<Vec<_>>()
     });
@@ -245,29 +245,61 @@ fn in_session(mut call: NextCall, request: &SearchRequest) -> NextCall {
     call
 }
 
-/// The read that opens a hit: symbols by name and path, text hits as a window around them.
-fn read_call(hit: &Hit, request: &SearchRequest) -> NextCall {
+/// The read that opens a hit, one that works as it is (§6): a symbol by name and path when that
+/// names one definition (else its lines), a text hit as a window around it, a directory or a
+/// source file as an outline, any other file as its first lines.
+fn read_call(engine: &Engine, hit: &Hit) -> NextCall {
+    let path = hit.path.as_str();
     match (&hit.symbol, hit.line) {
-        (Some(symbol), _) => {
-            let target = match &symbol.symbol.container {
-                Some(container) => format!("{container}{}{}", separator_for(&hit.path), symbol.symbol.name),
-                None => symbol.symbol.name.clone(),
-            };
-            NextCall::new("read", json!({"mode": "symbol", "target": target, "path": hit.path.as_str()}))
+        (Some(symbol), line) => {
+            let record = &symbol.symbol;
+            let twins = engine.index_for_query().map_or(0, |index| {
+                index
+                    .symbols_named(&record.name)
+                    .iter()
+                    .filter(|other| {
+                        other.path == hit.path
+                            && other.symbol.name == record.name
+                            && other.symbol.container == record.container
+                    })
+                    .count()
+            });
+            match line {
+                // Several definitions answer to this name here (a minified file, overloads):
+                // read this one's lines, which stay unambiguous.
+                Some(line) if twins > 1 => {
+                    let end = hit.end_line.unwrap_or(line).max(line).min(line + MAX_OFFERED_LINES - 1);
+                    NextCall::new(
+                        "read",
+                        json!({"mode": "snippet", "target": path, "start_line": line, "end_line": end}),
+                    )
+                }
+                _ => {
+                    let target = match &record.container {
+                        Some(container) => format!("{container}{}{}", separator_for(&hit.path), record.name),
+                        None => record.name.clone(),
+                    };
+                    NextCall::new("read", json!({"mode": "symbol", "target": target, "path": path}))
+                }
+            }
         }
-        (None, Some(line)) => {
-            let _ = request;
-            NextCall::new(
-                "read",
-                json!({"mode": "snippet", "target": hit.path.as_str(), "start_line": line.saturating_sub(5).max(1), "end_line": line + 5}),
-            )
+        (None, Some(line)) => NextCall::new(
+            "read",
+            json!({"mode": "snippet", "target": path, "start_line": line.saturating_sub(5).max(1), "end_line": line + 5}),
+        ),
+        (None, None) if hit.kind == "directory" || loupe_index::Lang::from_path(path).is_some() => {
+            NextCall::new("read", json!({"mode": "outline", "target": path}))
         }
-        (None, None) if hit.kind == "directory" => {
-            NextCall::new("read", json!({"mode": "outline", "target": hit.path.as_str()}))
+        // A file loupe does not parse has no outline: its first lines, a precision read.
+        (None, None) => {
+            NextCall::new("read", json!({"mode": "file", "target": path, "offset": 1, "limit": MAX_OFFERED_LINES}))
         }
-        (None, None) => NextCall::new("read", json!({"mode": "outline", "target": hit.path.as_str()})),
     }
 }
+
+/// The most lines a read offered for a hit asks for: within the gate's `max_range_lines`
+/// default, so the offer passes as a precision read.
+const MAX_OFFERED_LINES: usize = 100;
 
 fn separator_for(path: &RepoPath) -> &'static str {
     match loupe_index::Lang::from_path(path.as_str()) {
