@@ -6,8 +6,9 @@
 //! (`tests/journal_hardening.rs`, `r13_random_damage_to_a_real_record_never_stops_the_journal`,
 //! covers the whole start-up on damaged records, at a few milliseconds a case).
 //!
-//! Each case damages a real record, written by `Journal::apply` once (an edit of three files:
-//! one modified, one created in a subdirectory, one deleted), or an undo record and a pending
+//! Each case damages a real record, written by `Journal::apply` once (an edit of four files:
+//! one modified, one created in a subdirectory, one deleted, one created in two directories
+//! the edit made), or an undo record and a pending
 //! record made from it: bit flips, truncation, overwritten runs, inserted and removed bytes, or
 //! a JSON field of the manifest set to any value (huge and negative numbers, escaping paths,
 //! malformed hashes, wrong shapes), re-sealed with a fresh checksum half of the time so the
@@ -15,8 +16,8 @@
 //! checksum have none); and damage to the data file. The properties: nothing panics, nothing
 //! allocates by a damaged length (the address space is capped, so such an allocation aborts
 //! the run), and a manifest that decodes holds only what loupe writes (a known state and kind,
-//! the id its directory names, distinct normal paths, hashes with their bytes placed, modes
-//! that are permission bits), and bytes read back have their hash and fit the data.
+//! the id its directory names, distinct normal paths and created directories, hashes with
+//! their bytes placed, modes that are permission bits), and bytes read back have their hash and fit the data.
 //!
 //! Run long: `LOUPE_FUZZ_CASES=1000000 cargo test --release -p loupe-vfs --locked --lib fuzz --
 //! --nocapture` (default 256 cases). What a run found is kept below as named regression tests.
@@ -81,8 +82,9 @@ fn records() -> &'static Records {
                 },
                 FileChange { path: path("sub/b.txt"), expected: None, new_bytes: Some(b"new file\n".to_vec()) },
                 FileChange { path: path("c.txt"), expected: Some(ContentHash::of(b"gone soon")), new_bytes: None },
+                FileChange { path: path("made/deep/d.txt"), expected: None, new_bytes: Some(b"d".to_vec()) },
             ],
-            create_dirs: false,
+            create_dirs: true,
         };
         let applied = journal.apply(plan).unwrap();
         assert_eq!(applied.transaction_id, "tx-1");
@@ -91,6 +93,7 @@ fn records() -> &'static Records {
         let data = std::fs::read(record.join("data")).unwrap();
         let name = Some("0000000001".to_owned());
         let manifest = decode_manifest(&committed, name.as_deref()).unwrap();
+        assert_eq!(manifest.created_dirs, ["made", "made/deep"]);
         let seal = |mut manifest: Manifest| {
             manifest.checksum = None;
             manifest.checksum = Some(checksum(&manifest));
@@ -176,6 +179,7 @@ fn field_value() -> impl Strategy<Value = Value> {
     let text = prop_oneof![
         Just("a.txt".to_owned()),
         Just("sub/b.txt".to_owned()),
+        Just("made".to_owned()),
         Just("./a.txt".to_owned()),
         Just("sub/../a.txt".to_owned()),
         Just("/a.txt".to_owned()),
@@ -200,7 +204,8 @@ fn field_value() -> impl Strategy<Value = Value> {
         3 => number.clone().prop_map(Value::from),
         1 => (-5i64..0).prop_map(Value::from),
         1 => Just(Value::from(1.5)),
-        3 => text.prop_map(Value::from),
+        3 => text.clone().prop_map(Value::from),
+        2 => prop::collection::vec(text, 0..3).prop_map(Value::from),
         1 => Just(Value::Null),
         1 => any::<bool>().prop_map(Value::from),
         3 => (number.clone(), number).prop_map(|(a, b)| Value::from(vec![a, b])),
@@ -220,7 +225,8 @@ enum Edit {
     RemoveFile(At),
 }
 
-const RECORD_FIELDS: &[&str] = &["id", "seq", "kind", "of", "state", "undone", "time", "files", "checksum", "extra"];
+const RECORD_FIELDS: &[&str] =
+    &["id", "seq", "kind", "of", "state", "undone", "time", "files", "created_dirs", "checksum", "extra"];
 const FILE_FIELDS: &[&str] = &["path", "old", "new", "old_mode", "new_mode", "old_at", "new_at", "extra"];
 
 fn json_edit() -> impl Strategy<Value = Edit> {
@@ -345,6 +351,12 @@ fn check_decoded(manifest: &Manifest, name: Option<&str>) -> Result<(), String> 
             if !matches!(manifest.kind.as_str(), "undo" | "redo") || manifest.of.is_none() {
                 return Err(format!("op record of kind {} naming {:?}", manifest.kind, manifest.of));
             }
+        }
+    }
+    for dir in &manifest.created_dirs {
+        let normal = RepoPath::normalize(dir);
+        if normal.as_ref().is_none_or(|path| path.is_root() || path.as_str() != dir) || dir.contains('\0') {
+            return Err(format!("created directory {dir:?}"));
         }
     }
     let mut seen = std::collections::HashSet::new();

@@ -243,6 +243,10 @@ pub(crate) struct Manifest {
     pub(crate) undone: bool,
     pub(crate) time: u64,
     pub(crate) files: Vec<ManifestFile>,
+    /// The directories the transaction created for its files (`create_dirs`), outermost
+    /// first: undoing or rolling it back removes those still empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) created_dirs: Vec<String>,
     /// The hash of the manifest serialised without this field: a damaged record is never
     /// mistaken for an instruction. Records written before it existed have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -402,9 +406,23 @@ impl Journal {
         if !stale.is_empty() {
             return Err(ApplyError::Stale(stale));
         }
+        let mut created_dirs: Vec<RepoPath> = Vec::new();
         for write in &mut writes {
             if write.target.is_pending() {
-                write.target = self.root.write_target(&write.path, true)?;
+                let missing = self.root.missing_directories(&write.path);
+                match self.root.write_target(&write.path, true) {
+                    Ok(target) => write.target = target,
+                    Err(error) => {
+                        created_dirs.extend(missing);
+                        self.remove_created_dirs(&created_dirs);
+                        return Err(error.into());
+                    }
+                }
+                for dir in missing {
+                    if !created_dirs.contains(&dir) {
+                        created_dirs.push(dir);
+                    }
+                }
             }
         }
         let seq = self.next_seq()?;
@@ -419,9 +437,13 @@ impl Journal {
             undone: false,
             time: now(),
             files: Vec::new(),
+            created_dirs: created_dirs.iter().map(ToString::to_string).collect(),
             checksum: None,
         };
-        self.run(&tx_dir, &mut manifest, &writes)?;
+        if let Err(error) = self.run(&tx_dir, &mut manifest, &writes) {
+            self.remove_created_dirs(&created_dirs);
+            return Err(error);
+        }
         // A new edit ends every redo chain.
         for (dir, old) in self.transactions() {
             if old.undone {
@@ -520,6 +542,24 @@ impl Journal {
 
     /// Undo (`reverse`) or redo one transaction through an `op/` record.
     fn replay(&self, tx_dir: &Path, original: &Manifest, reverse: bool, force: bool) -> Result<Applied, ApplyError> {
+        // The directories a file needs back are created before the checks: a refusal or a
+        // failure removes them again (those still empty).
+        let mut created = Vec::new();
+        let result = self.replay_creating(tx_dir, original, reverse, force, &mut created);
+        if result.is_err() {
+            self.remove_created_dirs(&created);
+        }
+        result
+    }
+
+    fn replay_creating(
+        &self,
+        tx_dir: &Path,
+        original: &Manifest,
+        reverse: bool,
+        force: bool,
+        created: &mut Vec<RepoPath>,
+    ) -> Result<Applied, ApplyError> {
         let mut writes = Vec::new();
         let mut stale = Vec::new();
         for file in &original.files {
@@ -529,6 +569,11 @@ impl Journal {
             } else {
                 (&file.old, &file.new, file.old_mode, file.new_mode)
             };
+            for dir in self.root.missing_directories(&path) {
+                if !created.contains(&dir) {
+                    created.push(dir);
+                }
+            }
             let target = self.root.write_target(&path, true)?;
             let current = self.root.current_bytes(&target)?;
             let actual = current.as_deref().map(ContentHash::of);
@@ -574,6 +619,7 @@ impl Journal {
             undone: false,
             time: now(),
             files: Vec::new(),
+            created_dirs: Vec::new(),
             checksum: None,
         };
         self.run(&op_dir, &mut manifest, &writes)?;
@@ -664,6 +710,9 @@ impl Journal {
         if let Some(of) = &operation.of
             && let Some((dir, mut original)) = self.transactions().into_iter().find(|(_, manifest)| &manifest.id == of)
         {
+            if undone {
+                self.remove_created_dirs(&dir_paths(&original));
+            }
             original.undone = undone;
             write_manifest(&dir, &original)?;
         }
@@ -794,6 +843,9 @@ impl Journal {
                 }
             }
         }
+        if !failed && left_alone.is_empty() {
+            self.remove_created_dirs(&dir_paths(manifest));
+        }
         recovery.left_alone.extend(left_alone);
         if failed {
             // Keep what is needed to finish by hand.
@@ -802,6 +854,14 @@ impl Journal {
             let _ = fs::remove_dir_all(dir);
         }
         recovery.rolled_back.push(manifest.id.clone());
+    }
+
+    /// Removes the directories a transaction created (`created_dirs`, outermost first), deepest
+    /// first, each only while it is empty.
+    fn remove_created_dirs(&self, dirs: &[RepoPath]) {
+        for dir in dirs.iter().rev() {
+            self.root.remove_empty_directory(dir);
+        }
     }
 
     /// Moves a damaged record out of the way, into `quarantine/`, and says so. Returns its
@@ -1171,6 +1231,17 @@ pub(crate) fn decode_manifest(bytes: &[u8], name: Option<&str>) -> Result<Manife
     Ok(manifest)
 }
 
+/// A record's `created_dirs` as paths (`check_manifest` made sure each is normal).
+fn dir_paths(manifest: &Manifest) -> Vec<RepoPath> {
+    manifest.created_dirs.iter().filter_map(|dir| RepoPath::normalize(dir)).collect()
+}
+
+/// A path as loupe records it: normal (`./a`, `a//b` or `/a` would name one file under two
+/// spellings), not the root, no NUL.
+fn is_recorded_path(path: &str) -> bool {
+    RepoPath::normalize(path).is_some_and(|normal| !normal.is_root() && normal.as_str() == path) && !path.contains('\0')
+}
+
 /// The facts every record loupe writes holds; a manifest that breaks one is damaged.
 fn check_manifest(manifest: &Manifest, name: Option<&str>) -> Result<(), String> {
     if let Some(stored) = &manifest.checksum
@@ -1196,13 +1267,12 @@ fn check_manifest(manifest: &Manifest, name: Option<&str>) -> Result<(), String>
             }
         }
     }
+    if let Some(dir) = manifest.created_dirs.iter().find(|dir| !is_recorded_path(dir)) {
+        return Err(format!("the directory `{}` is not a normal path inside the root", dir.escape_debug()));
+    }
     let mut seen = HashSet::new();
     for file in &manifest.files {
-        // loupe records normal paths only: `./a`, `a//b` or `/a` would name a file twice
-        // under two spellings.
-        if RepoPath::normalize(&file.path).is_none_or(|path| path.is_root() || path.as_str() != file.path)
-            || file.path.contains('\0')
-        {
+        if !is_recorded_path(&file.path) {
             return Err(format!(
                 "the path `{}` is not a normal path of a file inside the root",
                 file.path.escape_debug()
