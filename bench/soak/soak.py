@@ -123,6 +123,7 @@ class Client:
         self.latency = defaultdict(list)
         self.failures = []
         self.failure_count = 0
+        self.failure_kinds = Counter()
         self.expected = Counter()
         self.samples = defaultdict(list)
         self.lost = []
@@ -206,6 +207,7 @@ class Client:
 
     def fail(self, label, tool, arguments, code, message):
         self.failure_count += 1
+        self.failure_kinds[f"{label} → {code}"] += 1
         if len(self.failures) < 60:
             shown = json.dumps(arguments)[:400]
             self.failures.append({"label": label, "tool": tool, "arguments": shown, "code": code,
@@ -242,7 +244,7 @@ class Client:
 
         params = StdioServerParameters(
             command=self.spec["loupe"],
-            args=["serve", "--root", str(self.root), "--index-dir", self.spec["index"]],
+            args=["serve", "--root", str(self.root), "--index-dir", self.spec["index"], *self.spec.get("server_args", [])],
         )
         errlog = open(self.spec["server_log"], "w")
         try:
@@ -256,6 +258,8 @@ class Client:
                         (26, self.search_and_read), (14, self.snippet), (12, self.analyze), (8, self.diff_preview),
                         (28, self.edit_cycle), (5, self.manage), (7, self.watcher_probe),
                     ]
+                    if self.spec.get("only"):
+                        actions = [(weight, action) for weight, action in actions if action.__name__ in self.spec["only"]]
                     weights = [weight for weight, _ in actions]
                     while time.time() < self.deadline:
                         action = self.random.choices(actions, weights)[0][1]
@@ -515,6 +519,7 @@ class Client:
     def tallies(self):
         return {
             "client": self.id, "calls": dict(self.calls), "failure_count": self.failure_count, "failures": self.failures,
+            "failure_kinds": dict(self.failure_kinds),
             "expected": dict(self.expected), "samples": dict(self.samples), "tasks": self.task + 1,
             "tasks_by_budget": self.tasks_by_budget, "lost": self.lost, "edits": dict(self.edits), "watcher": dict(self.watcher),
             "watcher_misses": self.watcher_misses,
@@ -692,6 +697,7 @@ def orchestrate(args):
     work = Path(args.work).resolve()
     corpus = Path(args.corpus).resolve()
     loupe = str(Path(args.loupe).resolve())
+    state = source_state()
     print(f"preparing {work} from {corpus} ...", file=sys.stderr)
     root = prepare(corpus, work, args.clients)
     files = corpus_files(root)
@@ -704,14 +710,15 @@ def orchestrate(args):
             "client": client, "loupe": loupe, "root": str(root), "index": str(work / "index"), "seed": args.seed,
             "start": start, "deadline": deadline, "mutator_state": str(state_path), "corpus_files": files,
             "out": str(work / f"client-{client}.json"), "server_log": str(work / f"server-{client}.log"),
-            "reads_per_task": args.reads_per_task,
+            "reads_per_task": args.reads_per_task, "server_args": args.server_arg,
+            "only": args.only.split(",") if args.only else None,
         }
         spec_path = work / f"client-{client}.spec.json"
         spec_path.write_text(json.dumps(spec))
         log = open(work / f"client-{client}.log", "w")
         processes[client] = subprocess.Popen([sys.executable, str(here), "--client-spec", str(spec_path)],
                                              stdout=log, stderr=subprocess.STDOUT)
-    mutator = Mutator(root, state_path, deadline, args.seed)
+    mutator = Mutator(root, state_path, deadline if args.mutator else start, args.seed)
     mutator.start()
     sampler = Sampler(processes, loupe, start)
     sampler.start()
@@ -738,7 +745,7 @@ def orchestrate(args):
         else:
             tallies.append({"client": client, "calls": {}, "failure_count": 1, "failures": [{"label": "no tallies", "code": str(exit_codes[client])}],
                             "expected": {}, "lost": [], "edits": {}, "watcher": {}, "latency": {}})
-    report = render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, load_end, files, root)
+    report = render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, load_end, files, root, state)
     Path(args.out).write_text(report)
     print(report)
     failed = sum(t["failure_count"] for t in tallies) + sum(len(t["lost"]) for t in tallies)
@@ -756,10 +763,16 @@ def window_stats(samples, lo, hi):
     return statistics.median(values), max(values)
 
 
-def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, load_end, files, root):
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=Path(__file__).parent,
+def source_state():
+    here = Path(__file__).parent
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
                            capture_output=True, text=True).stdout.strip()
+    return commit, bool(dirty)
+
+
+def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, load_end, files, root, state):
+    commit, dirty = state
     version = subprocess.run([args.loupe, "--version"], capture_output=True, text=True).stdout.strip()
     calls = Counter()
     latency = defaultdict(list)
@@ -788,11 +801,15 @@ def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, loa
     out.append(f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(time.time() - elapsed))}, {elapsed / 60:.1f} min wall")
     out.append(f"- machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, load average {load_start[0]:.2f} at start, "
                f"{load_end[0]:.2f} at the end (other builds shared the machine)")
-    out.append(f"- binary: `{args.loupe}` ({version}), release profile; commit {commit}{' (with uncommitted changes)' if dirty else ''}")
+    out.append(f"- binary: `{args.loupe}` ({version}), release profile; the work tree at the start: commit {commit}"
+               f"{' with uncommitted changes' if dirty else ''} (the binary is what `run.sh` built from it)")
     out.append(f"- corpus: `{args.corpus}` (Django 5.2.8 sdist from PyPI, {len(files)} Python files under django/), copied to "
                f"`{root}`, `git init` + one commit, plus {args.clients} × {SCRATCH_FILES} scratch files")
     out.append(f"- command: `python bench/soak/soak.py --loupe {args.loupe} --corpus {args.corpus} --clients {args.clients} "
-               f"--minutes {args.minutes:g} --seed {args.seed} --reads-per-task {args.reads_per_task} --out {args.out}`")
+               f"--minutes {args.minutes:g} --seed {args.seed} --reads-per-task {args.reads_per_task}"
+               + "".join(f" --server-arg={arg}" for arg in args.server_arg)
+               + (f" --only {args.only}" if args.only else "") + ("" if args.mutator else " --no-mutator")
+               + f" --out {args.out}`")
     out.append(f"- clients: the official MCP Python SDK ({sdk_version()}), one process each, each spawning its own "
                "`loupe serve --root ROOT --index-dir INDEX` over stdio: one root, one index directory, one journal")
     out.append("")
@@ -858,17 +875,20 @@ def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, loa
                + (", ".join(f"{key} {value:,}" for key, value in sorted(watcher.items())) or "none") + ".")
     out.append("")
     out.append("## Memory (each server's VmRSS, sampled every 10 s)\n")
-    out.append(f"| server | samples | first {window / 60:.0f} min median / max MB | last {window / 60:.0f} min median / max MB | change of the median | VmHWM MB | fds first → last | threads first → last |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    out.append(f"| server | samples | first {window / 60:.0f} min median / max MB | next {window / 60:.0f} min median MB | last {window / 60:.0f} min median / max MB | change of the median, last vs first (vs next) | VmHWM MB | fds first → last | threads first → last |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for client, samples in sorted(sampler.samples.items()):
         first = window_stats(samples, 0, window)
         last = window_stats(samples, elapsed - window, elapsed + 1)
         if not samples or first[0] is None or last[0] is None:
             continue
         change = (last[0] / first[0] - 1) * 100
+        second = window_stats(samples, window, 2 * window)
+        settled = f" ({(last[0] / second[0] - 1) * 100:+.1f} %)" if second[0] else ""
         hwm = sampler.hwm.get(client)
-        out.append(f"| {client} | {len(samples)} | {first[0] / 1024:.0f} / {first[1] / 1024:.0f} | {last[0] / 1024:.0f} / {last[1] / 1024:.0f} | "
-                   f"{change:+.1f} % | {hwm / 1024 if hwm else 0:.0f} | {samples[0][2]} → {samples[-1][2]} | {samples[0][3]} → {samples[-1][3]} |")
+        out.append(f"| {client} | {len(samples)} | {first[0] / 1024:.0f} / {first[1] / 1024:.0f} | {(second[0] or 0) / 1024:.0f} | "
+                   f"{last[0] / 1024:.0f} / {last[1] / 1024:.0f} | {change:+.1f} %{settled} | {hwm / 1024 if hwm else 0:.0f} | "
+                   f"{samples[0][2]} → {samples[-1][2]} | {samples[0][3]} → {samples[-1][3]} |")
     out.append("")
     series = []
     for client, samples in sorted(sampler.samples.items()):
@@ -877,7 +897,17 @@ def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, loa
     out.append("RSS over time (MB, every ~1/12 of the run):\n")
     out += series
     out.append("")
+    kinds = Counter()
+    for tally in tallies:
+        kinds.update(tally.get("failure_kinds", {}))
     out.append("## Failures and lost edits\n")
+    if kinds:
+        out.append("| failed call → code | count |")
+        out.append("|---|---:|")
+        for key, value in kinds.most_common():
+            out.append(f"| {key} | {value:,} |")
+        out.append("")
+        out.append("The first failures of each client, as it saw them:\n")
     if not failures and not lost:
         out.append("none")
     for failure in failures[:40]:
@@ -914,6 +944,10 @@ def main():
     parser.add_argument("--reads-per-task", type=int, default=20,
                         help="reads per task (session_id) before a client starts a new one (the server's budget is 25)")
     parser.add_argument("--out", default="bench/results/soak.md")
+    parser.add_argument("--server-arg", action="append", default=[],
+                        help="an extra argument for `loupe serve` (repeat it), for experiments")
+    parser.add_argument("--only", help="run only these actions (comma-separated method names), for experiments")
+    parser.add_argument("--no-mutator", dest="mutator", action="store_false", help="no file changes behind loupe's back")
     parser.add_argument("--client-spec", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client_spec:
