@@ -225,6 +225,17 @@ class Client:
         structured = (result.structured_content or {}) if result is not None else {}
         return structured.get("meta") or structured
 
+    def hits(self, result):
+        """A search's hits as dicts: the compact face may give them positionally,
+        `[path, line, candidate_id]`, or as objects."""
+        hits = []
+        for hit in self.meta(result).get("results") or []:
+            if isinstance(hit, list) and len(hit) >= 3:
+                hit = {"path": hit[0], "line": hit[1], "candidate_id": hit[2]}
+            if isinstance(hit, dict) and hit.get("path"):
+                hits.append(hit)
+        return hits
+
     def mutated(self, path):
         """Whether the mutator changed or removed `path` (so a CONFLICT or a missing file there
         is its doing)."""
@@ -283,9 +294,10 @@ class Client:
             del arguments["type"]
         result = await self.call(f"search {kind}", "search", arguments)
         meta = self.meta(result)
-        hits = meta.get("results") or []
+        hits = self.hits(result)
         if not hits:
             return
+        paths = {hit["candidate_id"]: hit["path"] for hit in hits}
         self.hits = hits
         hit = self.random.choice(hits[:10])
         path = hit.get("path")
@@ -293,7 +305,8 @@ class Client:
             reads = [entry for entry in meta.get("next_calls") or [] if entry.get("tool") == "read"]
             if reads:
                 entry = self.random.choice(reads)
-                target = (entry.get("arguments") or {}).get("target")
+                call = entry.get("arguments") or {}
+                target = call.get("target") or paths.get(call.get("candidate_id"))
                 await self.call("read (copied next_calls)", "read", entry["arguments"], self.mutator_caused(target))
                 return
         # What an agent would ask of a hit: a directory's outline; a source file's outline or
@@ -367,7 +380,7 @@ class Client:
         age = now - entry["time"]
         result = await self.call("search text (watcher probe)", "search", {"query": entry["token"], "type": "text"})
         meta = self.meta(result)
-        hits = meta.get("results") or []
+        hits = self.hits(result)
         if any(hit.get("path") == entry["path"] for hit in hits):
             self.watcher["found"] += 1
         elif not holds(entry):
