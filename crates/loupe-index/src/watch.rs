@@ -5,6 +5,11 @@
 //! root-relative paths and handed to `Index::update_paths`, which re-reads each path and
 //! decides for itself what changed. A queue overflow or a rescan request triggers a full
 //! `refresh`; a new directory gets its own watch and a refresh to pick up its files.
+//!
+//! Only events that can mean a change count: the watcher (notify) also reports every open and
+//! every read-only close, and re-reading a file for one of those reported it again, a loop per
+//! file that every read of a client started and that servers sharing a root fed to each other
+//! until their watchers fell minutes behind (S1, found by the soak).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, mpsc};
@@ -13,7 +18,7 @@ use std::time::Duration;
 use loupe_core::RepoPath;
 use loupe_vfs::WalkOptions;
 use notify::RecursiveMode;
-use notify::event::{CreateKind, EventKind};
+use notify::event::{AccessKind, AccessMode, CreateKind, EventKind};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
 use crate::Index;
@@ -75,11 +80,28 @@ fn apply(index: &Index, debouncer: &Mutex<Watcher>, result: DebounceEventResult)
             return;
         }
     };
+    let (paths, rescan) = hints(index.root().canonical(), events.iter().map(|event| &event.event));
+    if rescan {
+        index.refresh(&|_, _| {});
+        watch_tree(index, debouncer);
+        return;
+    }
+    if !paths.is_empty() {
+        index.update_paths(&paths);
+    }
+}
+
+/// What a batch of events asks for: the root-relative paths that may have changed (sorted,
+/// once each), and whether the tree must be walked again (a new directory, a lost event).
+fn hints<'a>(root: &Path, events: impl Iterator<Item = &'a notify::Event>) -> (Vec<RepoPath>, bool) {
     let mut paths: Vec<RepoPath> = Vec::new();
     let mut rescan = false;
-    for event in &events {
+    for event in events {
         if event.need_rescan() {
             rescan = true;
+            continue;
+        }
+        if !may_change(&event.kind) {
             continue;
         }
         if matches!(event.kind, EventKind::Create(CreateKind::Folder)) {
@@ -90,24 +112,63 @@ fn apply(index: &Index, debouncer: &Mutex<Watcher>, result: DebounceEventResult)
                 rescan |= matches!(event.kind, EventKind::Create(_));
                 continue;
             }
-            if let Some(relative) = relative(index.root().canonical(), path) {
+            if let Some(relative) = relative(root, path) {
                 paths.push(relative);
             }
         }
     }
-    if rescan {
-        index.refresh(&|_, _| {});
-        watch_tree(index, debouncer);
-        return;
-    }
     paths.sort();
     paths.dedup();
-    if !paths.is_empty() {
-        index.update_paths(&paths);
+    (paths, rescan)
+}
+
+/// Whether an event can mean that a file's bytes or its existence changed. Opening a file and
+/// closing it after reading (which the index's own re-reads cause) cannot.
+fn may_change(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
     }
 }
 
 fn relative(root: &Path, path: &Path) -> Option<RepoPath> {
     let rest = path.strip_prefix(root).ok()?;
     RepoPath::normalize(&rest.to_string_lossy()).filter(|path| !path.is_root())
+}
+
+#[cfg(test)]
+mod tests {
+    use notify::event::{AccessKind, AccessMode, DataChange, ModifyKind, RemoveKind};
+    use notify::{Event, EventKind};
+
+    use super::*;
+
+    fn event(kind: EventKind, path: &Path) -> Event {
+        Event::new(kind).add_path(path.to_path_buf())
+    }
+
+    /// S1 (found by the soak): every open and read-only close in a watched directory was taken
+    /// for a change, so each re-read reported itself again, forever, and servers sharing a root
+    /// fed each other's watchers until new files went unseen for minutes.
+    #[test]
+    fn s1_opening_or_reading_a_file_is_not_a_change() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("a.py");
+        std::fs::write(&file, "x = 1\n").unwrap();
+        let reads = [
+            event(EventKind::Access(AccessKind::Open(AccessMode::Any)), &file),
+            event(EventKind::Access(AccessKind::Close(AccessMode::Read)), &file),
+            event(EventKind::Access(AccessKind::Read), &file),
+        ];
+        assert_eq!(hints(root.path(), reads.iter()), (Vec::new(), false));
+        let changes = [
+            event(EventKind::Access(AccessKind::Close(AccessMode::Write)), &file),
+            event(EventKind::Modify(ModifyKind::Data(DataChange::Any)), &file),
+            event(EventKind::Remove(RemoveKind::File), &root.path().join("gone.py")),
+        ];
+        let (paths, rescan) = hints(root.path(), reads.iter().chain(changes.iter()));
+        assert_eq!(paths, [RepoPath::normalize("a.py").unwrap(), RepoPath::normalize("gone.py").unwrap()]);
+        assert!(!rescan);
+    }
 }

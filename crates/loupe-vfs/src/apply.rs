@@ -197,6 +197,52 @@ impl Root {
         removed
     }
 
+    /// The directories above `path` that do not exist yet, outermost first, by their real
+    /// root-relative paths: what writing it with `create_dirs` would create.
+    pub(crate) fn missing_directories(&self, path: &RepoPath) -> Vec<RepoPath> {
+        let mut missing = Vec::new();
+        let mut dir = path.parent();
+        loop {
+            match self.open_beneath(&dir, directory_flags(), Missing::Refuse) {
+                Ok(opened) => {
+                    let mut real = opened.real;
+                    return missing
+                        .into_iter()
+                        .rev()
+                        .map(|name: String| {
+                            real = real.join(&name);
+                            real.clone()
+                        })
+                        .collect();
+                }
+                Err(VfsError::NotFound { .. }) if !dir.is_root() => {
+                    missing.push(dir.file_name().to_owned());
+                    dir = dir.parent();
+                }
+                Err(_) => return Vec::new(),
+            }
+        }
+    }
+
+    /// Removes the directory `dir` (root-relative) if it is empty, by handle beneath the root:
+    /// a directory an edit created, when the edit is undone or rolled back. A directory that
+    /// holds anything, a file or a symlink in its place, and anything excluded stay. Returns
+    /// whether it was removed.
+    pub(crate) fn remove_empty_directory(&self, dir: &RepoPath) -> bool {
+        if dir.is_root() || self.check_excluded(dir).is_err() {
+            return false;
+        }
+        let Ok(parent) = self.open_beneath(&dir.parent(), directory_flags(), Missing::Refuse) else { return false };
+        if self.check_excluded(&parent.real.join(dir.file_name())).is_err() {
+            return false;
+        }
+        let removed = rustix::fs::unlinkat(&parent.fd, dir.file_name(), AtFlags::REMOVEDIR).is_ok();
+        if removed {
+            let _ = rustix::fs::fsync(&parent.fd);
+        }
+        removed
+    }
+
     /// The root directory this `Root` holds, opened again readable for `flock` (which an
     /// `O_PATH` descriptor does not support): through the handle, not the path, which may
     /// name another directory by now.

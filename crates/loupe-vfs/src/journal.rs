@@ -231,35 +231,39 @@ pub struct Journal {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Manifest {
-    id: String,
-    seq: u64,
+pub(crate) struct Manifest {
+    pub(crate) id: String,
+    pub(crate) seq: u64,
     /// `edit`, `undo` or `redo`.
-    kind: String,
+    pub(crate) kind: String,
     /// For undo/redo: the edit transaction it reverses or repeats.
-    of: Option<String>,
+    pub(crate) of: Option<String>,
     /// `pending` or `committed`.
-    state: String,
-    undone: bool,
-    time: u64,
-    files: Vec<ManifestFile>,
+    pub(crate) state: String,
+    pub(crate) undone: bool,
+    pub(crate) time: u64,
+    pub(crate) files: Vec<ManifestFile>,
+    /// The directories the transaction created for its files (`create_dirs`), outermost
+    /// first: undoing or rolling it back removes those still empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) created_dirs: Vec<String>,
     /// The hash of the manifest serialised without this field: a damaged record is never
     /// mistaken for an instruction. Records written before it existed have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    checksum: Option<String>,
+    pub(crate) checksum: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ManifestFile {
-    path: String,
-    old: Option<String>,
-    new: Option<String>,
-    old_mode: Option<u32>,
-    new_mode: Option<u32>,
+pub(crate) struct ManifestFile {
+    pub(crate) path: String,
+    pub(crate) old: Option<String>,
+    pub(crate) new: Option<String>,
+    pub(crate) old_mode: Option<u32>,
+    pub(crate) new_mode: Option<u32>,
     /// Where the old and new bytes are in the record's `data` file: (offset, length).
-    old_at: Option<(u64, u64)>,
-    new_at: Option<(u64, u64)>,
+    pub(crate) old_at: Option<(u64, u64)>,
+    pub(crate) new_at: Option<(u64, u64)>,
 }
 
 /// One file write of a transaction, resolved to its real location.
@@ -402,9 +406,23 @@ impl Journal {
         if !stale.is_empty() {
             return Err(ApplyError::Stale(stale));
         }
+        let mut created_dirs: Vec<RepoPath> = Vec::new();
         for write in &mut writes {
             if write.target.is_pending() {
-                write.target = self.root.write_target(&write.path, true)?;
+                let missing = self.root.missing_directories(&write.path);
+                match self.root.write_target(&write.path, true) {
+                    Ok(target) => write.target = target,
+                    Err(error) => {
+                        created_dirs.extend(missing);
+                        self.remove_created_dirs(&created_dirs);
+                        return Err(error.into());
+                    }
+                }
+                for dir in missing {
+                    if !created_dirs.contains(&dir) {
+                        created_dirs.push(dir);
+                    }
+                }
             }
         }
         let seq = self.next_seq()?;
@@ -419,9 +437,13 @@ impl Journal {
             undone: false,
             time: now(),
             files: Vec::new(),
+            created_dirs: created_dirs.iter().map(ToString::to_string).collect(),
             checksum: None,
         };
-        self.run(&tx_dir, &mut manifest, &writes)?;
+        if let Err(error) = self.run(&tx_dir, &mut manifest, &writes) {
+            self.remove_created_dirs(&created_dirs);
+            return Err(error);
+        }
         // A new edit ends every redo chain.
         for (dir, old) in self.transactions() {
             if old.undone {
@@ -520,6 +542,24 @@ impl Journal {
 
     /// Undo (`reverse`) or redo one transaction through an `op/` record.
     fn replay(&self, tx_dir: &Path, original: &Manifest, reverse: bool, force: bool) -> Result<Applied, ApplyError> {
+        // The directories a file needs back are created before the checks: a refusal or a
+        // failure removes them again (those still empty).
+        let mut created = Vec::new();
+        let result = self.replay_creating(tx_dir, original, reverse, force, &mut created);
+        if result.is_err() {
+            self.remove_created_dirs(&created);
+        }
+        result
+    }
+
+    fn replay_creating(
+        &self,
+        tx_dir: &Path,
+        original: &Manifest,
+        reverse: bool,
+        force: bool,
+        created: &mut Vec<RepoPath>,
+    ) -> Result<Applied, ApplyError> {
         let mut writes = Vec::new();
         let mut stale = Vec::new();
         for file in &original.files {
@@ -529,6 +569,11 @@ impl Journal {
             } else {
                 (&file.old, &file.new, file.old_mode, file.new_mode)
             };
+            for dir in self.root.missing_directories(&path) {
+                if !created.contains(&dir) {
+                    created.push(dir);
+                }
+            }
             let target = self.root.write_target(&path, true)?;
             let current = self.root.current_bytes(&target)?;
             let actual = current.as_deref().map(ContentHash::of);
@@ -574,6 +619,7 @@ impl Journal {
             undone: false,
             time: now(),
             files: Vec::new(),
+            created_dirs: Vec::new(),
             checksum: None,
         };
         self.run(&op_dir, &mut manifest, &writes)?;
@@ -664,6 +710,9 @@ impl Journal {
         if let Some(of) = &operation.of
             && let Some((dir, mut original)) = self.transactions().into_iter().find(|(_, manifest)| &manifest.id == of)
         {
+            if undone {
+                self.remove_created_dirs(&dir_paths(&original));
+            }
             original.undone = undone;
             write_manifest(&dir, &original)?;
         }
@@ -794,6 +843,9 @@ impl Journal {
                 }
             }
         }
+        if !failed && left_alone.is_empty() {
+            self.remove_created_dirs(&dir_paths(manifest));
+        }
         recovery.left_alone.extend(left_alone);
         if failed {
             // Keep what is needed to finish by hand.
@@ -802,6 +854,14 @@ impl Journal {
             let _ = fs::remove_dir_all(dir);
         }
         recovery.rolled_back.push(manifest.id.clone());
+    }
+
+    /// Removes the directories a transaction created (`created_dirs`, outermost first), deepest
+    /// first, each only while it is empty.
+    fn remove_created_dirs(&self, dirs: &[RepoPath]) {
+        for dir in dirs.iter().rev() {
+            self.root.remove_empty_directory(dir);
+        }
     }
 
     /// Moves a damaged record out of the way, into `quarantine/`, and says so. Returns its
@@ -1095,21 +1155,32 @@ impl Blobs {
 /// is checked against the data file's real size before anything is allocated. The error
 /// says what is wrong with the record.
 fn read_blob(dir: &Path, at: Option<(u64, u64)>, expected: &str) -> Result<Vec<u8>, String> {
-    use std::io::{Seek, SeekFrom};
-    let Some((offset, length)) = at else {
+    let Some(at) = at else {
         return Err("the record holds no bytes for a file".into());
     };
     let path = dir.join(DATA_FILE);
-    let mut file = fs::File::open(&path).map_err(|error| format!("cannot open its data: {error}"))?;
+    let file = fs::File::open(&path).map_err(|error| format!("cannot open its data: {error}"))?;
     let size = file.metadata().map_err(|error| format!("cannot read its data: {error}"))?.len();
+    blob_at(file, size, at, expected)
+}
+
+/// The bytes at `(offset, length)` of a record's data, `size` bytes long, which must have the
+/// hash `expected`; the bounds are checked before anything is allocated.
+pub(crate) fn blob_at(
+    mut data: impl Read + std::io::Seek,
+    size: u64,
+    (offset, length): (u64, u64),
+    expected: &str,
+) -> Result<Vec<u8>, String> {
+    use std::io::SeekFrom;
     let end = offset
         .checked_add(length)
         .filter(|end| *end <= size)
         .ok_or_else(|| format!("it places {length} bytes at offset {offset} in a data file of {size} bytes"))?;
     let length = usize::try_from(end - offset).map_err(|_| "a length beyond this machine's memory".to_owned())?;
-    file.seek(SeekFrom::Start(offset)).map_err(|error| format!("cannot read its data: {error}"))?;
+    data.seek(SeekFrom::Start(offset)).map_err(|error| format!("cannot read its data: {error}"))?;
     let mut bytes = vec![0; length];
-    file.read_exact(&mut bytes).map_err(|error| format!("cannot read its data: {error}"))?;
+    data.read_exact(&mut bytes).map_err(|error| format!("cannot read its data: {error}"))?;
     if ContentHash::of(&bytes).as_str() != expected {
         return Err("its data does not have the hash its manifest gives".into());
     }
@@ -1125,7 +1196,7 @@ fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), ApplyError> {
 }
 
 /// The hash of a manifest serialised without its checksum.
-fn checksum(manifest: &Manifest) -> String {
+pub(crate) fn checksum(manifest: &Manifest) -> String {
     let mut unsealed = manifest.clone();
     unsealed.checksum = None;
     ContentHash::of(&serde_json::to_vec(&unsealed).unwrap_or_default()).to_string()
@@ -1149,10 +1220,26 @@ fn read_record(dir: &Path, name: Option<&str>) -> Result<Option<Manifest>, Strin
     file.take(MAX_MANIFEST_BYTES)
         .read_to_end(&mut bytes)
         .map_err(|error| format!("cannot read its manifest: {error}"))?;
+    decode_manifest(&bytes, name).map(Some)
+}
+
+/// Parses and checks a manifest's bytes (`name` as for [`read_record`]).
+pub(crate) fn decode_manifest(bytes: &[u8], name: Option<&str>) -> Result<Manifest, String> {
     let manifest: Manifest =
-        serde_json::from_slice(&bytes).map_err(|error| format!("its manifest does not parse: {error}"))?;
+        serde_json::from_slice(bytes).map_err(|error| format!("its manifest does not parse: {error}"))?;
     check_manifest(&manifest, name)?;
-    Ok(Some(manifest))
+    Ok(manifest)
+}
+
+/// A record's `created_dirs` as paths (`check_manifest` made sure each is normal).
+fn dir_paths(manifest: &Manifest) -> Vec<RepoPath> {
+    manifest.created_dirs.iter().filter_map(|dir| RepoPath::normalize(dir)).collect()
+}
+
+/// A path as loupe records it: normal (`./a`, `a//b` or `/a` would name one file under two
+/// spellings), not the root, no NUL.
+fn is_recorded_path(path: &str) -> bool {
+    RepoPath::normalize(path).is_some_and(|normal| !normal.is_root() && normal.as_str() == path) && !path.contains('\0')
 }
 
 /// The facts every record loupe writes holds; a manifest that breaks one is damaged.
@@ -1180,9 +1267,23 @@ fn check_manifest(manifest: &Manifest, name: Option<&str>) -> Result<(), String>
             }
         }
     }
+    if let Some(dir) = manifest.created_dirs.iter().find(|dir| !is_recorded_path(dir)) {
+        return Err(format!("the directory `{}` is not a normal path inside the root", dir.escape_debug()));
+    }
+    let mut seen = HashSet::new();
     for file in &manifest.files {
-        if RepoPath::normalize(&file.path).is_none_or(|path| path.is_root()) {
-            return Err(format!("the path `{}` is not a file inside the root", file.path));
+        if !is_recorded_path(&file.path) {
+            return Err(format!(
+                "the path `{}` is not a normal path of a file inside the root",
+                file.path.escape_debug()
+            ));
+        }
+        if !seen.insert(file.path.as_str()) {
+            return Err(format!("it names `{}` twice", file.path));
+        }
+        // Modes are recorded as permission bits (`& 0o7777`); more would reach `fchmod`.
+        if let Some(mode) = [file.old_mode, file.new_mode].into_iter().flatten().find(|mode| *mode > 0o7777) {
+            return Err(format!("the mode {mode:o} of `{}` is not permission bits", file.path));
         }
         for (hash, at) in [(&file.old, file.old_at), (&file.new, file.new_at)] {
             match hash {

@@ -11,6 +11,8 @@
 mod apply;
 mod beneath;
 mod exclude;
+#[cfg(test)]
+mod fuzz;
 pub mod journal;
 mod root;
 mod walk;

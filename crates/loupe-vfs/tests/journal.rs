@@ -172,6 +172,47 @@ fn missing_directories_are_created_only_when_asked() {
     assert_eq!(fixture.read("deep/er/new.rs").unwrap(), b"x");
 }
 
+/// E1 (found by the engine's edit fuzz harness): undoing an edit that created directories
+/// (`create_missing_dirs`) left them behind, empty. Undo removes the ones it created while
+/// they are empty; redo makes them again.
+#[test]
+fn e1_undo_removes_the_directories_an_edit_created() {
+    let fixture = Fixture::new(&[("deep/kept.txt", b"k")]);
+    let journal = fixture.journal();
+    let changes = vec![change("deep/er/est/new.rs", None, Some(b"x")), change("other/new.rs", None, Some(b"y"))];
+    let applied = journal.apply(Plan { changes, create_dirs: true }).unwrap();
+    journal.undo(Some(&applied.transaction_id), false).unwrap();
+    assert!(!fixture.repo.path().join("deep/er").exists());
+    assert!(!fixture.repo.path().join("other").exists());
+    assert_eq!(fixture.read("deep/kept.txt").unwrap(), b"k");
+    journal.redo(None, false).unwrap();
+    assert_eq!(fixture.read("deep/er/est/new.rs").unwrap(), b"x");
+    // A directory that holds something else by the time of the undo stays.
+    fs::write(fixture.repo.path().join("other/mine.txt"), b"m").unwrap();
+    journal.undo(None, false).unwrap();
+    assert!(!fixture.repo.path().join("deep/er").exists());
+    assert_eq!(fixture.read("other/mine.txt").unwrap(), b"m");
+    assert_eq!(fixture.read("other/new.rs"), None);
+    // Across a restart: the record still names them.
+    let journal = fixture.journal();
+    journal.redo(None, false).unwrap();
+    journal.undo(None, false).unwrap();
+    assert!(!fixture.repo.path().join("deep/er").exists());
+}
+
+/// E1, a failed edit: a plan that fails midway also removes the directories it created.
+#[test]
+fn e1_a_failed_edit_removes_the_directories_it_created() {
+    let fixture = Fixture::new(&[("a.txt", b"a")]);
+    let mut journal = fixture.journal();
+    journal.set_hooks(Hooks { fail_after_writes: Some(1), ..Hooks::default() });
+    let changes = vec![change("made/here/new.rs", None, Some(b"x")), change("a.txt", Some(b"a"), Some(b"b"))];
+    let result = journal.apply(Plan { changes, create_dirs: true });
+    assert!(result.is_err(), "{result:?}");
+    assert!(!fixture.repo.path().join("made").exists());
+    assert_eq!(fixture.read("a.txt").unwrap(), b"a");
+}
+
 #[test]
 fn the_journal_keeps_the_last_hundred_transactions() {
     let fixture = Fixture::new(&[("n.txt", b"0")]);
