@@ -401,7 +401,7 @@ fn open_engine(root: &Path, max_preview_chars: usize) -> Result<Engine, String> 
     if max_preview_chars > 0 {
         flags.push(("max_preview_chars".to_owned(), Value::from(max_preview_chars)));
     }
-    let sources = Sources { flags, env: Vec::new(), client_root: None, current_dir: root.to_path_buf() };
+    let sources = Sources { flags, env: Vec::new(), client_roots: Vec::new(), current_dir: root.to_path_buf() };
     let (config, _warnings) = load(&sources)?;
     Engine::new(config)
 }
