@@ -461,7 +461,7 @@ fn edit_item(paths: Vec<String>) -> impl Strategy<Value = Value> {
                 "replace_lines" => {
                     let start = first.as_u64().map_or(first.clone(), |start| Value::from(start.max(1)));
                     let end = match (start.as_u64(), second.as_u64()) {
-                        (Some(start), Some(span)) if flags & 8 == 0 => Value::from(start + span % 3),
+                        (Some(start), Some(span)) if flags & 8 == 0 => Value::from(start.saturating_add(span % 3)),
                         _ => second,
                     };
                     item.insert("start_line".into(), start);
