@@ -225,7 +225,7 @@ class Client:
         structured = (result.structured_content or {}) if result is not None else {}
         return structured.get("meta") or structured
 
-    def hits(self, result):
+    def hits_of(self, result):
         """A search's hits as dicts: the compact face may give them positionally,
         `[path, line, candidate_id]`, or as objects."""
         hits = []
@@ -294,7 +294,7 @@ class Client:
             del arguments["type"]
         result = await self.call(f"search {kind}", "search", arguments)
         meta = self.meta(result)
-        hits = self.hits(result)
+        hits = self.hits_of(result)
         if not hits:
             return
         paths = {hit["candidate_id"]: hit["path"] for hit in hits}
@@ -380,7 +380,7 @@ class Client:
         age = now - entry["time"]
         result = await self.call("search text (watcher probe)", "search", {"query": entry["token"], "type": "text"})
         meta = self.meta(result)
-        hits = self.hits(result)
+        hits = self.hits_of(result)
         if any(hit.get("path") == entry["path"] for hit in hits):
             self.watcher["found"] += 1
         elif not holds(entry):
