@@ -400,6 +400,9 @@ fn offered_reads_work_for_unparsed_files_and_repeated_names() {
     std::fs::write(root.path().join("web/page.html"), "<html><body>hello</body></html>\n").unwrap();
     std::fs::write(root.path().join("web/min.js"), "function F(a) { return a; }\nfunction F(b) { return b + 1; }\n")
         .unwrap();
+    // A name under two containers in one file (the soak's xregexp.js): `outer.F` and `F`.
+    std::fs::write(root.path().join("web/nested.js"), "function outer() {\n  function F(c) { return c; }\n  return F;\n}\nfunction G() { function F(d) { return d; } return F; }\n")
+        .unwrap();
     let config = loupe_core::Config {
         root: Some(root.path().to_path_buf()),
         index_dir: Some(index.path().to_path_buf()),

@@ -257,11 +257,9 @@ fn read_call(engine: &Engine, hit: &Hit) -> NextCall {
                 index
                     .symbols_named(&record.name)
                     .iter()
-                    .filter(|other| {
-                        other.path == hit.path
-                            && other.symbol.name == record.name
-                            && other.symbol.container == record.container
-                    })
+                    // Any other definition of the name in the file: the resolver matches containers
+                    // by suffix, so a different container does not make a symbol read unique.
+                    .filter(|other| other.path == hit.path && other.symbol.name == record.name)
                     .count()
             });
             match line {
