@@ -3,7 +3,6 @@
 //! faces of the answer and that the continuation it offers reaches everything that was cut.
 
 use loupe_core::Config;
-use loupe_core::config::GateMode;
 use loupe_core::tokens;
 use loupe_engine::{Engine, MetadataLevel, Response};
 use serde_json::{Value, json};
@@ -19,15 +18,7 @@ fn repo(configure: impl FnOnce(&mut Config)) -> (tempfile::TempDir, tempfile::Te
     git(dir, &["add", "."]);
     git(dir, &["commit", "-q", "-m", "base"]);
     let index = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        root: Some(dir.to_path_buf()),
-        index_dir: Some(index.path().to_path_buf()),
-        gate_mode: GateMode::Off,
-        max_reads_per_session: 1_000_000,
-        max_total_read_lines: 1_000_000_000,
-        analytics: false,
-        ..Config::default()
-    };
+    let mut config = crate::common::tool_config(dir, index.path());
     configure(&mut config);
     let engine = Engine::new(config).unwrap();
     (root, index, engine)

@@ -7,7 +7,6 @@ use std::fs;
 use std::path::Path;
 
 use loupe_core::Config;
-use loupe_core::config::GateMode;
 use loupe_core::tokens;
 use loupe_engine::{CallContext, Engine, MetadataLevel, Response};
 use serde_json::{Value, json};
@@ -104,14 +103,7 @@ fn project() -> (tempfile::TempDir, tempfile::TempDir, Engine) {
     // A change in the working tree, for diff_preview.
     write(dir, "shop/checkout.py", &CHECKOUT.replace("TAX_RATE = 0.2", "TAX_RATE = 0.25"));
     let index = tempfile::tempdir().unwrap();
-    let config = Config {
-        root: Some(dir.to_path_buf()),
-        index_dir: Some(index.path().to_path_buf()),
-        gate_mode: GateMode::Off,
-        analytics: false,
-        ..Config::default()
-    };
-    let engine = Engine::new(config).unwrap();
+    let engine = Engine::new(crate::common::tool_config(dir, index.path())).unwrap();
     engine.refresh_index(&|_, _| {});
     (root, index, engine)
 }
@@ -261,14 +253,8 @@ fn every_level_carries_the_text_and_full_adds_the_envelope() {
     // The configured default applies to calls that do not say.
     let (_root, _index, engine) = {
         let (root, index, _) = project();
-        let config = Config {
-            root: Some(root.path().to_path_buf()),
-            index_dir: Some(index.path().to_path_buf()),
-            gate_mode: GateMode::Off,
-            analytics: false,
-            structured_content: MetadataLevel::Full,
-            ..Config::default()
-        };
+        let config =
+            Config { structured_content: MetadataLevel::Full, ..crate::common::tool_config(root.path(), index.path()) };
         let engine = Engine::new(config).unwrap();
         (root, index, engine)
     };

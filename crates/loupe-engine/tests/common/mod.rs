@@ -58,17 +58,9 @@ pub fn fixture_with(configure: impl FnOnce(&mut Config)) -> Fixture {
     fs::write(outside.path().join("secret.txt"), "outside\n").unwrap();
     std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.join("link-out.txt")).unwrap();
     let index_dir = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        root: Some(dir.to_path_buf()),
-        index_dir: Some(index_dir.path().to_path_buf()),
-        // These tests are about `read` itself: the session layer (§9) is tested in
-        // session_cases.rs, with its defaults.
-        gate_mode: GateMode::Off,
-        max_reads_per_session: 1_000_000,
-        max_total_read_lines: 1_000_000_000,
-        analytics: false,
-        ..Config::default()
-    };
+    // These tests are about the tools themselves: the session layer (§9) is tested in
+    // session_cases.rs, with its defaults.
+    let mut config = tool_config(dir, index_dir.path());
     configure(&mut config);
     let engine = Engine::new(config).unwrap();
     Fixture { root, outside, index_dir, engine, renders: Default::default() }
@@ -77,16 +69,23 @@ pub fn fixture_with(configure: impl FnOnce(&mut Config)) -> Fixture {
 /// An engine on an existing directory, gate off, its index built: for tests that bring their
 /// own workspace.
 pub fn indexed_engine(root: &Path, index_dir: &Path) -> Engine {
-    let config = Config {
+    let engine = Engine::new(tool_config(root, index_dir)).unwrap();
+    engine.refresh_index(&|_, _| {});
+    engine
+}
+
+/// The configuration tests of the tools start from: `root` and `index_dir`, the gate off and
+/// the session budgets out of reach (the session layer has its own tests), no analytics.
+pub fn tool_config(root: &Path, index_dir: &Path) -> Config {
+    Config {
         root: Some(root.to_path_buf()),
         index_dir: Some(index_dir.to_path_buf()),
         gate_mode: GateMode::Off,
+        max_reads_per_session: 1_000_000,
+        max_total_read_lines: 1_000_000_000,
         analytics: false,
         ..Config::default()
-    };
-    let engine = Engine::new(config).unwrap();
-    engine.refresh_index(&|_, _| {});
-    engine
+    }
 }
 
 pub fn fixture() -> Fixture {
