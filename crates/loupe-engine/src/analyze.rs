@@ -22,7 +22,7 @@ use crate::args::choice_enum;
 use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
 use crate::params;
-use crate::response::{Face, Graph, MetadataLevel, Outcome, next_line};
+use crate::response::{Graph, MetadataLevel, Outcome, next_line};
 use crate::work::Work;
 use graph::{Answer, Side};
 use workspace::View;
@@ -718,15 +718,14 @@ fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, index_state
         answer.read_calls(1).into_iter().next()
     };
     if let Some(call) = &next_call {
-        face.push_str(&next_line(call));
+        face.push(next_line(call));
     }
     if index_state == IndexState::Building {
-        face.push_str("note: the index is still building; the graph covers the files indexed so far\n");
+        face.push("note: the index is still building; the graph covers the files indexed so far\n");
     }
     let truncated = answer.truncated;
     let (nodes, edges) = answer.into_json();
-    let mut outcome =
-        Outcome::success("analyze", Some(request.mode.to_string()), Some(request.target.clone()), Face::text(face));
+    let mut outcome = Outcome::success("analyze", Some(request.mode.to_string()), Some(request.target.clone()), face);
     outcome.act.truncated = truncated;
     outcome.act.next_calls = next_call.into_iter().collect();
     outcome.act.graph = Some(Graph { resolved_target, nodes, edges });

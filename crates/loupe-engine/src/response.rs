@@ -8,13 +8,16 @@
 //! at the end: the text face, `token_estimate`, and the structured face at the caller's
 //! `metadata` level. Budgets are applied before: nothing is trimmed on the way out.
 //!
-//! The structured face (§3.3): `standard` (the default) is the text face itself as `text` plus
-//! only what a program acts on at the top level (`ok`, `error`, `truncated`, `next_cursor`,
+//! The structured face (§3.3): `standard` (the default) carries what the text face says once,
+//! with what a program acts on at the top level (`ok`, `error`, `truncated`, `next_cursor`,
 //! `next_calls`, `file_hash`, `reason_codes`, `results`, `transaction_id`, `nodes`/`edges`/
-//! `resolved_target`), so a client that hands the model `JSON.stringify(structuredContent)`
-//! gives it what the text face gives at nearly the same cost; `minimal` keeps what is needed to
-//! act; `full` adds the whole envelope (`tool`, `mode`, `target`, `meta`, `content` (the payload's
-//! exact bytes), `location`, the error's details).
+//! `resolved_target`). Its `text` is the face without the lines those fields carry: a search
+//! hit's line is its `results` row (`[path, line, candidate_id, shown]`), an analyze node's line
+//! its `nodes` row, and a `→ next:` line its `next_calls` entry. So a client that hands the model
+//! `JSON.stringify(structuredContent)` gives it every line of the face at nearly the text's
+//! cost (a row, not the line and a row). `minimal` drops the reason codes; `full` keeps the
+//! whole face as `text` and adds the envelope (`tool`, `mode`, `target`, `meta`, `content` (the
+//! payload's exact bytes), `location`, the error's details).
 
 use loupe_core::{NextCall, ToolError, tokens};
 use serde::Serialize;
@@ -54,6 +57,10 @@ impl Lines {
 pub(crate) enum Part {
     Text(String),
     Lines(Lines),
+    /// A line of the face that a structured row carries too (a search hit in `results`, an
+    /// analyze node in `nodes`): the compact structured face leaves it out of `text`, so the
+    /// row is the only copy a client that reads JSON hands the model.
+    Row(String),
 }
 
 /// The text face as parts, rendered once.
@@ -76,7 +83,7 @@ impl Face {
         self.parts
             .iter()
             .map(|part| match part {
-                Part::Text(text) => tokens::count(text),
+                Part::Text(text) | Part::Row(text) => tokens::count(text),
                 Part::Lines(lines) => lines.tokens.unwrap_or_else(|| tokens::count(&lines.rendered)),
             })
             .sum()
@@ -87,17 +94,42 @@ impl Face {
         self.parts
             .iter()
             .map(|part| match part {
-                Part::Text(text) => text.chars().count(),
+                Part::Text(text) | Part::Row(text) => text.chars().count(),
                 Part::Lines(lines) => lines.rendered.chars().count(),
             })
             .sum()
+    }
+
+    pub(crate) fn push_row(&mut self, line: impl Into<String>) {
+        self.parts.push(Part::Row(line.into()));
     }
 
     pub(crate) fn render(&self) -> String {
         let mut face = String::new();
         for part in &self.parts {
             match part {
-                Part::Text(text) => face.push_str(text),
+                Part::Text(text) | Part::Row(text) => face.push_str(text),
+                Part::Lines(lines) => face.push_str(&lines.rendered),
+            }
+        }
+        face
+    }
+
+    /// The compact structured face's `text`: the face without the lines its fields carry, the
+    /// rows (`results`, `nodes`) and each `→ next:` line of a call that `next_calls` holds.
+    fn render_compact(&self, calls: &[NextCall]) -> String {
+        let carried: Vec<String> = calls.iter().map(next_line).collect();
+        let mut face = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Text(text) => {
+                    for line in text.split_inclusive('\n') {
+                        if !carried.iter().any(|carried| carried == line) {
+                            face.push_str(line);
+                        }
+                    }
+                }
+                Part::Row(_) => {}
                 Part::Lines(lines) => face.push_str(&lines.rendered),
             }
         }
@@ -108,7 +140,7 @@ impl Face {
     pub(crate) fn lines(&self) -> Option<&Lines> {
         let mut runs = self.parts.iter().filter_map(|part| match part {
             Part::Lines(lines) => Some(lines),
-            Part::Text(_) => None,
+            Part::Text(_) | Part::Row(_) => None,
         });
         let first = runs.next();
         if runs.next().is_some() { None } else { first }
@@ -123,6 +155,9 @@ pub(crate) struct HitRef {
     pub(crate) candidate_id: String,
     /// The symbol's name, for symbol hits.
     pub(crate) symbol: Option<String>,
+    /// What the hit's face line shows besides its path, line and id (a text hit's line, a
+    /// symbol's span and signature), when it shows more.
+    pub(crate) shown: Option<String>,
     /// The read the hit's candidate id stands for (`read {"candidate_id": …}`).
     pub(crate) read: NextCall,
 }
@@ -136,17 +171,31 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
-    /// `nodes` as `[id, line]` (an id is `path#name`, or a path) and `edges` as
-    /// `[source, target, line]` with nodes by index: what the text's tree shows, for programs.
+    /// `nodes` as `[id, line, type]` (an id is `path#name`, or a path) and `edges` as
+    /// `[source, target, line, confidence]` with nodes by index, and the relation fifth when it
+    /// is not the plain one of its mode (`calls`, `imports`, `references`), trailing nulls left
+    /// out: what the text's node lines show, as rows.
     fn compact(&self) -> (Value, Value) {
         let ids: Vec<&str> = self.nodes.iter().map(|node| node["id"].as_str().unwrap_or_default()).collect();
-        let nodes = self.nodes.iter().zip(&ids).map(|(node, id)| json!([id, node["line"]])).collect();
+        let nodes = self.nodes.iter().zip(&ids).map(|(node, id)| json!([id, node["line"], node["type"]])).collect();
         let index =
             |id: &Value| ids.iter().position(|known| Some(*known) == id.as_str()).map_or(Value::Null, Value::from);
         let edges = self
             .edges
             .iter()
-            .map(|edge| json!([index(&edge["source"]), index(&edge["target"]), edge["line"]]))
+            .map(|edge| {
+                let mut row = vec![index(&edge["source"]), index(&edge["target"]), edge["line"].clone()];
+                row.push(edge.get("confidence").cloned().unwrap_or(Value::Null));
+                let relation = edge["relation"].as_str().unwrap_or_default();
+                if !matches!(relation, "calls" | "imports" | "references") {
+                    row.push(Value::from(relation));
+                }
+                // An import has no confidence: `[source, target, line]`.
+                while row.last().is_some_and(Value::is_null) {
+                    row.pop();
+                }
+                Value::Array(row)
+            })
             .collect();
         (Value::Array(nodes), Value::Array(edges))
     }
@@ -232,6 +281,7 @@ impl Outcome {
     pub(crate) fn render(self, default_level: MetadataLevel) -> Response {
         let token_estimate = self.face.tokens();
         let face = self.face.render();
+        let compact = self.face.render_compact(&self.act.next_calls);
         let reason_codes = crate::reasons::ordered(self.act.reason_codes.iter().cloned());
         let mut meta = Map::new();
         meta.insert("token_estimate".into(), Value::from(token_estimate));
@@ -269,6 +319,7 @@ impl Outcome {
             metadata: self.metadata.unwrap_or(default_level),
             token_estimate,
             face,
+            compact,
             reason_codes,
             act: self.act,
             meta,
@@ -289,6 +340,8 @@ pub struct Response {
     pub target: Option<String>,
     /// What the model reads.
     pub face: String,
+    /// The face without the lines that the compact face's fields carry (its `text`).
+    compact: String,
     /// The exact o200k_base token count of `face`.
     pub token_estimate: usize,
     /// The whole envelope's `meta` (the `full` level's).
@@ -331,7 +384,9 @@ impl Response {
             let compact = json!({"code": error.code.as_str()});
             object.insert("error".into(), if level == MetadataLevel::Full { error_json(error) } else { compact });
         }
-        object.insert("text".into(), Value::from(self.face.as_str()));
+        // The compact text leaves out the lines its fields carry; `full` keeps the whole face.
+        let text = if level == MetadataLevel::Full { &self.face } else { &self.compact };
+        object.insert("text".into(), Value::from(text.as_str()));
         if act.truncated {
             object.insert("truncated".into(), Value::Bool(true));
         }
@@ -347,17 +402,14 @@ impl Response {
         if !act.next_calls.is_empty() {
             object.insert("next_calls".into(), calls_json(&act.next_calls));
         }
-        if level == MetadataLevel::Minimal {
-            return Value::Object(object);
-        }
-        if !self.reason_codes.is_empty() {
+        if level != MetadataLevel::Minimal && !self.reason_codes.is_empty() {
             object.insert("reason_codes".into(), json!(self.reason_codes));
         }
         if let Some(results) = act.results.as_ref().filter(|results| !results.is_empty()) {
-            // `[path, line, candidate_id]` per hit, in rank order: the keys of 20 hits would
-            // cost more than the hits' lines in the text.
-            let compact: Vec<Value> = results.iter().map(|hit| json!([hit.path, hit.line, hit.candidate_id])).collect();
-            object.insert("results".into(), Value::Array(compact));
+            // `[path, line, candidate_id, shown]` per hit, in rank order: the row is the hit's
+            // line for a client that reads JSON (keys on 20 hits would cost more than the hits).
+            let rows: Vec<Value> = results.iter().map(hit_row).collect();
+            object.insert("results".into(), Value::Array(rows));
         }
         if let Some(graph) = &act.graph {
             if level == MetadataLevel::Full {
@@ -400,6 +452,15 @@ impl Response {
 
 fn calls_json(calls: &[NextCall]) -> Value {
     serde_json::to_value(calls).unwrap_or_default()
+}
+
+fn hit_row(hit: &HitRef) -> Value {
+    let mut row = vec![Value::from(hit.path.as_str()), hit.line.map_or(Value::Null, Value::from)];
+    row.push(Value::from(hit.candidate_id.as_str()));
+    if let Some(shown) = &hit.shown {
+        row.push(Value::from(shown.as_str()));
+    }
+    Value::Array(row)
 }
 
 fn hit_json(hit: &HitRef) -> Value {

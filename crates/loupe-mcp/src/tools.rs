@@ -18,7 +18,7 @@ fn tool(spec: &ToolSpec) -> Tool {
     let Effects { read_only, destructive, idempotent } = spec.effects;
     Tool::new(spec.name, spec.description, object(input_schema(spec.params)))
         .with_title(spec.title)
-        .with_raw_output_schema(object(output_schema()))
+        .with_raw_output_schema(object(output_schema(spec.name)))
         .with_annotations(
             ToolAnnotations::with_title(spec.title)
                 .read_only(read_only)
@@ -70,16 +70,30 @@ fn property(param: &Param) -> Value {
     schema
 }
 
-/// One small `outputSchema` for every tool (§3.3): every answer has `ok` and the text face; the
-/// fields a program acts on (`next_calls`, `next_cursor`, `results`, …) sit beside them when the
-/// answer has them, and `metadata: "full"` adds `meta`, `content` and `location`. Listing them
-/// all five times would cost `tools/list` some 650 tokens.
-fn output_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {"ok": {"type": "boolean"}, "text": {"type": "string"}, "error": {"type": "object"}},
-        "required": ["ok", "text"]
-    })
+/// One small `outputSchema` for every tool (§3.3): every answer has `ok` and `text`, the face
+/// without the lines that rows carry (`results` for search hits, `nodes` for analyze) nor the
+/// `→ next:` lines that `next_calls` holds; the other fields a program acts on (`next_cursor`,
+/// `file_hash`, `transaction_id`, …) sit beside them when the answer has them, and
+/// `metadata: "full"` adds `meta`, `content` and `location`.
+fn output_schema(tool: &str) -> Value {
+    let mut properties = json!({
+        "ok": {"type": "boolean"},
+        "text": {"type": "string"},
+        "error": {"type": "object"},
+        "next_calls": {"type": "array"}
+    });
+    match tool {
+        "search" => {
+            properties["results"] = json!({"type": "array", "description": "[path, line, candidate_id, shown] per hit"})
+        }
+        "analyze" => {
+            properties["nodes"] = json!({"type": "array", "description": "[id, line, type]"});
+            properties["edges"] =
+                json!({"type": "array", "description": "[source, target, line, confidence] by node index"});
+        }
+        _ => {}
+    }
+    json!({"type": "object", "properties": properties, "required": ["ok", "text"]})
 }
 
 #[cfg(test)]

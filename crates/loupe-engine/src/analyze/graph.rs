@@ -9,6 +9,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Value, json};
 
 use super::AnalyzeMode;
+use crate::response::Face;
 
 /// Which way from the target a node lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -310,9 +311,10 @@ impl Answer {
 
     /// The compact tree: a head line for the target, one section per side, each node under
     /// the node that reached it, with the lines and confidence of the edges that did.
-    pub(crate) fn face(&self, mode: AnalyzeMode, direction: &str, max_depth: usize) -> String {
-        let Some(root) = self.nodes.first() else { return format!("analyze {mode}: nothing found\n") };
-        let mut face = format!("analyze {mode} · {} · {direction}, depth ≤ {max_depth}\n", label(root));
+    /// Node lines are rows of the face: the structured face carries them as `nodes` rows.
+    pub(crate) fn face(&self, mode: AnalyzeMode, direction: &str, max_depth: usize) -> Face {
+        let Some(root) = self.nodes.first() else { return Face::text(format!("analyze {mode}: nothing found\n")) };
+        let mut face = Face::text(format!("analyze {mode} · {} · {direction}, depth ≤ {max_depth}\n", label(root)));
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
         for (index, node) in self.nodes.iter().enumerate() {
             if let Some(parent) = node.parent {
@@ -339,27 +341,28 @@ impl Answer {
                 continue;
             }
             let count = self.nodes.iter().filter(|node| node.side == Some(side)).count();
-            face.push_str(&format!("{} ({count}):\n", section(mode, side)));
+            face.push(format!("{} ({count}):\n", section(mode, side)));
             let arrow = if side == Side::Upstream { "←" } else { "→" };
             let mut stack: Vec<(usize, usize)> = tops.iter().rev().map(|&top| (top, 1)).collect();
             while let Some((index, indent)) = stack.pop() {
                 let node = &self.nodes[index];
-                face.push_str(&"  ".repeat(indent));
-                face.push_str(&format!("{arrow} {}", label(node)));
-                face.push_str(&edge_note(&edges_to[index]));
-                face.push('\n');
+                face.push_row(format!(
+                    "{}{arrow} {}{}\n",
+                    "  ".repeat(indent),
+                    label(node),
+                    edge_note(&edges_to[index])
+                ));
                 for &child in children[index].iter().rev() {
                     stack.push((child, indent + 1));
                 }
             }
         }
         for note in &self.notes {
-            face.push_str(note);
-            face.push('\n');
+            face.push(format!("{note}\n"));
         }
         let cut = if self.truncated { format!(" · truncated at max_nodes={}", self.max_nodes) } else { String::new() };
         let plural = |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
-        face.push_str(&format!("{} · {}{cut}\n", plural(self.nodes.len(), "node"), plural(self.edges.len(), "edge")));
+        face.push(format!("{} · {}{cut}\n", plural(self.nodes.len(), "node"), plural(self.edges.len(), "edge")));
         face
     }
 }

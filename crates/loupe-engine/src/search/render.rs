@@ -11,14 +11,26 @@ use super::{Found, Hit, Output, SearchKind, SearchRequest};
 use crate::engine::Engine;
 use crate::response::{Face, HitRef, Outcome};
 
-/// Hex digits of a candidate or bundle id: 32 bits, unique enough among the hits of a
-/// session's last 20 searches (an id is only ever looked up there), and 6 tokens instead of 8.
+/// Hex digits of a bundle id.
 const ID_HEX: usize = 8;
+
+/// Letters of a candidate id: 26^7, about 2^33 ids, unique enough among the hits of a session's
+/// last 20 searches (an id is only ever looked up there). Lower-case letters cost o200k about 2.4
+/// tokens for 7 of them, where `c_` and 8 hex digits cost 4.6: an id is on every hit line.
+const ID_LETTERS: usize = 7;
 
 /// A stable id for a hit: path, line span, kind and file hash, never the rank.
 fn candidate_id(hit: &Hit) -> String {
     let key = format!("{}\u{0}{:?}\u{0}{:?}\u{0}{}\u{0}{}", hit.path, hit.line, hit.end_line, hit.kind, hit.file_hash);
-    format!("c_{}", &blake3::hash(key.as_bytes()).to_hex()[..ID_HEX])
+    let hash = blake3::hash(key.as_bytes());
+    let mut value = hash.as_bytes()[..8].iter().fold(0u64, |value, byte| value << 8 | u64::from(*byte));
+    (0..ID_LETTERS)
+        .map(|_| {
+            let letter = char::from(b'a' + (value % 26) as u8);
+            value /= 26;
+            letter
+        })
+        .collect()
 }
 
 fn encode_cursor(offset: usize) -> String {
@@ -41,9 +53,21 @@ pub(super) fn render(
 ) -> Outcome {
     let Found { hits, lower_bound, not_searched } = found;
     let total = hits.len();
-    let start = request.offset.min(total);
-    let end = (start + request.max_results).min(total);
-    let has_more = end < total;
+    // What a page lists: hits, or (`output: files`) each file by its first hit, with its count.
+    let listed: Vec<(usize, Option<usize>)> = match request.output {
+        Output::Matches => (0..total).map(|index| (index, None)).collect(),
+        Output::Files => {
+            let mut files: BTreeMap<&RepoPath, (usize, usize)> = BTreeMap::new();
+            for (index, hit) in hits.iter().enumerate() {
+                files.entry(&hit.path).or_insert((index, 0)).1 += 1;
+            }
+            files.into_values().map(|(first, count)| (first, Some(count))).collect()
+        }
+        Output::Count => Vec::new(),
+    };
+    let start = request.offset.min(listed.len());
+    let end = (start + request.max_results).min(listed.len());
+    let has_more = end < listed.len();
     let next_cursor = has_more.then(|| encode_cursor(end));
     let ids: Vec<String> = hits.iter().map(candidate_id).collect();
     let bundle_key = format!("{}\u{0}{}\u{0}{}", request.query, used, ids.join(","));
@@ -54,21 +78,10 @@ pub(super) fn render(
     if total == 0 {
         reason_codes.push("NO_MATCH");
         next_calls.push(in_session(broaden(request, used), request));
-    } else if request.output != Output::Count {
-        // The top hits' reads, by candidate id (the read the id stands for is kept by the
-        // session); hits that open the same window are offered once.
-        let mut offered: Vec<NextCall> = Vec::new();
-        for (offset, hit) in hits[start..end].iter().enumerate() {
-            let call = read_call(engine, hit);
-            if !offered.contains(&call) {
-                offered.push(call);
-                let id = &ids[start + offset];
-                next_calls.push(in_session(NextCall::new("read", json!({"candidate_id": id})), request));
-            }
-            if next_calls.len() == 3 {
-                break;
-            }
-        }
+    } else if let Some((first, _)) = listed.get(start).filter(|_| end > start) {
+        // The top hit's read, by candidate id (the read the id stands for is kept by the
+        // session). Every other hit reads the same way with its own id, which its row carries.
+        next_calls.push(in_session(NextCall::new("read", json!({"candidate_id": ids[*first]})), request));
     }
     if !request.clamped.is_empty() {
         reason_codes.push("BUDGET_SOFT_LIMIT");
@@ -80,10 +93,13 @@ pub(super) fn render(
     if inferred {
         face.push_str(if fell_back { " (auto: no symbol matched, fell back to text)" } else { " (auto)" });
     }
-    if total == 0 {
-        face.push_str(" · no results\n");
-    } else {
-        face.push_str(&format!(" · showing {}–{end} of {total_text}\n", start + 1));
+    match request.output {
+        _ if total == 0 => face.push_str(" · no results\n"),
+        Output::Matches => face.push_str(&format!(" · showing {}–{end} of {total_text}\n", start + 1)),
+        Output::Files => {
+            face.push_str(&format!(" · showing files {}–{end} of {} ({total_text} matches)\n", start + 1, listed.len()))
+        }
+        Output::Count => face.push('\n'),
     }
     if index_state == IndexState::Building {
         face.push_str("(index still building: results may be incomplete)\n");
@@ -94,60 +110,57 @@ pub(super) fn render(
             engine.config().max_file_bytes
         ));
     }
-    let page = &hits[start..end];
     let mut results_json = Vec::new();
-    // The page's hits, whose ids the reads offered above stand for (a count lists none).
-    let results = (request.output != Output::Count).then(|| {
-        page.iter()
-            .zip(&ids[start..end])
-            .map(|(hit, id)| HitRef {
+    let mut face = Face::text(face);
+    // The page's hits (a file by its first hit), whose ids stand for their reads.
+    let mut results = (request.output != Output::Count).then(Vec::new);
+    for &(index, count) in &listed[start..end] {
+        let (hit, id) = (&hits[index], &ids[index]);
+        let (line, shown) = match count {
+            Some(count) => (hit.path.to_string(), Some(format!("{count} match{}", if count == 1 { "" } else { "es" }))),
+            None => render_hit(engine, hit, request),
+        };
+        match shown.as_deref() {
+            Some(shown) if count.is_some() => face.push_row(format!("{line}  {shown}  [{id}]\n")),
+            // A hit with context: its place and id, its lines below.
+            Some(block) if !line.ends_with(block) => face.push_row(format!("{line}  [{id}]\n{block}\n")),
+            _ => face.push_row(format!("{line}  [{id}]\n")),
+        }
+        results_json.push(match count {
+            Some(count) => json!({"path": hit.path.as_str(), "count": count, "candidate_id": id}),
+            None => hit_json(hit, id, request),
+        });
+        if let Some(results) = &mut results {
+            results.push(HitRef {
                 path: hit.path.to_string(),
                 line: hit.line,
                 candidate_id: id.clone(),
                 symbol: hit.symbol.as_ref().map(|symbol| symbol.symbol.name.clone()),
+                shown,
                 read: read_call(engine, hit),
-            })
-            .collect::<Vec<_>>()
-    });
-    match request.output {
-        Output::Count => {
-            let files: std::collections::BTreeSet<&RepoPath> = hits.iter().map(|hit| &hit.path).collect();
-            face.push_str(&format!("{total_text} matches in {} files\n", files.len()));
+            });
         }
-        Output::Files => {
-            let mut counts: BTreeMap<&RepoPath, usize> = BTreeMap::new();
-            for hit in &hits {
-                *counts.entry(&hit.path).or_default() += 1;
-            }
-            for (path, count) in counts.iter().skip(start).take(request.max_results) {
-                face.push_str(&format!("{path} ({count})\n"));
-                results_json.push(json!({"path": path.as_str(), "count": count}));
-            }
-        }
-        Output::Matches => {
-            for (offset, hit) in page.iter().enumerate() {
-                let id = &ids[start + offset];
-                face.push_str(&render_hit(engine, hit, request));
-                face.push_str(&format!("  [{id}]\n"));
-                results_json.push(hit_json(hit, id, request));
-            }
-        }
+    }
+    if request.output == Output::Count {
+        let files: std::collections::BTreeSet<&RepoPath> = hits.iter().map(|hit| &hit.path).collect();
+        face.push(format!("{total_text} matches in {} files\n", files.len()));
     }
     if has_more && let Some(cursor) = &next_cursor {
         let mut arguments = request.original.clone();
         arguments.remove("offset");
         arguments.insert("cursor".into(), Value::from(cursor.as_str()));
         let call = NextCall { tool: "search".into(), arguments };
-        face.push_str(&format!("── {} more; → next page: {}\n", total - end, call.render()));
+        face.push(format!("── {} more; → next page: {}\n", listed.len() - end, call.render()));
     }
     if !reason_codes.is_empty() && total > 0 {
-        face.push_str(&format!("── [{}]\n", reason_codes.join(", ")));
+        face.push(format!("── [{}]\n", reason_codes.join(", ")));
     }
     for call in &next_calls {
-        face.push_str(&format!("→ next: {}\n", call.render()));
+        let others = if end - start > 1 { " (another hit: its id the same way)" } else { "" };
+        face.push(format!("→ next: {}{others}\n", call.render()));
     }
 
-    let mut outcome = Outcome::success("search", Some(used.to_string()), Some(request.query.clone()), Face::text(face))
+    let mut outcome = Outcome::success("search", Some(used.to_string()), Some(request.query.clone()), face)
         .with_metadata(request.metadata);
     outcome.act.truncated = has_more;
     outcome.act.next_cursor = next_cursor;
@@ -170,24 +183,23 @@ pub(super) fn render(
     outcome
 }
 
-fn render_hit(engine: &Engine, hit: &Hit, request: &SearchRequest) -> String {
-    match (&hit.symbol, hit.line) {
+/// A hit's face line (without its id) and what the line shows besides the hit's path and line,
+/// which its structured row carries.
+fn render_hit(engine: &Engine, hit: &Hit, request: &SearchRequest) -> (String, Option<String>) {
+    let shown = match (&hit.symbol, hit.line) {
         (Some(symbol), _) => {
             let kind = serde_json::to_value(symbol.symbol.kind)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
             let container = symbol.symbol.container.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
-            format!(
-                "{}:{}-{}  {}  ({kind}{container})",
-                hit.path,
-                symbol.symbol.span.start_line,
-                symbol.symbol.span.end_line,
-                clip(&symbol.symbol.signature, request.preview_chars)
-            )
+            let span = symbol.symbol.span;
+            let signature = clip(&symbol.symbol.signature, request.preview_chars);
+            let shown = format!("{}-{}  {signature}  ({kind}{container})", span.start_line, span.end_line);
+            return (format!("{}:{shown}", hit.path), Some(shown));
         }
         (None, Some(line)) if request.context_lines > 0 => {
-            let mut out = format!("{}:{line}\n", hit.path);
+            let mut out = String::new();
             if let Ok(bytes) = engine.root().read_indexed(&hit.path, engine.config().max_index_file_bytes)
                 && let Ok(decoded) = text::decode(&bytes)
             {
@@ -201,11 +213,14 @@ fn render_hit(engine: &Engine, hit: &Hit, request: &SearchRequest) -> String {
                     ));
                 }
             }
-            out.trim_end().to_owned()
+            // The hit's place and id on a line of their own, its lines below.
+            let block = out.trim_end().to_owned();
+            return (format!("{}:{line}", hit.path), Some(block));
         }
-        (None, Some(line)) => format!("{}:{line}│{}", hit.path, clip(hit.preview.trim_end(), request.preview_chars)),
-        (None, None) => hit.path.to_string(),
-    }
+        (None, Some(_)) => clip(hit.preview.trim_end(), request.preview_chars),
+        (None, None) => return (hit.path.to_string(), None),
+    };
+    (format!("{}:{}│{shown}", hit.path, hit.line.unwrap_or_default()), Some(shown))
 }
 
 fn clip(text: &str, max_chars: usize) -> String {
