@@ -11,6 +11,7 @@
 # LOUPE    the loupe binary (default target/release/loupe, built if absent)
 # COUNTER  reads text on stdin, prints its o200k_base token count (default
 #          target/release/examples/count_tokens, built if absent)
+# LOUPE_COMMIT  the commit a given LOUPE was built from, for the report (optional)
 # Extra arguments go to suite.py. Idempotent: the corpus and the venv are kept when they match;
 # every task starts from the committed tree (git reset --hard, git clean). Exit status 1 when an
 # answer does not hold or a call fails; missed token targets are reported, not asserted.
@@ -89,7 +90,7 @@ commit="$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [[ "$LOUPE" == "$repo/target/release/loupe" ]]; then
     built="built from this checkout ($commit$(git -C "$repo" diff --quiet HEAD -- crates Cargo.lock 2>/dev/null || echo ', with uncommitted changes'))"
 else
-    built="${LOUPE_COMMIT:+commit $LOUPE_COMMIT, }given as LOUPE (checkout at $commit)"
+    built="${LOUPE_COMMIT:+commit $LOUPE_COMMIT, }LOUPE=$LOUPE"
 fi
 cpu="$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || uname -m)"
 mcp_version="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')"
@@ -105,7 +106,7 @@ status=0
            "corpus=Flask $VERSION sdist from PyPI (sha256 ${SHA256:0:12}), $(git -C "$corpus" ls-files | wc -l) files, one commit" \
            "client=official MCP Python SDK $mcp_version; tokenizer o200k_base ($(basename "$COUNTER"))" \
            "baseline=$(rg --version | head -n1), git $(git --version | awk '{print $3}')" \
-           "command=bash bench/tokens/run.sh" \
+           "command=bash bench/tokens/run.sh (suite at $commit)" \
     "$@" || status=$?
 echo "wrote bench/results/tokens.md and bench/results/tokens.svg" >&2
 exit "$status"

@@ -153,8 +153,10 @@ class Answer:
         self.structured = structured or {}
 
     def hits(self) -> list:
-        """`results[i] = [path, line, candidate_id, …]` (§3.3)."""
-        return self.structured.get("results") or []
+        """`results[i] = [path, line, candidate_id, …]` (§3.3); a hit given as an object is
+        read by its `path`, `line` and `candidate_id`."""
+        hits = self.structured.get("results") or []
+        return [[h.get("path"), h.get("line"), h.get("candidate_id")] if isinstance(h, dict) else h for h in hits]
 
 
 class Loupe:
@@ -598,10 +600,14 @@ async def warm_up(loupe: str, root: str, index_dir: str, count: Counter):
         async with ClientSession(r, w) as session:
             await session.initialize()
             side = Loupe(session, count)
-            deadline = time.monotonic() + 180
+            deadline = time.monotonic() + 120
             while True:
                 status = await side("manage", {"command": "status"})
-                if re.search(r"index[^\n]*\bready\b", status.text) or time.monotonic() > deadline:
+                lowered = status.text.lower()
+                if re.search(r"index[^\n]*\bready\b", lowered) or not re.search(r"building|indexing", lowered):
+                    return status.text
+                if time.monotonic() > deadline:
+                    print("warning: the index still builds after 120 s; tasks wait through their progress token", file=sys.stderr)
                     return status.text
                 await asyncio.sleep(0.5)
 
