@@ -7,6 +7,7 @@
 #   bash bench/tokens/run.sh
 #   LOUPE=/path/to/loupe COUNTER=/path/to/count_tokens bash bench/tokens/run.sh
 #   bash bench/tokens/run.sh --only callers review --show    # a subset, every call's faces shown
+#                                                            # (a subset leaves bench/results alone)
 #
 # LOUPE    the loupe binary (default target/release/loupe, built if absent)
 # COUNTER  reads text on stdin, prints its o200k_base token count (default
@@ -108,5 +109,5 @@ status=0
            "baseline=$(rg --version | head -n1), git $(git --version | awk '{print $3}')" \
            "command=bash bench/tokens/run.sh (suite at $commit)" \
     "$@" || status=$?
-echo "wrote bench/results/tokens.md and bench/results/tokens.svg" >&2
+[[ " $* " == *" --only "* ]] || echo "wrote bench/results/tokens.md and bench/results/tokens.svg" >&2
 exit "$status"
