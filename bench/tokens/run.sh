@@ -77,6 +77,9 @@ fi
 # The binaries.
 LOUPE="${LOUPE:-$repo/target/release/loupe}"
 COUNTER="${COUNTER:-$repo/target/release/examples/count_tokens}"
+# Paths given relative to where the command ran.
+[[ "$LOUPE" == /* ]] || LOUPE="$PWD/$LOUPE"
+[[ "$COUNTER" == /* ]] || COUNTER="$PWD/$COUNTER"
 if [[ ! -x "$LOUPE" ]]; then
     [[ "$LOUPE" == "$repo/target/release/loupe" ]] || { echo "tokens: LOUPE=$LOUPE is not an executable" >&2; exit 1; }
     (cd "$repo" && cargo build --release --locked -p loupe >&2)
@@ -109,5 +112,5 @@ status=0
            "baseline=$(rg --version | head -n1), git $(git --version | awk '{print $3}')" \
            "command=bash bench/tokens/run.sh (suite at $commit)" \
     "$@" || status=$?
-[[ " $* " == *" --only "* ]] || echo "wrote bench/results/tokens.md and bench/results/tokens.svg" >&2
+[[ " $* " == *" --only "* || "$status" -ne 0 ]] || echo "wrote bench/results/tokens.md and bench/results/tokens.svg" >&2
 exit "$status"
