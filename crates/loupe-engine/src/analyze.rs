@@ -71,13 +71,15 @@ impl Direction {
 }
 
 /// An `analyze` call, parsed once.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct AnalyzeRequest {
     target: String,
     target_type: TargetType,
     mode: AnalyzeMode,
     direction: Direction,
     max_depth: usize,
+    /// The caller named `max_depth` (else the mode's default applies).
+    depth_given: bool,
     max_nodes: usize,
     path: Option<String>,
     metadata: Option<MetadataLevel>,
@@ -118,7 +120,8 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<Analy
         AnalyzeMode::Types => 5,
         AnalyzeMode::Calls | AnalyzeMode::References | AnalyzeMode::DataFlow => 3,
     };
-    let max_depth = args.integer("max_depth")?.map_or(default_depth, |depth| depth as usize);
+    let given_depth = args.integer("max_depth")?;
+    let max_depth = given_depth.map_or(default_depth, |depth| depth as usize);
     if max_depth == 0 {
         return Err(ToolError::invalid_args(
             "`max_depth` must be at least 1",
@@ -142,6 +145,7 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<Analy
         mode,
         direction,
         max_depth,
+        depth_given: given_depth.is_some(),
         max_nodes,
         path,
         metadata,
@@ -165,6 +169,12 @@ fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outc
     let view = View::new(engine, index, work);
     let target = resolve_target(&view, request)?;
     let mut answer = Answer::new(request.max_nodes);
+    if let (AnalyzeMode::Calls, Target::Symbol(symbol)) = (request.mode, &target)
+        && !request.depth_given
+        && request.max_depth > 1
+    {
+        return Ok(direct_calls(&view, request, symbol, &target, index_state));
+    }
     match (request.mode, &target) {
         (AnalyzeMode::Dependencies, _) => dependencies(&view, request, &target, &mut answer),
         (AnalyzeMode::Impact, _) => impact(&view, request, &target, &mut answer),
@@ -189,6 +199,35 @@ fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outc
         }
     }
     Ok(render(request, &target, answer, index_state))
+}
+
+/// `calls` without `max_depth`: the direct callers and callees, which is what "who calls this"
+/// asks, and a count of the rest within the default depth with the call that shows them.
+fn direct_calls(
+    view: &View<'_>,
+    request: &AnalyzeRequest,
+    symbol: &SymbolRef,
+    target: &Target,
+    index_state: IndexState,
+) -> Outcome {
+    let mut deeper = Answer::new(request.max_nodes);
+    calls(view, request, symbol, &mut deeper);
+    let near = AnalyzeRequest { max_depth: 1, ..request.clone() };
+    let mut answer = Answer::new(request.max_nodes);
+    calls(view, &near, symbol, &mut answer);
+    let more = deeper.node_count().saturating_sub(answer.node_count());
+    if more > 0 {
+        let mut arguments = request.original.clone();
+        arguments.insert("max_depth".into(), Value::from(request.max_depth));
+        let call = NextCall { tool: "analyze".into(), arguments };
+        let plus = if deeper.truncated { "+" } else { "" };
+        answer.notes.push(format!(
+            "── {more}{plus} more further away (depth ≤ {}): {}",
+            request.max_depth,
+            call.render()
+        ));
+    }
+    render(&near, target, answer, index_state)
 }
 
 fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, ToolError> {

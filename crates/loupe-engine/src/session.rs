@@ -241,8 +241,11 @@ impl SessionLayer {
                 stabilization.warnings.push(message.clone());
                 stabilization.footer_messages.push(message);
             }
+            // A diff of the working tree reviews changes, not a search's results (§9.7 never
+            // gates it; relevance does not judge it either).
             if config.relevance != RelevanceMode::Off
                 && !pre.by_ref
+                && request.mode != ReadMode::DiffPreview
                 && let Some(path) = &outcome.target
                 && let Some(alternatives) = relevance::judge(session, path, request.mode == ReadMode::Outline)
             {

@@ -87,6 +87,28 @@ fn calls_both_ways_with_confidence() {
     assert_eq!(next["arguments"]["mode"], "symbol");
 }
 
+/// "Who calls this" is answered by the direct callers; the rest of the default depth is
+/// counted, with the call that shows it, and that call shows it.
+#[test]
+fn calls_without_a_depth_shows_direct_callers_and_counts_the_rest() {
+    let workspace = workspace();
+    let arguments = json!({"mode": "calls", "target": "read_text", "direction": "upstream"});
+    let near = analyze(&workspace.engine, arguments.clone());
+    assert!(near.ok, "{}", near.face);
+    assert_eq!(edges(&near), ["app/config.py#parse_config -calls-> app/util.py#read_text [exact]"]);
+    let mut deeper = arguments.clone();
+    deeper["max_depth"] = json!(3);
+    let note = format!("── 1 more further away (depth ≤ 3): analyze {deeper}");
+    assert!(near.face.contains(&note), "{}", near.face);
+    let far = analyze(&workspace.engine, deeper);
+    assert!(
+        edges(&far).contains(&"app/main.py#main -calls-> app/config.py#parse_config [exact]".to_owned()),
+        "{}",
+        far.face
+    );
+    assert!(!far.face.contains("further away"), "{}", far.face);
+}
+
 #[test]
 fn dependencies_impact_and_types() {
     let workspace = workspace();

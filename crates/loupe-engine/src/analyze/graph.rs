@@ -273,6 +273,10 @@ impl Answer {
             .collect()
     }
 
+    pub(crate) fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
     pub(crate) fn into_json(self) -> (Vec<Value>, Vec<Value>) {
         let nodes: Vec<Value> = self
             .nodes

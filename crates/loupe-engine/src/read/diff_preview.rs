@@ -426,6 +426,7 @@ fn directory(
     if start > 0 || list_cut {
         face.push_str(&format!("(files {}–{end} of {})\n", start + 1, changes.len()));
     }
+    let list_at = face.len()..face.len() + list.len();
     face.push_str(&list);
     let mut used = tokens::count(&face) + 80;
     let mut shown_text = String::new();
@@ -465,6 +466,12 @@ fn directory(
                 break;
             }
         }
+    }
+    // Every diff shown whole names its file and counts: the list would say it twice.
+    // (A list of plain modifications only: the diffs do not tell untracked from added.)
+    let all_modified = changes.iter().all(|change| change.status == "M");
+    if start == 0 && !list_cut && cut_at.is_none() && !shown_text.is_empty() && all_modified {
+        face.replace_range(list_at, "");
     }
     if let Some(index) = cut_at {
         face.push_str(&format!(

@@ -303,12 +303,15 @@ impl Verifier<'_> {
         }
         let file_hash = loupe_core::ContentHash::of(&bytes).to_string();
         let path_bonus = if path.as_str().to_lowercase().contains(self.query_lower) { 0.1 } else { 0.0 };
+        // Code above prose: a match in a source file loupe parses ranks above the same match in
+        // a changelog or a document (ties then go by path).
+        let source_bonus = if loupe_index::Lang::from_path(path.as_str()).is_some() { 0.04 } else { 0.0 };
         let mut hits = Vec::new();
         for (number, line) in lines {
             let Some(found) = self.scanner.find(line) else { continue };
             let whole_word = is_word_boundary(line, found.start(), found.end());
             let exact_case = line[found.range()].contains(&self.request.query);
-            let mut score: f64 = 0.5 + path_bonus;
+            let mut score: f64 = 0.5 + path_bonus + source_bonus;
             if whole_word {
                 score += 0.15;
             }

@@ -156,8 +156,7 @@ pub(super) fn render(
         face.push(format!("── [{}]\n", reason_codes.join(", ")));
     }
     for call in &next_calls {
-        let others = if end - start > 1 { " (another hit: its id the same way)" } else { "" };
-        face.push(format!("→ next: {}{others}\n", call.render()));
+        face.push(format!("→ next: {}\n", call.render()));
     }
 
     let mut outcome = Outcome::success("search", Some(used.to_string()), Some(request.query.clone()), face)
@@ -217,7 +216,8 @@ fn render_hit(engine: &Engine, hit: &Hit, request: &SearchRequest) -> (String, O
             let block = out.trim_end().to_owned();
             return (format!("{}:{line}", hit.path), Some(block));
         }
-        (None, Some(_)) => clip(hit.preview.trim_end(), request.preview_chars),
+        // A hit's line without its indentation, which says nothing in a list of hits.
+        (None, Some(_)) => clip(hit.preview.trim(), request.preview_chars),
         (None, None) => return (hit.path.to_string(), None),
     };
     (format!("{}:{}│{shown}", hit.path, hit.line.unwrap_or_default()), Some(shown))
