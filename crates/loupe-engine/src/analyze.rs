@@ -221,11 +221,7 @@ fn direct_calls(
         arguments.insert("max_depth".into(), Value::from(request.max_depth));
         let call = NextCall { tool: "analyze".into(), arguments };
         let plus = if deeper.truncated { "+" } else { "" };
-        answer.notes.push(format!(
-            "── {more}{plus} more further away (depth ≤ {}): {}",
-            request.max_depth,
-            call.render()
-        ));
+        answer.notes.push(format!("── {more}{plus} more within depth {}: {}", request.max_depth, call.render()));
     }
     render(&near, target, answer, index_state)
 }

@@ -172,9 +172,9 @@ pub(crate) struct Graph {
 
 impl Graph {
     /// `nodes` as `[id, line, type]` (an id is `path#name`, or a path) and `edges` as
-    /// `[source, target, line, confidence]` with nodes by index, and the relation fifth when it
-    /// is not the plain one of its mode (`calls`, `imports`, `references`), trailing nulls left
-    /// out: what the text's node lines show, as rows.
+    /// `[source, target, line, confidence]` with nodes by index, the confidence only when it is
+    /// not `exact`, and the relation fifth when it is not the plain one of its mode (`calls`,
+    /// `imports`, `references`), trailing nulls left out: what the node lines show, as rows.
     fn compact(&self) -> (Value, Value) {
         let ids: Vec<&str> = self.nodes.iter().map(|node| node["id"].as_str().unwrap_or_default()).collect();
         let nodes = self.nodes.iter().zip(&ids).map(|(node, id)| json!([id, node["line"], node["type"]])).collect();
@@ -185,7 +185,9 @@ impl Graph {
             .iter()
             .map(|edge| {
                 let mut row = vec![index(&edge["source"]), index(&edge["target"]), edge["line"].clone()];
-                row.push(edge.get("confidence").cloned().unwrap_or(Value::Null));
+                // An exact edge is the rule: only a weaker confidence is named.
+                let confidence = edge.get("confidence").filter(|confidence| *confidence != "exact");
+                row.push(confidence.cloned().unwrap_or(Value::Null));
                 let relation = edge["relation"].as_str().unwrap_or_default();
                 if !matches!(relation, "calls" | "imports" | "references") {
                     row.push(Value::from(relation));

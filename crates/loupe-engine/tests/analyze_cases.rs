@@ -98,7 +98,7 @@ fn calls_without_a_depth_shows_direct_callers_and_counts_the_rest() {
     assert_eq!(edges(&near), ["app/config.py#parse_config -calls-> app/util.py#read_text [exact]"]);
     let mut deeper = arguments.clone();
     deeper["max_depth"] = json!(3);
-    let note = format!("── 1 more further away (depth ≤ 3): analyze {deeper}");
+    let note = format!("── 1 more within depth 3: analyze {deeper}");
     assert!(near.face.contains(&note), "{}", near.face);
     let far = analyze(&workspace.engine, deeper);
     assert!(
@@ -106,7 +106,7 @@ fn calls_without_a_depth_shows_direct_callers_and_counts_the_rest() {
         "{}",
         far.face
     );
-    assert!(!far.face.contains("further away"), "{}", far.face);
+    assert!(!far.face.contains("more within depth"), "{}", far.face);
 }
 
 #[test]

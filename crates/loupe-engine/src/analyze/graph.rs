@@ -364,9 +364,16 @@ impl Answer {
         for note in &self.notes {
             face.push(format!("{note}\n"));
         }
-        let cut = if self.truncated { format!(" · truncated at max_nodes={}", self.max_nodes) } else { String::new() };
-        let plural = |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
-        face.push(format!("{} · {}{cut}\n", plural(self.nodes.len(), "node"), plural(self.edges.len(), "edge")));
+        // The counts matter when the walk was cut; otherwise the lines above are the answer.
+        if self.truncated {
+            let plural = |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
+            face.push(format!(
+                "{} · {} · truncated at max_nodes={}\n",
+                plural(self.nodes.len(), "node"),
+                plural(self.edges.len(), "edge"),
+                self.max_nodes
+            ));
+        }
         face
     }
 }
@@ -418,6 +425,8 @@ fn edge_note(edges: &[&Edge]) -> String {
     let mut confidences: Vec<Confidence> = edges.iter().filter_map(|edge| edge.confidence).collect();
     confidences.sort();
     confidences.dedup();
+    // An exact edge is the rule: only the weaker ones are named.
+    confidences.retain(|confidence| *confidence != Confidence::Exact);
     if !confidences.is_empty() {
         let names: Vec<&str> = confidences.iter().map(|confidence| confidence.as_str()).collect();
         note.push_str(&format!("[{}] ", names.join("/")));
