@@ -523,28 +523,36 @@ def tasks(root: str) -> list[Task]:
     out.append(Task("method", "find a class's method (`Flask.make_response`)", method_base, method_loupe,
                     check_lines(root, "src/flask/app.py", c, d)))
 
-    # 10. Where a config key is read.
+    # 10. Where a config key is read, and the function that reads it: both sides search, then
+    # open the hit that reads the key (`config["KEY"]`), as an agent would.
     key = "SESSION_COOKIE_SAMESITE"
     key_line = line_of(root, "src/flask/sessions.py", f'app.config["{key}"]')
+    reader = f'config["{key}"]'
 
     async def config_loupe(L):
-        await L("search", {"query": key, "type": "text"})
+        hits = (await L("search", {"query": key, "type": "text"})).hits()
+        hit = next(hit for hit in hits if len(hit) > 3 and reader in (hit[3] or ""))
+        await L("read", {"candidate_id": hit[2]})
 
     def config_base(B):
-        B.rg("-n", key)
+        found = B.rg("-n", key)
+        path = next(line.split(":", 1)[0] for line in found.splitlines() if reader in line)
+        B.read(path)
 
-    out.append(Task("config", f"where a config key is read (`{key}`)", config_base, config_loupe,
-                    check_sites([("src/flask/sessions.py", key_line)])))
+    out.append(Task("config", f"where a config key is read, in which function (`{key}`)", config_base, config_loupe,
+                    check_all(f'return app.config["{key}"]', str(key_line), "def get_cookie_samesite(")))
 
-    # 11. A file by name.
+    # 11. A file by name, and what it defines.
     async def file_loupe(L):
-        await L("search", {"query": "testing.py", "type": "file"})
+        hits = (await L("search", {"query": "testing.py", "type": "file"})).hits()
+        await L("read", {"candidate_id": hits[0][2]})
 
     def file_base(B):
-        B.rg("--files", "-g", "**/testing.py")
+        path = B.rg("--files", "-g", "**/testing.py").split()[0]
+        B.read(path)
 
-    out.append(Task("file", "find a file by name (`testing.py`)", file_base, file_loupe,
-                    check_all("src/flask/testing.py")))
+    out.append(Task("file", "find a file by name, what it defines (`testing.py`)", file_base, file_loupe,
+                    check_defines(root, ["src/flask/testing.py"])))
 
     # 12. A window around a traceback's line.
     tb_line = line_of(root, "src/flask/app.py", "response = self.full_dispatch_request()")

@@ -171,13 +171,19 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
-    /// `nodes` as `[id, line, type]` (an id is `path#name`, or a path) and `edges` as
+    /// `nodes` as `[id, line]` (an id is `path#name`, or a path; the line of its definition) and `edges` as
     /// `[source, target, line, confidence]` with nodes by index, the confidence only when it is
     /// not `exact`, and the relation fifth when it is not the plain one of its mode (`calls`,
     /// `imports`, `references`), trailing nulls left out: what the node lines show, as rows.
     fn compact(&self) -> (Value, Value) {
         let ids: Vec<&str> = self.nodes.iter().map(|node| node["id"].as_str().unwrap_or_default()).collect();
-        let nodes = self.nodes.iter().zip(&ids).map(|(node, id)| json!([id, node["line"], node["type"]])).collect();
+        // `[id, line]`, or `[id]` for a node without a line (a file, a module's top level).
+        let nodes = self
+            .nodes
+            .iter()
+            .zip(&ids)
+            .map(|(node, id)| if node["line"].is_null() { json!([id]) } else { json!([id, node["line"]]) })
+            .collect();
         let index =
             |id: &Value| ids.iter().position(|known| Some(*known) == id.as_str()).map_or(Value::Null, Value::from);
         let edges = self

@@ -216,7 +216,7 @@ fn the_model_reads_every_line_of_the_face(name: &str, response: &Response) {
             assert!(carried, "{name}: the next call {line:?} is not in next_calls");
             continue;
         }
-        // A line the text leaves out is a row's. A node row is `[path#name, line, type]`.
+        // A line the text leaves out is a row's. A node row is `[path#name, line]`.
         if !nodes.is_empty() {
             let shows = |node: &&Value| {
                 let id = node[0].as_str().unwrap();
@@ -279,9 +279,9 @@ fn a_program_finds_what_it_acts_on_at_the_top_level() {
     let analyze =
         engine.call("analyze", json!({"mode": "calls", "target": "checkout", "path": "shop/checkout.py"})).structured();
     assert_eq!(analyze["resolved_target"], json!("shop/checkout.py#checkout"), "{analyze}");
-    // Nodes as `[id, line, type]`, edges as `[source, target, line]` by node index (a confidence
+    // Nodes as `[id, line]`, edges as `[source, target, line]` by node index (a confidence
     // fourth only when it is not exact).
-    assert_eq!(analyze["nodes"][0], json!(["shop/checkout.py#checkout", 12, "function"]), "{analyze}");
+    assert_eq!(analyze["nodes"][0], json!(["shop/checkout.py#checkout", 12]), "{analyze}");
     let edges = analyze["edges"].as_array().unwrap();
     assert!(edges.iter().any(|edge| edge[1] == json!(0) && edge[2].is_u64()), "{analyze}");
 

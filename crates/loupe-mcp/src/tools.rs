@@ -87,7 +87,7 @@ fn output_schema(tool: &str) -> Value {
             properties["results"] = json!({"type": "array", "description": "[path, line, candidate_id, shown] per hit"})
         }
         "analyze" => {
-            properties["nodes"] = json!({"type": "array", "description": "[id, line, type]"});
+            properties["nodes"] = json!({"type": "array", "description": "[id, line]"});
             properties["edges"] =
                 json!({"type": "array", "description": "[source, target, line, confidence] by node index"});
         }

@@ -64,7 +64,7 @@ async fn analyze_answers_over_stdio_once_the_index_is_ready() {
         .unwrap();
     assert_eq!(result.is_error, Some(false));
     let text: String = result.content.iter().filter_map(|block| block.as_text()).map(|t| t.text.clone()).collect();
-    assert!(text.contains("← method Square.area  pkg/square.py:5  at line 6"), "{text}");
+    assert!(text.contains("← Square.area  pkg/square.py:6"), "{text}");
 
     let result = client
         .call_tool(CallToolRequestParams::new("analyze").with_arguments(arguments(json!({"target": "Shape"}))))

@@ -350,12 +350,12 @@ impl Answer {
             let mut stack: Vec<(usize, usize)> = tops.iter().rev().map(|&top| (top, 1)).collect();
             while let Some((index, indent)) = stack.pop() {
                 let node = &self.nodes[index];
-                face.push_row(format!(
-                    "{}{arrow} {}{}\n",
-                    "  ".repeat(indent),
-                    label(node),
-                    edge_note(&edges_to[index])
-                ));
+                let shown = match (side, at_its_lines(node, &edges_to[index])) {
+                    // A caller, a user or an importer: where in it, as `path:line`.
+                    (Side::Upstream, Some(place)) => place,
+                    _ => format!("{}{}", label(node), edge_note(&edges_to[index])),
+                };
+                face.push_row(format!("{}{arrow} {shown}\n", "  ".repeat(indent)));
                 for &child in children[index].iter().rev() {
                     stack.push((child, indent + 1));
                 }
@@ -405,6 +405,38 @@ fn label(node: &Node) -> String {
         (kind, Some(path), Some(line)) => format!("{} {}  {}:{line}", kind.as_str(), node.name, path.as_str()),
         (kind, _, _) => format!("{} {}", kind.as_str(), node.name),
     }
+}
+
+/// A node that reached its parent from its own lines (a call, a use or an import inside it) as
+/// `name  path:12, 30`: where the agent would look, the weaker confidence named.
+fn at_its_lines(node: &Node, edges: &[&Edge]) -> Option<String> {
+    let path = node.path.as_ref()?;
+    let mut numbers: Vec<usize> = edges.iter().filter_map(|edge| edge.line).collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    if numbers.is_empty() || edges.iter().any(|edge| !matches!(edge.relation, "imports" | "calls" | "references")) {
+        return None;
+    }
+    let lines: Vec<String> = numbers.iter().take(8).map(usize::to_string).collect();
+    let more = if numbers.len() > 8 { format!(" +{}", numbers.len() - 8) } else { String::new() };
+    let place = format!("{}:{}{more}", path.as_str(), lines.join(", "));
+    let mut shown = match node.kind {
+        NodeKind::File => place,
+        NodeKind::Symbol(SymbolKind::Module) => format!("{place} (top level)"),
+        _ => format!("{}  {place}", node.name),
+    };
+    let mut weaker: Vec<&str> = edges
+        .iter()
+        .filter_map(|edge| edge.confidence)
+        .filter(|confidence| *confidence != Confidence::Exact)
+        .map(|confidence| confidence.as_str())
+        .collect();
+    weaker.sort_unstable();
+    weaker.dedup();
+    if !weaker.is_empty() {
+        shown.push_str(&format!("  [{}]", weaker.join("/")));
+    }
+    Some(shown)
 }
 
 /// `  exact · line 12, 30` from the edges that reached a node.
