@@ -203,6 +203,24 @@ fn next_calls_replay() {
     }
 }
 
+/// A search that finds nothing offers a different search, never itself again (a loop).
+#[test]
+fn a_search_that_finds_nothing_offers_another_search() {
+    let project = project();
+    for kind in ["auto", "text", "regex", "symbol", "file", "directory"] {
+        for query in ["foo", "nonexistent_thing_xyz", "no such words here", "nothing/here.py"] {
+            let arguments = json!({"query": query, "type": kind});
+            let response = project.engine.call("search", arguments.clone());
+            if response.structured()["results"].is_array() {
+                continue;
+            }
+            let offered = &response.structured()["next_calls"][0];
+            assert_eq!(offered["tool"], "search", "{kind} {query}: {}", response.face);
+            assert_ne!(offered["arguments"], arguments, "{kind} {query}: {}", response.face);
+        }
+    }
+}
+
 /// Paging with the cursor visits every hit once, in rank order, and totals agree.
 #[test]
 fn paging_visits_every_hit_once() {

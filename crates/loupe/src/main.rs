@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, FromArgMatches, Parser, Subcommand};
 use loupe_engine::Engine;
 use loupe_engine::config::{Sources, load};
 use loupe_engine::params::{self, Param, ParamType, ToolSpec};
@@ -29,6 +29,9 @@ use serde_json::{Map, Value};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Configuration: the same flags for every command, after it or before it.
+    #[command(flatten)]
+    config: ConfigFlags,
 }
 
 // Parsed once per process: the variants' sizes do not matter.
@@ -37,8 +40,6 @@ struct Cli {
 enum Command {
     /// Run the MCP server over stdio.
     Serve {
-        #[command(flatten)]
-        config: ConfigFlags,
         /// Server ceiling on characters per response (`loupe read` takes it as a caller cap).
         #[arg(long)]
         max_preview_chars: Option<u64>,
@@ -61,23 +62,22 @@ enum Command {
     Redo(UndoArgs),
     /// List recent edit transactions, newest first.
     History {
+        /// How many transactions (default 20).
         #[arg(long)]
         limit: Option<u64>,
+        /// Print the JSON envelope instead of the text face.
         #[arg(long)]
         json: bool,
-        #[command(flatten)]
-        config: ConfigFlags,
     },
-    /// Build or refresh the index, with a progress bar on a terminal.
-    Index {
-        #[command(flatten)]
-        config: ConfigFlags,
-    },
+    /// Build or refresh the index, with a progress bar (rate and time left) on a terminal.
+    Index,
     /// What loupe would serve from here and how to plug it in: the root and how it was chosen,
     /// git, the index and its size, the configuration sources, and the client set-up lines.
-    Doctor {
-        #[command(flatten)]
-        config: ConfigFlags,
+    Doctor,
+    /// Print a shell completion script, e.g. `loupe completions bash > ~/.local/share/bash-completion/completions/loupe`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
     },
 }
 
@@ -111,15 +111,15 @@ impl EditArgs {
 
 #[derive(Debug, Args)]
 struct UndoArgs {
+    /// The transaction (default: the latest that can be undone, or redone).
     #[arg(long)]
     transaction_id: Option<String>,
     /// Restore even files that changed after the transaction.
     #[arg(long)]
     force: bool,
+    /// Print the JSON envelope instead of the text face.
     #[arg(long)]
     json: bool,
-    #[command(flatten)]
-    config: ConfigFlags,
 }
 
 impl UndoArgs {
@@ -174,7 +174,6 @@ impl ToolCli for EditTool {
 struct ToolArgs<T> {
     arguments: Map<String, Value>,
     json: bool,
-    config: ConfigFlags,
     tool: std::marker::PhantomData<T>,
 }
 
@@ -236,12 +235,7 @@ impl<T: ToolCli> clap::FromArgMatches for ToolArgs<T> {
                 arguments.insert(param.name.to_owned(), value);
             }
         }
-        Ok(ToolArgs {
-            arguments,
-            json: matches.get_flag("json"),
-            config: ConfigFlags::from_arg_matches(matches)?,
-            tool: std::marker::PhantomData,
-        })
+        Ok(ToolArgs { arguments, json: matches.get_flag("json"), tool: std::marker::PhantomData })
     }
 
     fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
@@ -252,13 +246,12 @@ impl<T: ToolCli> clap::FromArgMatches for ToolArgs<T> {
 
 impl<T: ToolCli> Args for ToolArgs<T> {
     fn augment_args(command: clap::Command) -> clap::Command {
-        let command = command.args(T::SPEC.params.iter().filter_map(|param| cli_arg(T::SPEC, param))).arg(
+        command.args(T::SPEC.params.iter().filter_map(|param| cli_arg(T::SPEC, param))).arg(
             clap::Arg::new("json")
                 .long("json")
                 .action(clap::ArgAction::SetTrue)
                 .help("Print the JSON envelope instead of the text face"),
-        );
-        ConfigFlags::augment_args(command)
+        )
     }
 
     fn augment_args_for_update(command: clap::Command) -> clap::Command {
@@ -266,56 +259,68 @@ impl<T: ToolCli> Args for ToolArgs<T> {
     }
 }
 
-/// Configuration flags (§14); each overrides loupe.toml and LOUPE_* variables.
+/// Configuration flags (§14), global: given once, before or after the command, each overriding
+/// loupe.toml and the LOUPE_* variables. `loupe --help` lists them under their own heading.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Configuration (any command; overrides loupe.toml and LOUPE_*)")]
 struct ConfigFlags {
-    /// Workspace root (default: LOUPE_ROOT, then the current directory).
-    #[arg(long)]
+    /// Workspace root (default: client roots, LOUPE_ROOT, then the repository around the
+    /// current directory).
+    #[arg(long, global = true)]
     root: Option<PathBuf>,
     /// Where the index lives (default: the user cache directory).
-    #[arg(long)]
+    #[arg(long, global = true)]
     index_dir: Option<PathBuf>,
     /// Log filter for stderr, e.g. `info` or `loupe=debug`.
-    #[arg(long)]
+    #[arg(long, global = true)]
     log: Option<String>,
-    #[arg(long)]
+    /// Most lines one read returns before it is cut with a cursor (default 300).
+    #[arg(long, global = true)]
     max_single_read_lines: Option<u64>,
-    #[arg(long)]
+    /// Most tokens one answer carries (default 20000).
+    #[arg(long, global = true)]
     max_response_tokens: Option<u64>,
-    #[arg(long)]
+    /// Files larger than this are not indexed, only scanned (bytes; default 1 MiB).
+    #[arg(long, global = true)]
     max_index_file_bytes: Option<u64>,
-    #[arg(long)]
+    /// Files larger than this are not read at all (bytes; default 64 MiB).
+    #[arg(long, global = true)]
     max_file_bytes: Option<u64>,
     /// Exclusion patterns, comma-separated (replaces the default list).
-    #[arg(long)]
+    #[arg(long, global = true)]
     exclude: Option<String>,
     /// Patterns that override `exclude`, comma-separated.
-    #[arg(long)]
+    #[arg(long, global = true)]
     allow: Option<String>,
-    /// enforce | warn | off
-    #[arg(long)]
+    /// The search → read gate: enforce | warn | off.
+    #[arg(long, global = true)]
     gate_mode: Option<String>,
-    #[arg(long)]
+    /// Most lines a read may take without a search ref (default 200).
+    #[arg(long, global = true)]
     max_range_lines: Option<u64>,
-    #[arg(long)]
+    /// Reads a session takes before the guard sends it back to search (default 25).
+    #[arg(long, global = true)]
     max_reads_per_session: Option<u64>,
-    #[arg(long)]
+    /// Lines a session reads before the guard sends it back to search (default 2500).
+    #[arg(long, global = true)]
     max_total_read_lines: Option<u64>,
-    /// warn | block | off
-    #[arg(long)]
+    /// Reads outside the last searches' results: warn | block | off.
+    #[arg(long, global = true)]
     relevance: Option<String>,
-    #[arg(long)]
+    /// Refuse calls whose session_id the server did not issue.
+    #[arg(long, global = true)]
     strict_session_id: bool,
-    #[arg(long)]
+    /// Seconds a session may idle before it starts over (default 7200).
+    #[arg(long, global = true)]
     session_ttl_secs: Option<u64>,
     /// Turn the analytics log off.
-    #[arg(long)]
+    #[arg(long, global = true)]
     no_analytics: bool,
     /// Refuse edit, undo and redo.
-    #[arg(long)]
+    #[arg(long, global = true)]
     read_only: bool,
-    /// hidden | listed | disabled
-    #[arg(long)]
+    /// The seeds' old tool names: hidden | listed | disabled.
+    #[arg(long, global = true)]
     legacy_tools: Option<String>,
 }
 
@@ -354,7 +359,10 @@ fn main() -> ExitCode {
     // The tokenizer's vocabulary takes ~45 ms to build and every answer needs it: start now,
     // in parallel with parsing arguments, loading configuration and the MCP handshake.
     std::thread::spawn(loupe_core::tokens::warm_up);
-    let cli = Cli::parse();
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
@@ -364,15 +372,33 @@ fn main() -> ExitCode {
     }
 }
 
+/// The command line: the configuration flags are global, listed once under their heading in
+/// `loupe --help`; each command's help names its own flags and points there.
+fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    command.build();
+    let configuration: Vec<clap::Id> = ConfigFlags::augment_args(clap::Command::new("configuration"))
+        .get_arguments()
+        .map(|arg| arg.get_id().clone())
+        .collect();
+    command.mut_subcommands(|subcommand| {
+        subcommand
+            .mut_args(|arg| if configuration.contains(arg.get_id()) { arg.hide(true) } else { arg })
+            .after_help("Configuration flags (--root, --index-dir, --log, limits, policies): `loupe --help`.")
+    })
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = &cli.config;
     match cli.command {
-        Command::Serve { config, max_preview_chars } => {
+        Command::Serve { max_preview_chars } => {
             let mut flags = config.to_pairs();
             flags.extend(max_preview_chars.map(|value| ("max_preview_chars".to_owned(), Value::from(value))));
             serve(&flags, config.root.is_some())
         }
         Command::Read(args) => {
-            let engine = open_engine(&args.config)?;
+            let engine = open_engine(config)?;
             let mut arguments = args.arguments;
             if !arguments.contains_key("mode") {
                 let windowed = ["start_line", "end_line", "line_range"].iter().any(|key| arguments.contains_key(*key));
@@ -385,17 +411,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             tool_call(engine, "read", arguments, args.json)
         }
         Command::Search(args) => {
-            let engine = open_engine(&args.config)?;
+            let engine = open_engine(config)?;
             engine.refresh_index(&|_, _| {});
             tool_call(engine, "search", args.arguments, args.json)
         }
         Command::Analyze(args) => {
-            let engine = open_engine(&args.config)?;
+            let engine = open_engine(config)?;
             engine.refresh_index(&|_, _| {});
             tool_call(engine, "analyze", args.arguments, args.json)
         }
         Command::Manage(args) => {
-            let engine = open_engine(&args.config)?;
+            let engine = open_engine(config)?;
             // `status` reports the index: bring it up to date first, as `search` does.
             if args.arguments.get("command").and_then(Value::as_str) == Some("status") {
                 engine.refresh_index(&|_, _| {});
@@ -404,23 +430,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Edit(args) => {
             let arguments = args.to_arguments()?;
-            let engine = open_engine(&args.tool.config)?;
+            let engine = open_engine(config)?;
             let code = print_response(&engine.call("edit", arguments), args.tool.json);
             exit_without_teardown(engine);
             code
         }
-        Command::Undo(args) => manage(&args.config, args.to_arguments("undo"), args.json),
-        Command::Redo(args) => manage(&args.config, args.to_arguments("redo"), args.json),
-        Command::History { limit, json, config } => {
+        Command::Undo(args) => manage(config, args.to_arguments("undo"), args.json),
+        Command::Redo(args) => manage(config, args.to_arguments("redo"), args.json),
+        Command::History { limit, json } => {
             let mut arguments = serde_json::json!({"command": "history"});
             if let Some(limit) = limit {
                 arguments["limit"] = Value::from(limit);
             }
-            manage(&config, arguments, json)
+            manage(config, arguments, json)
         }
-        Command::Doctor { config } => doctor(&config),
-        Command::Index { config } => {
-            let engine = open_engine(&config)?;
+        Command::Doctor => doctor(config),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "loupe", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Index => {
+            let engine = open_engine(config)?;
             let progress = Progress::new();
             let stats = engine.refresh_index(&|done, total| progress.update(done, total));
             progress.finish();
@@ -482,36 +513,29 @@ fn print_response(response: &loupe_engine::Response, json: bool) -> anyhow::Resu
     Ok(if response.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// A one-line progress bar on stderr when it is a terminal; nothing otherwise.
+/// A progress bar on stderr with the rate and the time left when stderr is a terminal; nothing
+/// in a pipe or a log (indicatif draws nothing where stderr is not a terminal).
 struct Progress {
-    terminal: bool,
-    last: std::sync::Mutex<std::time::Instant>,
+    bar: indicatif::ProgressBar,
 }
 
 impl Progress {
     fn new() -> Progress {
-        use std::io::IsTerminal;
-        Progress { terminal: std::io::stderr().is_terminal(), last: std::sync::Mutex::new(std::time::Instant::now()) }
+        let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        let style =
+            indicatif::ProgressStyle::with_template("indexing {bar:30} {pos}/{len} files · {per_sec} · {eta} left")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        bar.set_style(style);
+        Progress { bar }
     }
 
     fn update(&self, done: usize, total: usize) {
-        if !self.terminal {
-            return;
-        }
-        let Ok(mut last) = self.last.lock() else { return };
-        if last.elapsed().as_millis() < 100 && done < total {
-            return;
-        }
-        *last = std::time::Instant::now();
-        let width = 30;
-        let filled = (done * width).checked_div(total).unwrap_or(width).min(width);
-        eprint!("\rindexing [{}{}] {done}/{total} files", "#".repeat(filled), " ".repeat(width - filled));
+        self.bar.set_length(total as u64);
+        self.bar.set_position(done as u64);
     }
 
     fn finish(&self) {
-        if self.terminal {
-            eprintln!();
-        }
+        self.bar.finish_and_clear();
     }
 }
 

@@ -193,3 +193,63 @@ fn doctor_says_what_would_be_served_and_how_to_plug_it_in() {
     assert_eq!(nowhere.status.code(), Some(1));
     assert!(stdout(&nowhere).contains("--root") && stdout(&nowhere).contains("claude mcp add"), "{}", stdout(&nowhere));
 }
+
+/// The configuration flags are one global set: listed once in `loupe --help` under their own
+/// heading, each with a description, accepted before or after the command, and left out of each
+/// command's help, which points to them.
+#[test]
+fn configuration_flags_are_global_and_described_once() {
+    let dir = workspace();
+    let help = stdout(&loupe(dir.path(), &["--help"], &[]));
+    let heading = help.find("Configuration (any command").expect(&help);
+    let flags: Vec<&str> = help[heading..].lines().filter(|line| line.trim_start().starts_with("--")).collect();
+    assert!(flags.len() >= 15 && flags.iter().any(|flag| flag.contains("--max-single-read-lines")), "{help}");
+    // Every flag has a line of description under it.
+    let lines: Vec<&str> = help[heading..].lines().collect();
+    for (index, line) in lines.iter().enumerate() {
+        if line.trim_start().starts_with("--") {
+            let description = lines.get(index + 1).map(|next| next.trim()).unwrap_or_default();
+            assert!(!description.is_empty() && !description.starts_with("--"), "{line} has no description");
+        }
+    }
+    let search_help = stdout(&loupe(dir.path(), &["search", "--help"], &[]));
+    assert!(
+        !search_help.contains("--max-single-read-lines") && search_help.contains("`loupe --help`"),
+        "{search_help}"
+    );
+    // Before or after the command, the same flag.
+    for args in [
+        &["--max-single-read-lines", "2", "read", "src/lib.rs"][..],
+        &["read", "src/lib.rs", "--max-single-read-lines", "2"][..],
+    ] {
+        let output = loupe(dir.path(), args, &[]);
+        assert!(stdout(&output).contains("── cut after line 2 of 20"), "{args:?}: {}", stdout(&output));
+    }
+}
+
+/// `loupe completions SHELL` prints a completion script that knows the commands and flags.
+#[test]
+fn completions_are_printed_for_each_shell() {
+    let dir = workspace();
+    for shell in ["bash", "zsh", "fish"] {
+        let output = loupe(dir.path(), &["completions", shell], &[]);
+        assert!(output.status.success(), "{shell}: {}", String::from_utf8_lossy(&output.stderr));
+        let script = stdout(&output);
+        assert!(script.contains("doctor") && script.contains("max-single-read-lines"), "{shell}: {script}");
+    }
+    let unknown = loupe(dir.path(), &["completions", "cmd.exe"], &[]);
+    assert_eq!(unknown.status.code(), Some(2));
+}
+
+/// `loupe index` in a pipe prints its summary and no progress bar (no carriage returns, no
+/// terminal escapes on stderr).
+#[test]
+fn index_in_a_pipe_draws_no_progress_bar() {
+    let dir = workspace();
+    let index = tempfile::tempdir().unwrap();
+    let output = loupe(dir.path(), &["index", "--index-dir", index.path().to_str().unwrap()], &[]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout(&output).starts_with("indexed 1 files"), "{}", stdout(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains('\r') && !stderr.contains('\u{1b}'), "{stderr:?}");
+}

@@ -344,6 +344,10 @@ fn broaden(request: &SearchRequest, used: SearchKind) -> NextCall {
     } else if pieces.len() > 1 && !matches!(used, SearchKind::File | SearchKind::Directory) {
         arguments.insert("query".into(), Value::from(longest));
         arguments.insert("type".into(), Value::from("text"));
+    } else if matches!(used, SearchKind::File | SearchKind::Directory) && longest == query {
+        // The name as it is found nothing: look for it in the files' text.
+        arguments.insert("query".into(), Value::from(query));
+        arguments.insert("type".into(), Value::from("text"));
     } else {
         let stem = query.rsplit('/').next().unwrap_or(query).split('.').next().unwrap_or(query);
         let stem = if stem.is_empty() { query } else { stem };
