@@ -82,6 +82,13 @@ const RING_C: &str = "#include \"ring.h\"\n\n/* Adds `value` after the last slot
                       \tif (ring->head == ring->size)\n\t\treturn -1;\n\tring->slots[ring->head++] = value;\n\treturn 0;\n}\n";
 
 fn project() -> Project {
+    let project = unindexed_project();
+    project.engine.refresh_index(&|_, _| {});
+    project
+}
+
+/// The project before its first index build has run.
+fn unindexed_project() -> Project {
     let root = tempfile::tempdir().unwrap();
     let index = tempfile::tempdir().unwrap();
     let write = |path: &str, body: &str| {
@@ -107,7 +114,6 @@ fn project() -> Project {
         ..loupe_core::Config::default()
     };
     let engine = loupe_engine::Engine::new(config).unwrap();
-    engine.refresh_index(&|_, _| {});
     Project { _root: root, _index: index, engine }
 }
 
@@ -200,6 +206,28 @@ fn next_calls_replay() {
             let replay = project.engine.call(call["tool"].as_str().unwrap(), call["arguments"].clone());
             assert!(replay.ok, "{name}: replaying {call} gave\n{}", replay.face);
         }
+    }
+}
+
+/// Before the first index build has run, every kind of search answers from a direct scan of
+/// the files, says so, and finds what the built index finds (§7).
+#[test]
+fn before_the_index_is_built_searches_scan_the_files() {
+    let cold = unindexed_project();
+    let built = project();
+    for (query, kind) in [("parse_config", "symbol"), ("Config.load", "symbol"), ("TODO", "text"), ("util.ts", "file")]
+    {
+        let arguments = json!({"query": query, "type": kind});
+        let scanned = cold.engine.call("search", arguments.clone());
+        let indexed = built.engine.call("search", arguments);
+        assert!(
+            scanned.face.contains("(index still building: answered by a direct scan of the files)"),
+            "{}",
+            scanned.face
+        );
+        let rows = |response: &loupe_engine::Response| response.structured()["results"].clone();
+        assert!(rows(&scanned).as_array().is_some_and(|rows| !rows.is_empty()), "{query}: {}", scanned.face);
+        assert_eq!(rows(&scanned), rows(&indexed), "{query}: {}\n{}", scanned.face, indexed.face);
     }
 }
 

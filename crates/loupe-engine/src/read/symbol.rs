@@ -123,22 +123,15 @@ pub(crate) fn resolve_where(
             })?;
             vec![resolved.path]
         }
-        None => {
-            let Some(index) = engine.index_for_query().filter(|index| index.state() == IndexState::Ready) else {
-                let status = engine.index_for_query().map(|index| index.status());
-                let progress = status
-                    .map(|status| format!(" ({} of {} files)", status.files_done, status.files_total))
-                    .unwrap_or_default();
-                return Err(ToolError::new(
-                    ErrorCode::IndexNotReady,
-                    format!("the index is still building{progress}; symbols are not resolvable by name yet"),
-                    "pass `path` (the file that defines it) to read it now, or retry shortly",
-                ));
-            };
-            let mut paths: Vec<RepoPath> = index.symbols_named(name).into_iter().map(|hit| hit.path).collect();
-            paths.dedup();
-            paths
-        }
+        None => match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
+            Some(index) => {
+                let mut paths: Vec<RepoPath> = index.symbols_named(name).into_iter().map(|hit| hit.path).collect();
+                paths.dedup();
+                paths
+            }
+            // The first build still runs: the files that mention the name, scanned now.
+            None => engine.source_files_mentioning(name),
+        },
     };
     // Confirm every candidate against the file as it is now.
     let mut found: Vec<(RepoPath, Definition)> = Vec::new();

@@ -22,10 +22,15 @@ pub(super) fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>
     let case_sensitive = smart_case(request);
     // Exact names come from the name map at once; partial ones from a scan of the names,
     // capped so a two-letter query on a kernel-sized index stays fast (the total then says
-    // it is a lower bound).
-    let mut candidates = index.symbols_named(name);
-    let (partial, cut) = index.symbols_containing(&name_lower, PARTIAL_SYMBOLS);
-    candidates.extend(partial);
+    // it is a lower bound). While the first build runs, the files are scanned instead.
+    let (candidates, cut) = if index.state() == IndexState::Ready {
+        let mut candidates = index.symbols_named(name);
+        let (partial, cut) = index.symbols_containing(&name_lower, PARTIAL_SYMBOLS);
+        candidates.extend(partial);
+        (candidates, cut)
+    } else {
+        (scanned_symbols(engine, request, &name_lower), false)
+    };
     let mut hits = Vec::new();
     for hit in candidates {
         if !request.filters.admits(&hit.path) {
@@ -98,6 +103,40 @@ fn split_qualified(query: &str) -> (Option<&str>, &str) {
         }
     }
     (None, query)
+}
+
+/// The definitions whose name holds `name_lower`, from a direct scan while the first index
+/// build runs (§7: a search never answers "nothing" from half an index): every source file in
+/// scope whose text holds the name, parsed now.
+fn scanned_symbols(engine: &Engine, request: &SearchRequest, name_lower: &str) -> Vec<loupe_index::SymbolHit> {
+    let mut found = Vec::new();
+    for path in engine.source_files_mentioning(name_lower) {
+        let Some(lang) = loupe_index::Lang::from_path(path.as_str()) else { continue };
+        if !request.filters.admits(&path) {
+            continue;
+        }
+        let Ok(bytes) = engine.root().read_indexed(&path, engine.config().max_index_file_bytes) else { continue };
+        let Ok(decoded) = text::decode(&bytes) else { continue };
+        let file_hash = loupe_core::ContentHash::of(&bytes);
+        for definition in loupe_syntax::parse(lang, &decoded.text).definitions {
+            if definition.name.to_lowercase().contains(name_lower) {
+                found.push(loupe_index::SymbolHit {
+                    path: path.clone(),
+                    file_hash: file_hash.clone(),
+                    symbol: loupe_index::SymbolRecord {
+                        name: definition.name,
+                        kind: definition.kind,
+                        container: definition.container,
+                        signature: definition.signature,
+                        span: definition.span,
+                        name_line: definition.name_line,
+                        depth: definition.depth,
+                    },
+                });
+            }
+        }
+    }
+    found
 }
 
 pub(super) fn file_hits(engine: &Engine, request: &SearchRequest, directories: bool) -> (Vec<Hit>, bool) {

@@ -102,7 +102,7 @@ pub(super) fn render(
         Output::Count => face.push('\n'),
     }
     if index_state == IndexState::Building {
-        face.push_str("(index still building: results may be incomplete)\n");
+        face.push_str("(index still building: answered by a direct scan of the files)\n");
     }
     if not_searched > 0 {
         face.push_str(&format!(
