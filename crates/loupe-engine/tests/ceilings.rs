@@ -251,3 +251,52 @@ fn r8_errors_quote_a_long_argument_bounded() {
     assert_eq!(response.error_code(), Some("NO_MATCH"), "{}", response.face);
     assert_bounded("NO_MATCH beside a 200k line", &response, 1_000);
 }
+
+/// Outlines and symbol reads, audited like the other reads: a file of thousands of definitions,
+/// a directory holding a file over the index's size limit, a function of thousands of lines and
+/// a signature of thousands of parameters each answer within the ceiling on both faces, with a
+/// continuation; and the oversized file is outlined, not silently left out.
+#[test]
+fn r8_outlines_and_symbol_reads_are_bounded() {
+    let ceiling = 2_000;
+    let (root, _index, engine) = repo(|config| {
+        config.max_response_tokens = ceiling;
+        config.max_index_file_bytes = 20_000;
+    });
+    let many: String = (0..3_000).map(|n| format!("def function_number_{n}(value):\n    return {n}\n\n")).collect();
+    write(root.path(), "pkg/many.py", &many);
+    let giant: String =
+        format!("def giant():\n{}", (0..5_000).map(|n| format!("    x{n} = {n}\n")).collect::<String>());
+    write(root.path(), "pkg/giant.py", &giant);
+    let parameters: Vec<String> = (0..4_000).map(|n| format!("a{n}")).collect();
+    write(root.path(), "pkg/wide.py", &format!("def wide({}):\n    pass\n", parameters.join(", ")));
+    write(root.path(), "pkg/small.py", "def small():\n    return 1\n");
+    engine.refresh_index(&|_, _| {});
+
+    let outline = engine.call("read", json!({"mode": "outline", "target": "pkg/many.py"}));
+    assert!(outline.ok && outline.face.contains("more definitions cut"), "{}", outline.face);
+    assert_bounded("outline of 3,000 definitions", &outline, ceiling);
+    assert!(next_arguments(&outline).is_some(), "{}", outline.face);
+
+    let directory = engine.call("read", json!({"mode": "outline", "target": "pkg"}));
+    assert!(directory.ok, "{}", directory.face);
+    assert_bounded("outline of a directory", &directory, ceiling);
+    // many.py is over the index's limit (20,000 bytes) and outlined all the same.
+    assert!(
+        directory.face.contains("== pkg/giant.py") || directory.face.contains("== pkg/many.py"),
+        "{}",
+        directory.face
+    );
+    assert!(directory.face.contains("4 source files"), "{}", directory.face);
+
+    let symbol = engine.call("read", json!({"mode": "symbol", "target": "giant", "path": "pkg/giant.py"}));
+    assert!(symbol.ok, "{}", symbol.face);
+    assert_bounded("symbol of 5,000 lines", &symbol, ceiling);
+    assert!(next_arguments(&symbol).is_some_and(|next| next["cursor"].is_string()), "{}", symbol.face);
+
+    let wide = engine.call("read", json!({"mode": "symbol", "target": "wide", "path": "pkg/wide.py"}));
+    assert!(wide.ok, "{}", wide.face);
+    assert_bounded("symbol with a 30,000-character signature", &wide, ceiling);
+    let wide_outline = engine.call("read", json!({"mode": "outline", "target": "pkg/wide.py"}));
+    assert_bounded("outline of that signature", &wide_outline, ceiling);
+}

@@ -69,23 +69,26 @@ pub(crate) fn outline(
     // The caller named the file, `target` and `meta` carry its path, hash and definition count:
     // the face spends its tokens on the skeleton (the path alone is 5 % of a small file's).
     let header = format!("outline · {} lines\n", decoded.total_lines());
-    let (body, shown) =
-        render_definitions(&definitions, include_docs, budget.saturating_sub(tokens::count(&header) + 40));
+    // The footer a cut adds, priced before the body is: the answer stays within the budget.
+    let next_call = (depth > 1)
+        .then(|| NextCall::new("read", json!({"mode": "outline", "target": resolved.path.as_str(), "depth": 1})));
+    let footer = |cut: usize| {
+        let mut footer = format!(
+            "── {cut} more definitions cut by max_tokens={budget}; ask for depth=1, or read a part with mode='snippet'\n"
+        );
+        if let Some(call) = &next_call {
+            footer.push_str(&format!("→ next: {}\n", call.render()));
+        }
+        footer
+    };
+    let reserve = tokens::count(&header) + tokens::count(&footer(definitions.len()));
+    let (body, shown) = render_definitions(&definitions, include_docs, budget.saturating_sub(reserve));
     let truncated = shown < definitions.len();
     let mut face = header + &body;
     let mut next_calls = Vec::new();
     if truncated {
-        face.push_str(&format!(
-            "── {} more definitions cut by max_tokens={budget}; ask for depth=1, or read a part with mode='snippet'\n",
-            definitions.len() - shown
-        ));
-        if depth > 1 {
-            next_calls
-                .push(NextCall::new("read", json!({"mode": "outline", "target": resolved.path.as_str(), "depth": 1})));
-        }
-    }
-    for call in &next_calls {
-        face.push_str(&format!("→ next: {}\n", call.render()));
+        face.push_str(&footer(definitions.len() - shown));
+        next_calls.extend(next_call);
     }
     let full_tokens = tokens::count(&decoded.text);
     let mut outcome =
@@ -261,16 +264,33 @@ fn render_definitions(definitions: &[Definition], include_docs: bool, budget: us
 }
 
 fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs: bool, budget: usize) -> Outcome {
-    let files: Vec<RepoPath> = match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
-        Some(index) => index.files().into_iter().map(|record| record.path).collect(),
-        None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
-    };
+    // Files over the index's size limit are not in it: they are outlined too, up to the read
+    // limit; what is over that is counted in the answer, never silently left out.
+    let (files, oversized): (Vec<RepoPath>, Vec<loupe_vfs::WalkEntry>) =
+        match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
+            Some(index) => (index.files().into_iter().map(|record| record.path).collect(), index.oversized()),
+            None => {
+                let walk = engine.root().walk_all(engine.walk_options());
+                (walk.files.into_iter().map(|entry| entry.path).collect(), walk.oversized)
+            }
+        };
     let prefix = if dir.is_root() { String::new() } else { format!("{}/", dir.as_str()) };
-    let sources: Vec<RepoPath> = files
+    let in_scope = |path: &RepoPath| path.as_str().starts_with(&prefix) && Lang::from_path(path.as_str()).is_some();
+    let read_limit = engine.config().max_file_bytes;
+    let too_large = oversized.iter().filter(|entry| in_scope(&entry.path) && entry.size > read_limit).count();
+    let mut sources: Vec<RepoPath> = files
         .into_iter()
-        .filter(|path| path.as_str().starts_with(&prefix) && Lang::from_path(path.as_str()).is_some())
+        .chain(oversized.into_iter().filter(|entry| entry.size <= read_limit).map(|entry| entry.path))
+        .filter(|path| in_scope(path))
         .collect();
+    sources.sort();
+    sources.dedup();
     let mut face = format!("{dir} · outline · {} source files\n", sources.len());
+    if too_large > 0 {
+        face.push_str(&format!(
+            "({too_large} source file(s) over the {read_limit}-byte read limit not outlined; raise max_file_bytes)\n"
+        ));
+    }
     let mut used = tokens::count(&face) + 60;
     let mut shown_files = 0;
     let mut truncated = false;
