@@ -1,7 +1,9 @@
 //! The MCP surface (rmcp): schemas, annotations, transports; the only crate that knows MCP.
 //!
 //! `serve_stdio` runs a `LoupeServer` (the rmcp handler over the engine) on the guarded
-//! stdio transport. Nothing here trims or rewrites what the engine rendered.
+//! stdio transport, `serve_http` on rmcp's Streamable HTTP service (`http.rs`: one engine for
+//! every HTTP session, bearer token, Host/Origin checks). Nothing here trims or rewrites what
+//! the engine rendered.
 //!
 //! Where things are: `server.rs` (`LoupeServer`: the handler, the root, the connection's UUID,
 //! `Response` → `CallToolResult`), `tools.rs` (hand-written schemas and annotations) and
@@ -9,9 +11,11 @@
 //! 2025-06-18 and 2025-11-25 are negotiated; a client offering a newer one (rmcp's own client
 //! offers 2026-07-28) is answered with 2025-11-25.
 
+mod http;
 mod server;
 mod tools;
 pub mod transport;
 
+pub use http::{HTTP_PATH, HttpOptions, serve_http};
 pub use server::{LoupeServer, NEWEST_PROTOCOL, serve_stdio, to_call_tool_result};
 pub use tools::tools;

@@ -105,6 +105,24 @@ impl LoupeServer {
         server
     }
 
+    /// The same server (engine, root, configuration) for another connection: one Streamable HTTP
+    /// session (`Mcp-Session-Id`) is one connection for the session layer (§9.1).
+    pub fn for_new_connection(&self) -> LoupeServer {
+        LoupeServer { connection: Arc::new(CallContext::new(uuid::Uuid::new_v4().to_string())), ..self.clone() }
+    }
+
+    /// Writes the queued analytics events and lets a running first index build finish and
+    /// persist (bounded): what every transport does when its last client leaves.
+    pub(crate) async fn wind_down(&self) {
+        if let Some(engine) = self.engine.lock().await.as_ref() {
+            let engine = Arc::clone(engine);
+            let _ = tokio::task::spawn_blocking(move || engine.flush_analytics(ANALYTICS_FLUSH)).await;
+        }
+        if let Some(engine) = self.engine.lock().await.as_ref() {
+            finish_index_build(engine).await;
+        }
+    }
+
     fn with_test_hooks(&self, mut engine: Engine) -> Engine {
         if let Some(capacity) = self.analytics_capacity {
             engine.park_analytics_for_tests(capacity);
@@ -340,27 +358,21 @@ impl ServerHandler for LoupeServer {
 /// Serves MCP over stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(server: LoupeServer) -> Result<(), String> {
     let transport = GuardedTransport::new(tokio::io::stdin(), tokio::io::stdout(), SERVED_METHODS);
-    let engine = Arc::clone(&server.engine);
+    let handle = server.clone();
     let running = server.serve(transport).await.map_err(|error| format!("MCP session failed to start: {error}"))?;
     let ended = running.waiting().await.map_err(|error| format!("MCP session ended with an error: {error}"));
     // The connection is over: write the analytics events still queued before the process exits.
-    if let Some(engine) = engine.lock().await.as_ref() {
-        let engine = Arc::clone(engine);
-        let _ = tokio::task::spawn_blocking(move || engine.flush_analytics(ANALYTICS_FLUSH)).await;
-    }
     // A client that closed stdin right after its call (scripts, one-shot runs, Inspector) must
     // not lose the index build it started: finish it, so it is persisted, unless SIGTERM says
     // the client is done waiting (the SDKs send it about 2 s after closing stdin).
-    if let Some(engine) = engine.lock().await.as_ref() {
-        finish_index_build(engine).await;
-    }
+    handle.wind_down().await;
     ended?;
     Ok(())
 }
 
 /// Waits for a running first index build to finish and persist, for at most `BUILD_GRACE`, or
 /// until SIGTERM or SIGINT.
-async fn finish_index_build(engine: &Engine) {
+pub(crate) async fn finish_index_build(engine: &Engine) {
     let Some(index) = engine.index() else { return };
     if index.state() != loupe_engine::IndexState::Building || !index.is_writer() {
         return;

@@ -38,11 +38,19 @@ struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the MCP server over stdio.
+    /// Run the MCP server over stdio, or over Streamable HTTP with --http.
     Serve {
         /// Server ceiling on characters per response (`loupe read` takes it as a caller cap).
         #[arg(long)]
         max_preview_chars: Option<u64>,
+        /// Serve Streamable HTTP at ADDR:PORT (endpoint /mcp), e.g. 127.0.0.1:8765; beyond
+        /// loopback only with LOUPE_TOKEN set (clients send `Authorization: Bearer TOKEN`).
+        #[arg(long, value_name = "ADDR:PORT")]
+        http: Option<std::net::SocketAddr>,
+        /// A host name clients may use in Host and Origin besides loopback and the bind address
+        /// (repeatable), e.g. dev.example.com.
+        #[arg(long, value_name = "NAME")]
+        allow_host: Vec<String>,
     },
     /// Read a file or a window of it, printing what the model would see (mode: snippet when
     /// a line window is given, else file).
@@ -392,10 +400,15 @@ fn command() -> clap::Command {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = &cli.config;
     match cli.command {
-        Command::Serve { max_preview_chars } => {
+        Command::Serve { max_preview_chars, http, allow_host } => {
             let mut flags = config.to_pairs();
             flags.extend(max_preview_chars.map(|value| ("max_preview_chars".to_owned(), Value::from(value))));
-            serve(&flags, config.root.is_some())
+            let http = http.map(|addr| loupe_mcp::HttpOptions {
+                addr,
+                token: std::env::var("LOUPE_TOKEN").ok(),
+                allowed_hosts: allow_host,
+            });
+            serve(&flags, config.root.is_some(), http)
         }
         Command::Read(args) => {
             let engine = open_engine(config)?;
@@ -633,17 +646,31 @@ fn open_engine(flags: &ConfigFlags) -> anyhow::Result<Engine> {
     Engine::new(config).map_err(anyhow::Error::msg)
 }
 
-fn serve(flags: &[(String, Value)], root_given: bool) -> anyhow::Result<ExitCode> {
+fn serve(
+    flags: &[(String, Value)],
+    root_given: bool,
+    http: Option<loupe_mcp::HttpOptions>,
+) -> anyhow::Result<ExitCode> {
+    if let Some(http) = &http {
+        http.check().map_err(anyhow::Error::msg)?;
+    }
     let sources = Sources::from_process(flags.to_vec());
+    let run = |server: loupe_mcp::LoupeServer| -> anyhow::Result<ExitCode> {
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+        match http.clone() {
+            Some(options) => runtime.block_on(loupe_mcp::serve_http(server, options)),
+            None => runtime.block_on(loupe_mcp::serve_stdio(server)),
+        }
+        .map_err(anyhow::Error::msg)?;
+        Ok(ExitCode::SUCCESS)
+    };
     // Started where no root may be chosen (`/`, the home directory) and none named: serve, and
     // answer each call with how to name one; client roots may still arrive (§2).
     if let Err(message) = loupe_engine::config::choose_root(&sources) {
         init_logging("warn");
         tracing::warn!("{message}");
-        let runtime =
-            tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
-        runtime.block_on(loupe_mcp::serve_stdio(loupe_mcp::LoupeServer::new(sources))).map_err(anyhow::Error::msg)?;
-        return Ok(ExitCode::SUCCESS);
+        return run(loupe_mcp::LoupeServer::new(sources));
     }
     // Fail fast on a bad configuration; with --root the engine can open right away.
     let (config, warnings) = load(&sources).map_err(anyhow::Error::msg)?;
@@ -657,10 +684,7 @@ fn serve(flags: &[(String, Value)], root_given: bool) -> anyhow::Result<ExitCode
     } else {
         loupe_mcp::LoupeServer::new(sources)
     };
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
-    runtime.block_on(loupe_mcp::serve_stdio(server)).map_err(anyhow::Error::msg)?;
-    Ok(ExitCode::SUCCESS)
+    run(server)
 }
 
 /// Logs go to stderr only: on stdio, stdout carries protocol messages and nothing else.
