@@ -171,10 +171,10 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
-    /// `nodes` as `[id, line]` (an id is `path#name`, or a path; the line of its definition) and `edges` as
-    /// `[source, target, line, confidence]` with nodes by index, the confidence only when it is
-    /// not `exact`, and the relation fifth when it is not the plain one of its mode (`calls`,
-    /// `imports`, `references`), trailing nulls left out: what the node lines show, as rows.
+    /// `nodes` as `[id, line]` (an id is `path#name`, or a path; the line of its definition) and
+    /// `edges` as `[source, target, line, confidence]` with nodes by index, the confidence only
+    /// when it is not `exact`, and the relation fifth when it is not the plain one of its mode
+    /// (`calls`, `imports`, `references`), trailing nulls left out: the node lines, as rows.
     fn compact(&self) -> (Value, Value) {
         let ids: Vec<&str> = self.nodes.iter().map(|node| node["id"].as_str().unwrap_or_default()).collect();
         // `[id, line]`, or `[id]` for a node without a line (a file, a module's top level).
