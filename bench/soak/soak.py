@@ -927,6 +927,18 @@ def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, loa
     out.append("RSS over time (MB, every ~1/12 of the run):\n")
     out += series
     out.append("")
+    # The shape, not only the two ends: a bounded cache filling up rises and then stays flat,
+    # a leak keeps rising window after window.
+    out.append(f"Median RSS per {window / 60:.0f}-minute window (MB):\n")
+    for client, samples in sorted(sampler.samples.items()):
+        cells, lo = [], 0.0
+        while lo < elapsed - 1:
+            median, _ = window_stats(samples, lo, lo + window)
+            if median is not None:
+                cells.append(f"{lo / 60:.0f}–{(lo + window) / 60:.0f}′ {median / 1024:.0f}")
+            lo += window
+        out.append(f"- server {client}: " + ", ".join(cells))
+    out.append("")
     kinds = Counter()
     for tally in tallies:
         kinds.update(tally.get("failure_kinds", {}))
