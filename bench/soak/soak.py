@@ -97,6 +97,20 @@ def scratch_text(client: int, k: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def server_environment(pairs):
+    """The SDK's default environment for a server, plus `KEY=VALUE` pairs (`--server-env`);
+    None (the SDK's default) when there are none."""
+    if not pairs:
+        return None
+    from mcp.client.stdio import get_default_environment
+
+    env = get_default_environment()
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        env[key] = value
+    return env
+
+
 def percentile(values, q):
     if not values:
         return None
@@ -256,6 +270,7 @@ class Client:
         params = StdioServerParameters(
             command=self.spec["loupe"],
             args=["serve", "--root", str(self.root), "--index-dir", self.spec["index"], *self.spec.get("server_args", [])],
+            env=server_environment(self.spec.get("server_env", [])),
         )
         errlog = open(self.spec["server_log"], "w")
         try:
@@ -724,6 +739,7 @@ def orchestrate(args):
             "start": start, "deadline": deadline, "mutator_state": str(state_path), "corpus_files": files,
             "out": str(work / f"client-{client}.json"), "server_log": str(work / f"server-{client}.log"),
             "reads_per_task": args.reads_per_task, "server_args": args.server_arg,
+            "server_env": args.server_env,
             "only": args.only.split(",") if args.only else None,
         }
         spec_path = work / f"client-{client}.spec.json"
@@ -821,6 +837,7 @@ def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, loa
     out.append(f"- command: `python bench/soak/soak.py --loupe {args.loupe} --corpus {args.corpus} --clients {args.clients} "
                f"--minutes {args.minutes:g} --seed {args.seed} --reads-per-task {args.reads_per_task}"
                + "".join(f" --server-arg={arg}" for arg in args.server_arg)
+               + "".join(f" --server-env={pair}" for pair in args.server_env)
                + (f" --only {args.only}" if args.only else "") + ("" if args.mutator else " --no-mutator")
                + f" --out {args.out}`")
     out.append(f"- clients: the official MCP Python SDK ({sdk_version()}), one process each, each spawning its own "
@@ -910,6 +927,18 @@ def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, loa
     out.append("RSS over time (MB, every ~1/12 of the run):\n")
     out += series
     out.append("")
+    # The shape, not only the two ends: a bounded cache filling up rises and then stays flat,
+    # a leak keeps rising window after window.
+    out.append(f"Median RSS per {window / 60:.0f}-minute window (MB):\n")
+    for client, samples in sorted(sampler.samples.items()):
+        cells, lo = [], 0.0
+        while lo < elapsed - 1:
+            median, _ = window_stats(samples, lo, lo + window)
+            if median is not None:
+                cells.append(f"{lo / 60:.0f}–{(lo + window) / 60:.0f}′ {median / 1024:.0f}")
+            lo += window
+        out.append(f"- server {client}: " + ", ".join(cells))
+    out.append("")
     kinds = Counter()
     for tally in tallies:
         kinds.update(tally.get("failure_kinds", {}))
@@ -959,6 +988,8 @@ def main():
     parser.add_argument("--out", default="bench/results/soak.md")
     parser.add_argument("--server-arg", action="append", default=[],
                         help="an extra argument for `loupe serve` (repeat it), for experiments")
+    parser.add_argument("--server-env", action="append", default=[],
+                        help="KEY=VALUE in each server's environment (e.g. MALLOC_ARENA_MAX=2), for experiments")
     parser.add_argument("--only", help="run only these actions (comma-separated method names), for experiments")
     parser.add_argument("--no-mutator", dest="mutator", action="store_false", help="no file changes behind loupe's back")
     parser.add_argument("--client-spec", help=argparse.SUPPRESS)

@@ -96,6 +96,19 @@ pub(crate) struct ReadKey {
     cursor: Option<String>,
 }
 
+impl ReadKey {
+    /// The bytes the key holds on the heap (a `diff_preview`'s proposed content among them),
+    /// for the session store's memory budget.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let window = match &self.window {
+            Window::Symbol { path, .. } => path.as_ref().map_or(0, String::capacity),
+            Window::DiffPreview { content, .. } => content.as_ref().map_or(0, String::capacity),
+            Window::File { .. } | Window::Snippet { .. } | Window::Outline { .. } => 0,
+        };
+        self.target.capacity() + self.cursor.as_ref().map_or(0, String::capacity) + window
+    }
+}
+
 impl ReadRequest {
     pub(crate) fn key(&self) -> ReadKey {
         ReadKey {

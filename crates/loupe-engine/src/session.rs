@@ -505,6 +505,8 @@ impl SessionLayer {
         json!({
             "key": key,
             "live_sessions": store.len(),
+            // Their memory as the store's budget counts it (`store::MAX_SESSION_BYTES`).
+            "live_sessions_bytes": store.bytes(),
             "searches_kept": session.map_or(0, |session| session.searches.len()),
             "files_sent": session.map_or(0, |session| session.sent.len()),
             "metrics": metrics.snapshot(),
