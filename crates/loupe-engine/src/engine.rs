@@ -135,23 +135,21 @@ impl Engine {
         WalkOptions { max_file_bytes: self.config.max_index_file_bytes, threads: index_threads() }
     }
 
-    /// The source files (a language loupe parses) whose text holds `name`, any case: where a
-    /// definition of it can be while the first index build runs and the name map is not there
-    /// yet (§7). A direct scan, as `rg -il` would do.
-    pub(crate) fn source_files_mentioning(&self, name: &str) -> Vec<loupe_core::RepoPath> {
-        let Ok(finder) = regex::RegexBuilder::new(&regex::escape(name)).case_insensitive(true).build() else {
+    /// The source files (a language loupe parses) whose text holds `name`, any case, with the
+    /// bytes read: where a definition of it can be while the first index build runs and the
+    /// name map is not there yet (§7). A direct scan, as `rg -il` would do.
+    pub(crate) fn source_files_mentioning(&self, name: &str) -> Vec<(loupe_core::RepoPath, Vec<u8>)> {
+        let Ok(finder) = regex::bytes::RegexBuilder::new(&regex::escape(name)).case_insensitive(true).build() else {
             return Vec::new();
         };
         self.root
             .walk(self.walk_options())
             .into_iter()
             .filter(|entry| loupe_index::Lang::from_path(entry.path.as_str()).is_some())
-            .filter(|entry| {
-                self.root
-                    .read_indexed(&entry.path, self.config.max_index_file_bytes)
-                    .is_ok_and(|bytes| finder.is_match(&String::from_utf8_lossy(&bytes)))
+            .filter_map(|entry| {
+                let bytes = self.root.read_indexed(&entry.path, self.config.max_index_file_bytes).ok()?;
+                finder.is_match(&bytes).then_some((entry.path, bytes))
             })
-            .map(|entry| entry.path)
             .collect()
     }
 

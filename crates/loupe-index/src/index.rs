@@ -733,6 +733,12 @@ mod tests {
     use super::*;
     use crate::trigram::plan_literal;
 
+    /// An index of `dir` (nothing excluded) kept in `index_dir`.
+    fn open_index(dir: &std::path::Path, index_dir: &std::path::Path) -> Index {
+        let root = Root::open(dir, Exclusions::new(&[], &[]).unwrap()).unwrap();
+        Index::open(root, IndexOptions { index_dir: index_dir.to_path_buf(), max_file_bytes: 1 << 20, threads: 1 })
+    }
+
     /// A writer killed mid-write leaves `.<file>.<random>.tmp` behind; the next writer removes
     /// them, and a reader (no lock) leaves the directory alone.
     #[test]
@@ -743,13 +749,7 @@ mod tests {
         let stale = index_dir.path().join(".tables.bin.Ab12Cd.tmp");
         std::fs::write(&stale, "half").unwrap();
         std::fs::write(index_dir.path().join("keep.tmp"), "not ours").unwrap();
-        let open = || {
-            let root = Root::open(dir.path(), Exclusions::new(&[], &[]).unwrap()).unwrap();
-            Index::open(
-                root,
-                IndexOptions { index_dir: index_dir.path().to_path_buf(), max_file_bytes: 1 << 20, threads: 1 },
-            )
-        };
+        let open = || open_index(dir.path(), index_dir.path());
         let writer = open();
         assert!(writer.is_writer() && !stale.exists());
         std::fs::write(&stale, "half").unwrap();
@@ -770,13 +770,7 @@ mod tests {
         };
         std::fs::write(dir.path().join("a.py"), text(0)).unwrap();
         let index_dir = tempfile::tempdir().unwrap();
-        let open = || {
-            let root = Root::open(dir.path(), Exclusions::new(&[], &[]).unwrap()).unwrap();
-            Index::open(
-                root,
-                IndexOptions { index_dir: index_dir.path().to_path_buf(), max_file_bytes: 1 << 20, threads: 1 },
-            )
-        };
+        let open = || open_index(dir.path(), index_dir.path());
         let writer = open();
         writer.refresh(&|_, _| {});
         let reader = open();

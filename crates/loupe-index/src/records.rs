@@ -29,3 +29,18 @@ pub struct SymbolRecord {
     pub name_line: usize,
     pub depth: usize,
 }
+
+impl From<loupe_syntax::Definition> for SymbolRecord {
+    /// What the table keeps of a parsed definition (its doc comment stays in the file).
+    fn from(definition: loupe_syntax::Definition) -> SymbolRecord {
+        SymbolRecord {
+            name: definition.name,
+            kind: definition.kind,
+            container: definition.container,
+            signature: definition.signature,
+            span: definition.span,
+            name_line: definition.name_line,
+            depth: definition.depth,
+        }
+    }
+}

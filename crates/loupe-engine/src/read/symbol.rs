@@ -130,7 +130,7 @@ pub(crate) fn resolve_where(
                 paths
             }
             // The first build still runs: the files that mention the name, scanned now.
-            None => engine.source_files_mentioning(name),
+            None => engine.source_files_mentioning(name).into_iter().map(|(path, _)| path).collect(),
         },
     };
     // Confirm every candidate against the file as it is now.

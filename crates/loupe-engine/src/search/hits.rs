@@ -110,28 +110,19 @@ fn split_qualified(query: &str) -> (Option<&str>, &str) {
 /// scope whose text holds the name, parsed now.
 fn scanned_symbols(engine: &Engine, request: &SearchRequest, name_lower: &str) -> Vec<loupe_index::SymbolHit> {
     let mut found = Vec::new();
-    for path in engine.source_files_mentioning(name_lower) {
+    for (path, bytes) in engine.source_files_mentioning(name_lower) {
         let Some(lang) = loupe_index::Lang::from_path(path.as_str()) else { continue };
+        let Ok(decoded) = text::decode(&bytes) else { continue };
         if !request.filters.admits(&path) {
             continue;
         }
-        let Ok(bytes) = engine.root().read_indexed(&path, engine.config().max_index_file_bytes) else { continue };
-        let Ok(decoded) = text::decode(&bytes) else { continue };
         let file_hash = loupe_core::ContentHash::of(&bytes);
         for definition in loupe_syntax::parse(lang, &decoded.text).definitions {
             if definition.name.to_lowercase().contains(name_lower) {
                 found.push(loupe_index::SymbolHit {
                     path: path.clone(),
                     file_hash: file_hash.clone(),
-                    symbol: loupe_index::SymbolRecord {
-                        name: definition.name,
-                        kind: definition.kind,
-                        container: definition.container,
-                        signature: definition.signature,
-                        span: definition.span,
-                        name_line: definition.name_line,
-                        depth: definition.depth,
-                    },
+                    symbol: definition.into(),
                 });
             }
         }
