@@ -537,7 +537,7 @@ fn fuzz_index_rebuilds_after_damage() {
 fn rekey(tables: &[u8], from: &str, to: &str) -> Vec<u8> {
     let header_len = u64::from_le_bytes(tables[0..8].try_into().unwrap()) as usize;
     let header = &tables[8..8 + header_len];
-    let mut value: (u32, String, Vec<crate::FileRecord>) = postcard::from_bytes(header).unwrap();
+    let mut value: (u32, String, bool, Vec<crate::FileRecord>) = postcard::from_bytes(header).unwrap();
     assert_eq!(value.1, from);
     value.1 = to.to_owned();
     let header = postcard::to_stdvec(&value).unwrap();
@@ -569,9 +569,9 @@ fn snapshot_naming_a_path_outside_the_root_is_refused() {
     let fixture = fixture();
     for bad in ["../outside", "/etc/passwd", "", "src/../../x", "src//lib.rs", "src/lib.rs\0"] {
         let header_len = u64::from_le_bytes(fixture.tables[0..8].try_into().unwrap()) as usize;
-        let mut header: (u32, String, Vec<crate::FileRecord>) =
+        let mut header: (u32, String, bool, Vec<crate::FileRecord>) =
             postcard::from_bytes(&fixture.tables[8..8 + header_len]).unwrap();
-        header.2[0].path = postcard::from_bytes(&postcard::to_stdvec(bad).unwrap()).unwrap();
+        header.3[0].path = postcard::from_bytes(&postcard::to_stdvec(bad).unwrap()).unwrap();
         let encoded = postcard::to_stdvec(&header).unwrap();
         let mut tables = (encoded.len() as u64).to_le_bytes().to_vec();
         tables.extend_from_slice(&encoded);

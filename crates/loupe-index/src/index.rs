@@ -58,6 +58,12 @@ pub struct RefreshStats {
     pub walked: usize,
     pub unchanged: usize,
     pub reindexed: usize,
+    /// Files a rebuild took from the previous tables (same content) instead of parsing again:
+    /// how a build interrupted by the end of a session resumes.
+    pub reused: usize,
+    /// The build was interrupted (`Index::interrupt_build`): what it did is kept, as a
+    /// checkpoint the next build resumes from.
+    pub interrupted: bool,
     pub removed: usize,
     pub full_rebuild: bool,
     pub millis: u128,
@@ -90,6 +96,10 @@ struct State {
     /// Never "no results" for want of an index.
     text_unusable: bool,
     links: LinkTable,
+    /// Every walked file is in the tables. A build interrupted at the end of a session is
+    /// persisted incomplete, as a checkpoint: loaded, it serves as `building`, and the next
+    /// rebuild copies its files instead of parsing them again.
+    complete: bool,
 }
 
 pub struct Index {
@@ -107,6 +117,11 @@ pub struct Index {
     files_total: AtomicUsize,
     /// Serialises refreshes: one build or update at a time.
     refresh_lock: Mutex<()>,
+    /// Set when the session ends before the build does: the build stops after the file at
+    /// hand, and what it built is persisted as a checkpoint.
+    interrupted: AtomicBool,
+    /// Test hook: microseconds every processed file takes longer (`slow_down_for_tests`).
+    file_delay_micros: AtomicU64,
     /// Bumped whenever the tables change, so derived state (the relationship graphs) knows
     /// when to rebuild.
     generation: AtomicU64,
@@ -127,6 +142,9 @@ enum Processed {
     Missing,
     /// Same bytes as recorded: only size/mtime move.
     SameContent { size: u64, mtime_ns: u64 },
+    /// Same bytes as recorded, in a rebuild: the record (size/mtime moved) and the trigrams,
+    /// the definitions and links to be copied from the previous tables.
+    Reused { record: FileRecord, trigrams: Vec<u32> },
     Indexed {
         record: FileRecord,
         definitions: Vec<loupe_syntax::Definition>,
@@ -155,6 +173,8 @@ impl Index {
             files_done: AtomicUsize::new(0),
             files_total: AtomicUsize::new(0),
             refresh_lock: Mutex::new(()),
+            interrupted: AtomicBool::new(false),
+            file_delay_micros: AtomicU64::new(0),
             generation: AtomicU64::new(0),
             oversized: Mutex::new(Vec::new()),
         }
@@ -185,11 +205,14 @@ impl Index {
         let loaded = started.elapsed();
         let base = TrigramIndex::open(&self.options.index_dir.join(store::TEXT_FILE)).ok();
         let Some(base) = base.filter(|base| base.doc_count() as usize == snapshot.files.len()) else { return };
-        let state = State::from_parts(snapshot.files, snapshot.symbols, snapshot.links, LayeredIndex::new(Some(base)));
+        let mut state =
+            State::from_parts(snapshot.files, snapshot.symbols, snapshot.links, LayeredIndex::new(Some(base)));
+        state.complete = snapshot.complete;
         *self.write_state() = state;
         self.generation.fetch_add(1, Ordering::AcqRel);
-        self.ready.store(true, Ordering::Release);
-        tracing::info!(?loaded, total = ?started.elapsed(), "index snapshot loaded");
+        // A checkpoint serves what it holds, as `building`, until the build is finished.
+        self.ready.store(snapshot.complete, Ordering::Release);
+        tracing::info!(?loaded, total = ?started.elapsed(), complete = snapshot.complete, "index snapshot loaded");
     }
 
     pub fn root(&self) -> &Root {
@@ -199,6 +222,24 @@ impl Index {
     /// Returns once no refresh or update is running (a running one has persisted its work).
     pub fn wait_idle(&self) {
         drop(self.refresh_lock.lock().unwrap_or_else(|poison| poison.into_inner()));
+    }
+
+    /// Stops a running build after the file at hand, keeping (and persisting) what it built, so
+    /// that the next session's build resumes from it; every later build stops at once too. For
+    /// a process about to exit.
+    pub fn interrupt_build(&self) {
+        self.interrupted.store(true, Ordering::Release);
+    }
+
+    /// Test hook: every file a build processes takes `delay` longer, so a test can end a
+    /// session in the middle of a build. Never for serving.
+    #[doc(hidden)]
+    pub fn slow_down_for_tests(&self, delay: std::time::Duration) {
+        self.file_delay_micros.store(delay.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    fn is_interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::Acquire)
     }
 
     /// True when this process persists the index (it holds the writer lock).
@@ -212,6 +253,10 @@ impl Index {
     pub fn refresh(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> RefreshStats {
         self.load_snapshot();
         let _guard = self.refresh_lock.lock().unwrap_or_else(|poison| poison.into_inner());
+        if self.is_interrupted() {
+            // The session ended before this build began: nothing to keep.
+            return RefreshStats { interrupted: true, ..RefreshStats::default() };
+        }
         let started = Instant::now();
         let walk = self
             .root
@@ -252,6 +297,7 @@ impl Index {
                 .map(|(doc, _)| doc as u32)
                 .collect();
             let live = state.files.iter().filter(|record| record.live).count();
+            // A full rebuild copies what a checkpoint or the previous tables already parsed.
             let full = live == 0
                 || (to_check.len() + removed.len()) * 4 > live.max(1)
                 || state.text.overlay_docs() > 20_000
@@ -264,11 +310,14 @@ impl Index {
         let dirty = full || !to_check.is_empty() || !removed.is_empty();
         if full {
             stats.full_rebuild = true;
-            stats.reindexed = self.rebuild(&walked, progress);
+            self.rebuild(&walked, progress, &mut stats);
         } else {
             stats.reindexed = self.apply_changes(to_check, &removed, progress);
+            self.write_state().complete = true;
         }
-        self.ready.store(true, Ordering::Release);
+        if !stats.interrupted {
+            self.ready.store(true, Ordering::Release);
+        }
         stats.process_millis = processing.elapsed().as_millis();
         let persisting = Instant::now();
         if dirty
@@ -325,10 +374,16 @@ impl Index {
         self.state.write().unwrap_or_else(|poison| poison.into_inner())
     }
 
-    /// Builds everything from scratch in path order, feeding the text index in doc order.
-    fn rebuild(&self, walked: &[WalkEntry], progress: &(dyn Fn(usize, usize) + Sync)) -> usize {
-        // Everything is read and parsed afresh: a rebuild renumbers every document.
-        let previous: HashMap<RepoPath, FileRecord> = HashMap::new();
+    /// Builds the tables anew in path order, feeding the text index in doc order. A file whose
+    /// content the current tables already hold (a checkpoint's, or the previous build's) is
+    /// read for its trigrams but not parsed again: its definitions and links are copied. An
+    /// interrupted rebuild keeps the files done so far, marked incomplete.
+    fn rebuild(&self, walked: &[WalkEntry], progress: &(dyn Fn(usize, usize) + Sync), stats: &mut RefreshStats) {
+        // A rebuild renumbers every document: the old tables are read, under a read lock that
+        // queries share, until the new ones replace them.
+        let old = self.read_state();
+        let previous: HashMap<RepoPath, FileRecord> =
+            old.files.iter().filter(|record| record.live).map(|record| (record.path.clone(), record.clone())).collect();
         let total = walked.len();
         self.files_total.store(total, Ordering::Release);
         self.files_done.store(0, Ordering::Release);
@@ -336,6 +391,7 @@ impl Index {
         let mut files = Vec::with_capacity(total);
         let mut symbols = SymbolTable::default();
         let mut links = LinkTable::default();
+        let mut reused = 0;
         self.process_in_order(
             walked,
             |index, processed| {
@@ -344,6 +400,19 @@ impl Index {
                     Processed::Indexed { record, definitions, links, trigrams } => {
                         (record, definitions, links, trigrams)
                     }
+                    Processed::Reused { record, trigrams } => match old.by_path.get(&record.path) {
+                        Some(&old_doc) => {
+                            reused += 1;
+                            symbols.push_file_from(&old.symbols, old_doc);
+                            links.set_encoded(index as u32, old.links.encoded(old_doc));
+                            builder.add(index as u32, &trigrams);
+                            files.push(record);
+                            let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
+                            progress(done, total);
+                            return !self.is_interrupted();
+                        }
+                        None => unreachable!("a reused file is one the old tables hold"),
+                    },
                     Processed::SameContent { .. } | Processed::Missing => {
                         // Unreadable now: keep a dead slot so doc ids stay aligned.
                         let dead = FileRecord {
@@ -364,10 +433,19 @@ impl Index {
                 links.set_encoded(index as u32, file_links);
                 let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
                 progress(done, total);
+                !self.is_interrupted()
             },
             &previous,
+            true,
         );
-        let reindexed = files.len();
+        drop(old);
+        let complete = files.len() == total;
+        stats.reindexed = files.len() - reused;
+        stats.reused = reused;
+        stats.interrupted = !complete;
+        if !complete {
+            tracing::info!(done = files.len(), total, "index build interrupted; keeping it as a checkpoint");
+        }
         symbols.finish_build();
         // The writer streams the new text index to its file and reads it back, which never
         // holds the build buffers and the encoded index at once; others keep it in memory.
@@ -385,8 +463,8 @@ impl Index {
         let mut state = self.write_state();
         *state = State::from_parts(files, symbols, links, LayeredIndex::new(Some(base)));
         state.text_unusable = unusable;
+        state.complete = complete;
         self.generation.fetch_add(1, Ordering::AcqRel);
-        reindexed
     }
 
     /// Re-reads changed files and applies them incrementally through the overlay.
@@ -411,8 +489,10 @@ impl Index {
             |index, processed| {
                 results.push((index, processed));
                 progress(results.len(), total);
+                true
             },
             &previous,
+            false,
         );
         let mut state = self.write_state();
         let mut reindexed = 0;
@@ -427,7 +507,8 @@ impl Index {
                         state.remove_doc(*doc);
                     }
                 }
-                Processed::SameContent { size, mtime_ns } => {
+                Processed::SameContent { size, mtime_ns }
+                | Processed::Reused { record: FileRecord { size, mtime_ns, .. }, .. } => {
                     if let Some(doc) = doc {
                         let record = &mut state.files[*doc as usize];
                         record.size = size;
@@ -457,26 +538,36 @@ impl Index {
     }
 
     /// Reads, hashes, decodes and parses `entries` on `threads` workers, handing each result
-    /// to `apply` in entry order (doc ids must reach the text index in order).
+    /// to `apply` in entry order (doc ids must reach the text index in order) until `apply`
+    /// answers false. A file whose content `previous` records is `Reused` in a rebuild (its
+    /// trigrams taken, nothing parsed), `SameContent` otherwise.
     fn process_in_order(
         &self,
         entries: &[WalkEntry],
-        mut apply: impl FnMut(usize, Processed),
+        apply: impl FnMut(usize, Processed) -> bool,
         previous: &HashMap<RepoPath, FileRecord>,
+        rebuilding: bool,
     ) {
         loupe_core::parallel::map_in_order(
             entries,
             self.options.threads.max(1),
             Vec::new,
-            |trigram_buffer, entry| self.process(entry, previous.get(&entry.path), trigram_buffer),
-            |index, processed| {
-                apply(index, processed);
-                true
-            },
+            |trigram_buffer, entry| self.process(entry, previous.get(&entry.path), trigram_buffer, rebuilding),
+            apply,
         );
     }
 
-    fn process(&self, entry: &WalkEntry, known: Option<&FileRecord>, trigram_buffer: &mut Vec<u32>) -> Processed {
+    fn process(
+        &self,
+        entry: &WalkEntry,
+        known: Option<&FileRecord>,
+        trigram_buffer: &mut Vec<u32>,
+        rebuilding: bool,
+    ) -> Processed {
+        let delay = self.file_delay_micros.load(Ordering::Relaxed);
+        if delay > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(delay));
+        }
         let Ok(bytes) = self.root.read_indexed(&entry.path, self.options.max_file_bytes) else {
             return Processed::Missing;
         };
@@ -485,7 +576,18 @@ impl Index {
             && known.live
             && known.hash == hash
         {
-            return Processed::SameContent { size: bytes.len() as u64, mtime_ns: entry.mtime_ns };
+            let (size, mtime_ns) = (bytes.len() as u64, entry.mtime_ns);
+            if !rebuilding {
+                return Processed::SameContent { size, mtime_ns };
+            }
+            let record = FileRecord { size, mtime_ns, ..known.clone() };
+            trigram_buffer.clear();
+            if record.text
+                && let Ok(decoded) = text::decode_owned(bytes)
+            {
+                trigram::trigrams_of(decoded.text.as_bytes(), trigram_buffer);
+            }
+            return Processed::Reused { record, trigrams: trigram_buffer.clone() };
         }
         let mut record = FileRecord {
             path: entry.path.clone(),
@@ -526,7 +628,7 @@ impl Index {
         if compact {
             state.text.compact(&text_path)?;
         }
-        store::save(&self.options.index_dir, &root, &state.files, &state.symbols, &state.links)?;
+        store::save(&self.options.index_dir, &root, &state.files, &state.symbols, &state.links, state.complete)?;
         drop(state);
         if compact {
             // The compacted file is the new base: reopen it so the overlay starts empty.

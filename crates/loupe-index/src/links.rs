@@ -54,6 +54,11 @@ impl LinkTable {
         self.by_doc[doc] = encoded;
     }
 
+    /// The doc's links as stored (encoded).
+    pub(crate) fn encoded(&self, doc: u32) -> Option<Box<[u8]>> {
+        self.by_doc.get(doc as usize)?.clone()
+    }
+
     pub(crate) fn remove(&mut self, doc: u32) {
         if let Some(slot) = self.by_doc.get_mut(doc as usize) {
             *slot = None;

@@ -22,7 +22,7 @@ use crate::records::FileRecord;
 use crate::symbols::SymbolTable;
 
 /// Bumped whenever the on-disk layout or the meaning of a record changes.
-pub(crate) const FORMAT: u32 = 7;
+pub(crate) const FORMAT: u32 = 8;
 
 const SNAPSHOT_FILE: &str = "tables.bin";
 pub(crate) const TEXT_FILE: &str = "text.bin";
@@ -34,6 +34,8 @@ const LOCK_FILE: &str = "writer.lock";
 struct Header {
     format: u32,
     root: String,
+    /// False for a checkpoint: a build interrupted at the end of a session.
+    complete: bool,
     files: Vec<FileRecord>,
 }
 
@@ -41,6 +43,7 @@ pub(crate) struct Snapshot {
     pub(crate) files: Vec<FileRecord>,
     pub(crate) symbols: SymbolTable,
     pub(crate) links: LinkTable,
+    pub(crate) complete: bool,
 }
 
 /// The tables persisted for `root`, or `None` when there are none, they are for another
@@ -95,7 +98,12 @@ pub(crate) fn decode(mut reader: impl Read, root: &str) -> Option<Snapshot> {
         }
     };
     let at_end = reader.read(&mut [0u8; 1]).ok()? == 0;
-    (at_end && symbols.file_count() == header.files.len()).then_some(Snapshot { files: header.files, symbols, links })
+    (at_end && symbols.file_count() == header.files.len()).then_some(Snapshot {
+        files: header.files,
+        symbols,
+        links,
+        complete: header.complete,
+    })
 }
 
 /// True for a path a walk can produce: not the root, already normalised (no `.`, `..` or empty
@@ -111,6 +119,7 @@ fn is_normal(path: &RepoPath) -> bool {
 struct HeaderRef<'a> {
     format: u32,
     root: &'a str,
+    complete: bool,
     files: &'a [FileRecord],
 }
 
@@ -122,6 +131,7 @@ pub(crate) fn save(
     files: &[FileRecord],
     symbols: &SymbolTable,
     links: &LinkTable,
+    complete: bool,
 ) -> io::Result<()> {
     let path = dir.join(SNAPSHOT_FILE);
     // A fresh name created exclusively (never a file or link already there), removed unless
@@ -129,7 +139,7 @@ pub(crate) fn save(
     let temporary = tempfile::Builder::new().prefix(".tables.bin.").suffix(".tmp").tempfile_in(dir)?;
     let (file, temporary) = temporary.into_parts();
     let mut writer = io::BufWriter::with_capacity(1 << 20, file);
-    let header = postcard::to_stdvec(&HeaderRef { format: FORMAT, root, files }).map_err(io::Error::other)?;
+    let header = postcard::to_stdvec(&HeaderRef { format: FORMAT, root, complete, files }).map_err(io::Error::other)?;
     writer.write_all(&(header.len() as u64).to_le_bytes())?;
     writer.write_all(&header)?;
     symbols.encode(&mut writer)?;

@@ -93,6 +93,22 @@ impl SymbolTable {
         self.files.push(range);
     }
 
+    /// Appends, as the next doc id of a build, the definitions `old` holds for `old_doc`: a
+    /// rebuild's copy of a file whose content has not changed since `old` parsed it.
+    pub(crate) fn push_file_from(&mut self, old: &SymbolTable, old_doc: u32) {
+        let doc = self.files.len() as u32;
+        let start = self.rows.len() as u32;
+        let (first, len) = old.files.get(old_doc as usize).copied().unwrap_or((0, 0));
+        for row in old.rows.get(first as usize..(first + len) as usize).unwrap_or_default() {
+            let signature = self.intern(old.str(row.signature));
+            let name = self.intern_within(old.str(row.name), signature);
+            let container =
+                if row.container.is_none() { Str::NONE } else { self.intern_container(old.str(row.container)) };
+            self.rows.push(Row { name, container, signature, doc, ..*row });
+        }
+        self.files.push((start, self.rows.len() as u32 - start));
+    }
+
     /// Indexes every name: call once after the last `push_file` of a build.
     pub(crate) fn finish_build(&mut self) {
         self.names = NameIndex::build(&self.arena, &self.rows);

@@ -213,3 +213,64 @@ fn imports_and_type_relations_follow_edits_and_survive_a_restart() {
     index.refresh(&|_, _| {});
     assert_eq!(imports_of(&index, "src/app.py"), ["json"]);
 }
+
+/// The first minute (issue 15): a build the end of a session interrupts is kept as a
+/// checkpoint. Loaded, it serves what it holds as `building`; the next build copies those
+/// files instead of parsing them again, picks up a file changed meanwhile, and ends with the
+/// same answers as a cold build.
+#[test]
+fn an_interrupted_build_is_a_checkpoint_the_next_build_resumes_from() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in 0..12 {
+        write(dir.path(), &format!("src/m{n:02}.py"), &format!("def func_{n:02}():\n    return {n}\n"));
+    }
+    let index_dir = tempfile::tempdir().unwrap();
+    let index = Arc::new(open(dir.path(), index_dir.path()));
+    // The session ends when 5 files are done (the check comes after each file).
+    let stopper = Arc::clone(&index);
+    let stats = index.refresh(&move |done, _| {
+        if done == 5 {
+            stopper.interrupt_build();
+        }
+    });
+    assert!(stats.interrupted && stats.full_rebuild, "{stats:?}");
+    assert_eq!(stats.reindexed, 5, "{stats:?}");
+    assert_eq!(index.state(), IndexState::Building, "an interrupted build is not ready");
+    assert_eq!(index.symbols_named("func_04").len(), 1, "what was built is served meanwhile");
+    drop(index);
+    let leftovers: Vec<_> = std::fs::read_dir(index_dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    // Meanwhile a checkpointed file changes.
+    write(dir.path(), "src/m01.py", "def func_renamed():\n    return 1\n");
+    let index = open(dir.path(), index_dir.path());
+    assert!(!index.load_snapshot(), "a checkpoint does not make the index ready");
+    assert_eq!(index.state(), IndexState::Building);
+    assert_eq!(index.symbols_named("func_03").len(), 1, "the checkpoint is served");
+    assert!(index.symbols_named("func_09").is_empty(), "beyond the checkpoint: not yet");
+    let stats = index.refresh(&|_, _| {});
+    assert!(!stats.interrupted && stats.full_rebuild, "{stats:?}");
+    assert_eq!((stats.reused, stats.reindexed), (4, 8), "{stats:?}");
+    assert_eq!(index.state(), IndexState::Ready);
+
+    // The same answers as a cold build of the same tree.
+    let cold_dir = tempfile::tempdir().unwrap();
+    let cold = open(dir.path(), cold_dir.path());
+    cold.refresh(&|_, _| {});
+    for name in ["func_00", "func_01", "func_renamed", "func_04", "func_05", "func_11"] {
+        let resumed: Vec<_> = index.symbols_named(name).into_iter().map(|hit| (hit.path, hit.symbol)).collect();
+        let built: Vec<_> = cold.symbols_named(name).into_iter().map(|hit| (hit.path, hit.symbol)).collect();
+        assert_eq!(resumed, built, "{name}");
+    }
+    assert_eq!(candidates(&index, "return 7"), candidates(&cold, "return 7"));
+    assert_eq!(candidates(&index, "func_02"), ["src/m02.py"]);
+    assert_eq!(index.status().files, 12);
+    drop(index);
+    // Persisted complete: the next session is ready from its snapshot.
+    let index = open(dir.path(), index_dir.path());
+    assert!(index.load_snapshot());
+}

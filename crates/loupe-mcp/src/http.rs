@@ -74,7 +74,7 @@ impl HttpOptions {
 /// Serves MCP over Streamable HTTP until SIGTERM or SIGINT.
 pub async fn serve_http(server: LoupeServer, options: HttpOptions) -> Result<(), String> {
     options.check()?;
-    let stop = CancellationToken::new();
+    let stop = crate::server::termination();
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop.child_token())
         .with_allowed_hosts(options.hosts())
@@ -100,13 +100,10 @@ pub async fn serve_http(server: LoupeServer, options: HttpOptions) -> Result<(),
     eprintln!("loupe: serving MCP at http://{local}{HTTP_PATH}");
     let stopping = stop.clone();
     axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            terminated().await;
-            stopping.cancel();
-        })
+        .with_graceful_shutdown(async move { stopping.cancelled().await })
         .await
         .map_err(|error| format!("the HTTP server failed: {error}"))?;
-    server.wind_down().await;
+    server.wind_down(&stop).await;
     Ok(())
 }
 
@@ -135,20 +132,6 @@ fn settled(deleting: bool, mut response: Response) -> Response {
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
     response
-}
-
-async fn terminated() {
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut terminate) => {
-            tokio::select! {
-                _ = terminate.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 use crate::tools::tools;
 use crate::transport::GuardedTransport;
@@ -36,6 +37,10 @@ const SERVED_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/cal
 
 /// How long a server whose client left waits for a running first index build.
 const BUILD_GRACE: Duration = Duration::from_secs(120);
+
+/// How long an interrupted build may take to persist its checkpoint: the SDKs send SIGKILL
+/// about 2 s after SIGTERM.
+const CHECKPOINT_WAIT: Duration = Duration::from_millis(1500);
 
 /// How long a closing connection waits for the analytics writer.
 const ANALYTICS_FLUSH: Duration = Duration::from_millis(500);
@@ -59,6 +64,9 @@ pub struct LoupeServer {
     /// Test hook (`LOUPE_TEST_INDEX_DELAY_MS` with `LOUPE_TEST_HOOKS=1`): hold the first build
     /// back this long so tests can observe a server whose index is still building.
     index_delay: Option<Duration>,
+    /// Test hook (`LOUPE_TEST_INDEX_FILE_DELAY_MS` with `LOUPE_TEST_HOOKS=1`): every file of a
+    /// build takes this much longer, so tests can end a session in the middle of one.
+    file_delay: Option<Duration>,
     /// Test hook (`LOUPE_TEST_ANALYTICS_CAPACITY` with `LOUPE_TEST_HOOKS=1`): analytics go to
     /// an undrained queue of this size, so tests can overflow it deterministically.
     analytics_capacity: Option<usize>,
@@ -72,25 +80,20 @@ impl LoupeServer {
     /// client's roots are never asked for.
     pub fn new(sources: Sources) -> LoupeServer {
         let test_hooks = sources.env.iter().any(|(key, value)| key == "LOUPE_TEST_HOOKS" && value == "1");
-        let index_delay = sources
-            .env
-            .iter()
-            .find(|(key, _)| key == "LOUPE_TEST_INDEX_DELAY_MS")
-            .and_then(|(_, value)| value.parse().ok())
-            .filter(|_| test_hooks)
-            .map(Duration::from_millis);
-        let analytics_capacity = sources
-            .env
-            .iter()
-            .find(|(key, _)| key == "LOUPE_TEST_ANALYTICS_CAPACITY")
-            .and_then(|(_, value)| value.parse().ok())
-            .filter(|_| test_hooks);
+        let hook = |name: &str| -> Option<u64> {
+            let (_, value) = sources.env.iter().find(|(key, _)| key == name)?;
+            value.parse().ok().filter(|_| test_hooks)
+        };
+        let index_delay = hook("LOUPE_TEST_INDEX_DELAY_MS").map(Duration::from_millis);
+        let file_delay = hook("LOUPE_TEST_INDEX_FILE_DELAY_MS").map(Duration::from_millis);
+        let analytics_capacity = hook("LOUPE_TEST_ANALYTICS_CAPACITY").map(|capacity| capacity as usize);
         let connection = Arc::new(CallContext::new(uuid::Uuid::new_v4().to_string()));
         LoupeServer {
             sources: Arc::new(sources),
             engine: Arc::new(Mutex::new(None)),
             test_hooks,
             index_delay,
+            file_delay,
             analytics_capacity,
             connection,
         }
@@ -113,19 +116,22 @@ impl LoupeServer {
 
     /// Writes the queued analytics events and lets a running first index build finish and
     /// persist (bounded): what every transport does when its last client leaves.
-    pub(crate) async fn wind_down(&self) {
+    pub(crate) async fn wind_down(&self, terminated: &CancellationToken) {
         if let Some(engine) = self.engine.lock().await.as_ref() {
             let engine = Arc::clone(engine);
             let _ = tokio::task::spawn_blocking(move || engine.flush_analytics(ANALYTICS_FLUSH)).await;
         }
         if let Some(engine) = self.engine.lock().await.as_ref() {
-            finish_index_build(engine).await;
+            finish_index_build(engine, terminated).await;
         }
     }
 
     fn with_test_hooks(&self, mut engine: Engine) -> Engine {
         if let Some(capacity) = self.analytics_capacity {
             engine.park_analytics_for_tests(capacity);
+        }
+        if let (Some(delay), Some(index)) = (self.file_delay, engine.index()) {
+            index.slow_down_for_tests(delay);
         }
         engine
     }
@@ -355,38 +361,32 @@ impl ServerHandler for LoupeServer {
     }
 }
 
-/// Serves MCP over stdin/stdout until the client closes the connection.
+/// Serves MCP over stdin/stdout until the client closes the connection, or SIGTERM or SIGINT.
 pub async fn serve_stdio(server: LoupeServer) -> Result<(), String> {
+    // Listening from the start: a SIGTERM that arrives while the connection winds down must
+    // not be missed (nor kill the process before the index build is kept).
+    let terminated = termination();
     let transport = GuardedTransport::new(tokio::io::stdin(), tokio::io::stdout(), SERVED_METHODS);
     let handle = server.clone();
     let running = server.serve(transport).await.map_err(|error| format!("MCP session failed to start: {error}"))?;
-    let ended = running.waiting().await.map_err(|error| format!("MCP session ended with an error: {error}"));
+    let ended = tokio::select! {
+        ended = running.waiting() => ended.map(drop).map_err(|error| format!("MCP session ended with an error: {error}")),
+        () = terminated.cancelled() => Ok(()),
+    };
     // The connection is over: write the analytics events still queued before the process exits.
     // A client that closed stdin right after its call (scripts, one-shot runs, Inspector) must
-    // not lose the index build it started: finish it, so it is persisted, unless SIGTERM says
-    // the client is done waiting (the SDKs send it about 2 s after closing stdin).
-    handle.wind_down().await;
-    ended?;
-    Ok(())
+    // not lose the index build it started: finish it, so it is persisted, or, when SIGTERM says
+    // the client is done waiting (the SDKs send it about 2 s after closing stdin), keep what
+    // it built as a checkpoint the next session resumes from.
+    handle.wind_down(&terminated).await;
+    ended
 }
 
-/// Waits for a running first index build to finish and persist, for at most `BUILD_GRACE`, or
-/// until SIGTERM or SIGINT.
-pub(crate) async fn finish_index_build(engine: &Engine) {
-    let Some(index) = engine.index() else { return };
-    if index.state() != loupe_engine::IndexState::Building || !index.is_writer() {
-        return;
-    }
-    tracing::info!("the client closed the connection; finishing the index build");
-    let built = async {
-        while index.state() == loupe_engine::IndexState::Building {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        // The build marks the index ready before it persists: let the persist finish.
-        let index = Arc::clone(index);
-        let _ = tokio::task::spawn_blocking(move || index.wait_idle()).await;
-    };
-    let stopped = async {
+/// A token cancelled by SIGTERM or SIGINT (listening from now on).
+pub(crate) fn termination() -> CancellationToken {
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut terminate) => {
                 tokio::select! {
@@ -394,12 +394,48 @@ pub(crate) async fn finish_index_build(engine: &Engine) {
                     _ = tokio::signal::ctrl_c() => {}
                 }
             }
-            Err(_) => std::future::pending::<()>().await,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
+        cancel.cancel();
+    });
+    token
+}
+
+/// Waits for a running first index build to finish and persist, for at most `BUILD_GRACE` or
+/// until `terminated`; then interrupts it, and waits (at most `CHECKPOINT_WAIT`) while it
+/// persists what it built as a checkpoint.
+pub(crate) async fn finish_index_build(engine: &Engine, terminated: &CancellationToken) {
+    let Some(index) = engine.index() else { return };
+    if index.state() != loupe_engine::IndexState::Building || !index.is_writer() {
+        return;
+    }
+    let idle = || {
+        let index = Arc::clone(index);
+        tokio::task::spawn_blocking(move || index.wait_idle())
     };
-    tokio::select! {
-        _ = built => tracing::info!("index build finished after the client left"),
-        _ = stopped => tracing::info!("stopped waiting for the index build: terminated"),
-        _ = tokio::time::sleep(BUILD_GRACE) => tracing::info!("stopped waiting for the index build after {BUILD_GRACE:?}"),
+    if !terminated.is_cancelled() {
+        tracing::info!("the client closed the connection; finishing the index build");
+        let built = async {
+            while index.state() == loupe_engine::IndexState::Building {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            // The build marks the index ready before it persists: let the persist finish.
+            let _ = idle().await;
+        };
+        tokio::select! {
+            () = built => {
+                tracing::info!("index build finished after the client left");
+                return;
+            }
+            () = terminated.cancelled() => tracing::info!("stopped waiting for the index build: terminated"),
+            () = tokio::time::sleep(BUILD_GRACE) => tracing::info!("stopped waiting for the index build after {BUILD_GRACE:?}"),
+        }
+    }
+    index.interrupt_build();
+    match tokio::time::timeout(CHECKPOINT_WAIT, idle()).await {
+        Ok(_) => tracing::info!("the index build so far is kept as a checkpoint"),
+        Err(_) => tracing::warn!("the index checkpoint took longer than {CHECKPOINT_WAIT:?}; exiting without it"),
     }
 }

@@ -462,6 +462,84 @@ fn a_build_running_when_the_client_leaves_is_finished_and_persisted() {
     assert!(temporaries.is_empty(), "{temporaries:?}");
 }
 
+/// The first minute: the SDKs end a stdio server by closing stdin, then SIGTERM about 2 s later,
+/// then SIGKILL. A build longer than that grace is interrupted by the SIGTERM and kept as a
+/// checkpoint before a SIGKILL would come, leaving no temporaries; the next session resumes
+/// from it instead of parsing those files again.
+#[test]
+fn a_build_cut_short_by_sigterm_is_kept_and_the_next_session_resumes_from_it() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    for n in 0..60 {
+        std::fs::write(dir.path().join(format!("src/m{n:02}.py")), format!("def func_{n:02}():\n    return {n}\n"))
+            .unwrap();
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let session = |file_delay_ms: Option<u64>| {
+        let mut command = Command::new(LOUPE);
+        command
+            .arg("serve")
+            .arg("--root")
+            .arg(dir.path())
+            .env("XDG_CACHE_HOME", cache.path())
+            .env("LOUPE_LOG", "loupe_index=info,loupe_engine=info,loupe_mcp=info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(delay) = file_delay_ms {
+            command.env("LOUPE_TEST_HOOKS", "1").env("LOUPE_TEST_INDEX_FILE_DELAY_MS", delay.to_string());
+        }
+        let mut child = command.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let messages = [
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "one-shot", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "manage", "arguments": {"command": "status"}}}),
+        ];
+        for message in messages {
+            writeln!(stdin, "{message}").unwrap();
+        }
+        (child, stdin)
+    };
+    let stderr_of = |child: std::process::Child| {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+
+    // 60 files at 100 ms each: several seconds of build. The client leaves after a second,
+    // and terminates the server half a second later.
+    let (child, stdin) = session(Some(100));
+    std::thread::sleep(Duration::from_millis(1000));
+    drop(stdin);
+    std::thread::sleep(Duration::from_millis(500));
+    let killed = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    assert!(killed.success());
+    let terminated = Instant::now();
+    let log = stderr_of(child);
+    assert!(terminated.elapsed() < Duration::from_millis(1900), "the server took {:?} to exit", terminated.elapsed());
+    assert!(log.contains("kept as a checkpoint"), "{log}");
+    let files = walkdir_files(cache.path());
+    assert!(files.iter().any(|path| path.ends_with("tables.bin")), "no checkpoint: {files:?}");
+    assert!(!files.iter().any(|path| path.to_string_lossy().ends_with(".tmp")), "{files:?}");
+
+    // The next session resumes: the checkpoint's files are copied, not parsed again.
+    let (child, stdin) = session(None);
+    std::thread::sleep(Duration::from_millis(300));
+    drop(stdin);
+    let log = stderr_of(child);
+    let ready = log.lines().find(|line| line.contains("index ready")).unwrap_or_else(|| panic!("{log}"));
+    let reused: usize = ready
+        .split("reused: ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|number| number.parse().ok())
+        .unwrap_or_else(|| panic!("{ready}"));
+    assert!(reused > 0 && reused < 60, "{ready}");
+    assert!(ready.contains("interrupted: false") && ready.contains("walked: 60"), "{ready}");
+}
+
 fn walkdir_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
