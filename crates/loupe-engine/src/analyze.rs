@@ -165,7 +165,12 @@ fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outc
     let index = engine.index_for_query().ok_or_else(|| {
         ToolError::new(ErrorCode::IndexNotReady, "this server runs without an index", "restart loupe with an index dir")
     })?;
-    let index_state = index.state();
+    // While the first build runs the graphs cover the files indexed so far (after the bounded
+    // wait every index call makes): the answer says how many, and how to ask again.
+    let building = (index.state() == IndexState::Building).then(|| {
+        let status = index.status();
+        (status.files.max(status.files_done), status.files_total)
+    });
     let view = View::new(engine, index, work);
     let target = resolve_target(&view, request)?;
     let mut answer = Answer::new(request.max_nodes);
@@ -173,7 +178,7 @@ fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outc
         && !request.depth_given
         && request.max_depth > 1
     {
-        return Ok(direct_calls(&view, request, symbol, &target, index_state));
+        return Ok(direct_calls(&view, request, symbol, &target, building));
     }
     match (request.mode, &target) {
         (AnalyzeMode::Dependencies, _) => dependencies(&view, request, &target, &mut answer),
@@ -198,7 +203,7 @@ fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outc
             .with_next_call(NextCall::new("read", json!({"mode": "outline", "target": path.as_str()}))));
         }
     }
-    Ok(render(request, &target, answer, index_state))
+    Ok(render(request, &target, answer, building))
 }
 
 /// `calls` without `max_depth`: the direct callers and callees, which is what "who calls this"
@@ -208,7 +213,7 @@ fn direct_calls(
     request: &AnalyzeRequest,
     symbol: &SymbolRef,
     target: &Target,
-    index_state: IndexState,
+    building: Option<(usize, usize)>,
 ) -> Outcome {
     let mut deeper = Answer::new(request.max_nodes);
     calls(view, request, symbol, &mut deeper);
@@ -223,7 +228,7 @@ fn direct_calls(
         let plus = if deeper.truncated { "+" } else { "" };
         answer.notes.push(format!("── {more}{plus} more within depth {}: {}", request.max_depth, call.render()));
     }
-    render(&near, target, answer, index_state)
+    render(&near, target, answer, building)
 }
 
 fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, ToolError> {
@@ -732,7 +737,9 @@ fn types(view: &View<'_>, request: &AnalyzeRequest, target: &SymbolRef, answer: 
     }
 }
 
-fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, index_state: IndexState) -> Outcome {
+/// The answer's faces. `building`: the first index build is still running, with (files
+/// indexed, files in all, 0 while the walk counts them).
+fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, building: Option<(usize, usize)>) -> Outcome {
     let resolved_target = match target {
         Target::Variable => answer.flow_target.clone().unwrap_or(Value::Null),
         Target::File(path) => json!({"type": "file", "path": path.as_str(), "name": path.file_name(), "line": null}),
@@ -744,27 +751,34 @@ fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, index_state
     // impact only ever looks upstream, whatever `direction` says.
     let direction = if request.mode == AnalyzeMode::Impact { "upstream" } else { request.direction.as_str() };
     let mut face = answer.face(request.mode, direction, request.max_depth);
-    // The face offers one call: more of the graph when it was cut, else a read of the first node.
-    let next_call = if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
+    // The face offers one call: the same question again when the index was still building,
+    // more of the graph when it was cut, else a read of the first node.
+    let next_call = if building.is_some() {
+        Some(NextCall { tool: "analyze".into(), arguments: request.original.clone() })
+    } else if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
         let mut arguments = request.original.clone();
         arguments.insert("max_nodes".into(), Value::from((request.max_nodes * 4).min(MAX_NODES_CEILING)));
         Some(NextCall { tool: "analyze".into(), arguments })
     } else {
         answer.read_calls(1).into_iter().next()
     };
+    if let Some((done, total)) = building {
+        let files = if total > 0 { format!("{done} of {total} files") } else { format!("{done} files so far") };
+        face.push(format!(
+            "note: the index is still building ({files}): edges from the files not yet indexed are missing; ask again once it is ready\n"
+        ));
+    }
     if let Some(call) = &next_call {
         face.push(next_line(call));
     }
-    if index_state == IndexState::Building {
-        face.push("note: the index is still building; the graph covers the files indexed so far\n");
-    }
-    let truncated = answer.truncated;
+    let truncated = answer.truncated || building.is_some();
     let (nodes, edges) = answer.into_json();
     let mut outcome = Outcome::success("analyze", Some(request.mode.to_string()), Some(request.target.clone()), face);
     outcome.act.truncated = truncated;
     outcome.act.next_calls = next_call.into_iter().collect();
     outcome.act.graph = Some(Graph { resolved_target, nodes, edges });
     let detail = &mut outcome.detail;
+    let index_state = if building.is_some() { IndexState::Building } else { IndexState::Ready };
     detail.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
     detail.insert("direction".into(), Value::from(direction));
     detail.insert("max_depth".into(), Value::from(request.max_depth));

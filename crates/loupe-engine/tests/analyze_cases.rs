@@ -235,3 +235,51 @@ fn an_edit_updates_the_graphs_before_the_next_query() {
     let after = analyze(engine, json!({"mode": "dependencies", "target": "app/util.py", "direction": "upstream"}));
     assert_eq!(edges(&after), ["app/config.py -imports-> app/util.py", "app/jobs.py -imports-> app/util.py"]);
 }
+
+/// The first minute (§7): while the first build runs, `analyze` answers from the files indexed
+/// so far, says how many of how many, and offers the same call again; once the index is built
+/// the same call answers whole.
+#[test]
+fn while_the_index_builds_analyze_says_what_it_covers_and_offers_the_call_again() {
+    let root = tempfile::tempdir().unwrap();
+    for (path, text) in FILES {
+        let full = root.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+    let index_dir = tempfile::tempdir().unwrap();
+    let engine = Engine::new(common::tool_config(root.path(), index_dir.path())).unwrap();
+    // The session ends after 3 of the 7 files (in path order: app/__init__, config, jobs).
+    let index = std::sync::Arc::clone(engine.index().unwrap());
+    engine.refresh_index(&move |done, _| {
+        if done == 3 {
+            index.interrupt_build();
+        }
+    });
+    let arguments = json!({"mode": "calls", "target": "parse_config"});
+    let partial = analyze(&engine, arguments.clone());
+    assert!(partial.ok, "{}", partial.face);
+    assert!(
+        partial.face.contains(
+            "note: the index is still building (3 of 7 files): edges from the files not yet indexed are missing"
+        ),
+        "{}",
+        partial.face
+    );
+    let full = partial.structured_at(loupe_engine::MetadataLevel::Full);
+    assert_eq!(full["meta"]["next_calls"][0], json!({"tool": "analyze", "arguments": arguments}), "{full}");
+    assert_eq!(full["meta"]["truncated"], json!(true), "{full}");
+    assert!(!edges(&partial).iter().any(|edge| edge.starts_with("app/main.py")), "{:?}", edges(&partial));
+
+    // The next session finishes the build: the caller in app/main.py appears.
+    drop(engine);
+    let engine = common::indexed_engine(root.path(), index_dir.path());
+    let whole = analyze(&engine, arguments);
+    assert!(!whole.face.contains("still building"), "{}", whole.face);
+    assert!(
+        edges(&whole).iter().any(|edge| edge.starts_with("app/main.py#main -calls->")),
+        "{}\n{:?}",
+        whole.face,
+        edges(&whole)
+    );
+}
