@@ -226,7 +226,8 @@ fn direct_calls(
         arguments.insert("max_depth".into(), Value::from(request.max_depth));
         let call = NextCall { tool: "analyze".into(), arguments };
         let plus = if deeper.truncated { "+" } else { "" };
-        answer.notes.push(format!("── {more}{plus} more within depth {}: {}", request.max_depth, call.render()));
+        answer.notes.push(format!("── {more}{plus} more within depth {} (next call)", request.max_depth));
+        answer.more = Some(call);
     }
     render(&near, target, answer, building)
 }
@@ -739,7 +740,7 @@ fn types(view: &View<'_>, request: &AnalyzeRequest, target: &SymbolRef, answer: 
 
 /// The answer's faces. `building`: the first index build is still running, with (files
 /// indexed, files in all, 0 while the walk counts them).
-fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, building: Option<(usize, usize)>) -> Outcome {
+fn render(request: &AnalyzeRequest, target: &Target, mut answer: Answer, building: Option<(usize, usize)>) -> Outcome {
     let resolved_target = match target {
         Target::Variable => answer.flow_target.clone().unwrap_or(Value::Null),
         Target::File(path) => json!({"type": "file", "path": path.as_str(), "name": path.file_name(), "line": null}),
@@ -752,13 +753,16 @@ fn render(request: &AnalyzeRequest, target: &Target, answer: Answer, building: O
     let direction = if request.mode == AnalyzeMode::Impact { "upstream" } else { request.direction.as_str() };
     let mut face = answer.face(request.mode, direction, request.max_depth);
     // The face offers one call: the same question again when the index was still building,
-    // more of the graph when it was cut, else a read of the first node.
+    // more of the graph when it was cut or stopped short of the depth asked, else a read of the
+    // first node.
     let next_call = if building.is_some() {
         Some(NextCall { tool: "analyze".into(), arguments: request.original.clone() })
     } else if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
         let mut arguments = request.original.clone();
         arguments.insert("max_nodes".into(), Value::from((request.max_nodes * 4).min(MAX_NODES_CEILING)));
         Some(NextCall { tool: "analyze".into(), arguments })
+    } else if let Some(more) = answer.more.take() {
+        Some(more)
     } else {
         answer.read_calls(1).into_iter().next()
     };

@@ -171,18 +171,36 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
-    /// `nodes` as `[id, line]` (an id is `path#name`, or a path; the line of its definition) and
+    /// `nodes` as `[id, line]` (an id is `path#name`, or a path; the line of its definition, left
+    /// out for a caller, user or importer, which its edges' lines place) and
     /// `edges` as `[source, target, line, confidence]` with nodes by index, the confidence only
     /// when it is not `exact`, and the relation fifth when it is not the plain one of its mode
     /// (`calls`, `imports`, `references`), trailing nulls left out: the node lines, as rows.
     fn compact(&self) -> (Value, Value) {
         let ids: Vec<&str> = self.nodes.iter().map(|node| node["id"].as_str().unwrap_or_default()).collect();
+        // A caller, user or importer is shown where it reaches the target (its edges' lines), not
+        // at its definition: like the text face, its row leaves the definition's line out.
+        let shown_at_its_edges = |node: &Value, id: &str| {
+            let mut reached = self.edges.iter().filter(|edge| edge["source"] == id).peekable();
+            node["direction"] == "upstream"
+                && reached.peek().is_some()
+                && reached.all(|edge| {
+                    !edge["line"].is_null()
+                        && matches!(edge["relation"].as_str(), Some("calls" | "imports" | "references"))
+                })
+        };
         // `[id, line]`, or `[id]` for a node without a line (a file, a module's top level).
         let nodes = self
             .nodes
             .iter()
             .zip(&ids)
-            .map(|(node, id)| if node["line"].is_null() { json!([id]) } else { json!([id, node["line"]]) })
+            .map(|(node, id)| {
+                if node["line"].is_null() || shown_at_its_edges(node, id) {
+                    json!([id])
+                } else {
+                    json!([id, node["line"]])
+                }
+            })
             .collect();
         let index =
             |id: &Value| ids.iter().position(|known| Some(*known) == id.as_str()).map_or(Value::Null, Value::from);

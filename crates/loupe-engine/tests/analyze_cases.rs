@@ -98,8 +98,9 @@ fn calls_without_a_depth_shows_direct_callers_and_counts_the_rest() {
     assert_eq!(edges(&near), ["app/config.py#parse_config -calls-> app/util.py#read_text [exact]"]);
     let mut deeper = arguments.clone();
     deeper["max_depth"] = json!(3);
-    let note = format!("── 1 more within depth 3: analyze {deeper}");
-    assert!(near.face.contains(&note), "{}", near.face);
+    assert!(near.face.contains("── 1 more within depth 3 (next call)\n→ next: analyze"), "{}", near.face);
+    let full = near.structured_at(loupe_engine::MetadataLevel::Full);
+    assert_eq!(full["meta"]["next_calls"][0], json!({"tool": "analyze", "arguments": deeper}), "{full}");
     let far = analyze(&workspace.engine, deeper);
     assert!(
         edges(&far).contains(&"app/main.py#main -calls-> app/config.py#parse_config [exact]".to_owned()),

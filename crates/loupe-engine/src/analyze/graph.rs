@@ -73,6 +73,8 @@ pub(crate) struct Answer {
     pub(crate) notes: Vec<String>,
     /// What data flow resolved its target to.
     pub(crate) flow_target: Option<Value>,
+    /// The call that shows the rest of a walk this answer stopped short of (a deeper one).
+    pub(crate) more: Option<NextCall>,
 }
 
 impl Answer {
@@ -86,6 +88,7 @@ impl Answer {
             truncated: false,
             notes: Vec::new(),
             flow_target: None,
+            more: None,
         }
     }
 
