@@ -44,6 +44,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -144,6 +145,9 @@ class Client:
         self.edits = Counter()
         self.watcher = Counter()
         self.watcher_misses = []
+        # (unix time, sessions KiB, analyze facts KiB) from each `manage metrics`: the bounded
+        # caches, told apart from growth in the memory report.
+        self.caches = []
         self.hits = []
         self.session = None
         self.scratch_dir = f"soak/client-{self.id}"
@@ -373,7 +377,11 @@ class Client:
         arguments = {"command": command}
         if command == "history":
             arguments["limit"] = 5
-        await self.call(f"manage {command}", "manage", arguments)
+        result = await self.call(f"manage {command}", "manage", arguments)
+        if command == "metrics" and result is not None and result.content:
+            found = re.search(r"caches: sessions (\d+) KiB · analyze facts (\d+) KiB", result.content[0].text)
+            if found:
+                self.caches.append((time.time(), int(found.group(1)), int(found.group(2))))
 
     async def watcher_probe(self):
         try:
@@ -550,7 +558,7 @@ class Client:
             "failure_kinds": dict(self.failure_kinds),
             "expected": dict(self.expected), "samples": dict(self.samples), "tasks": self.task + 1,
             "tasks_by_budget": self.tasks_by_budget, "lost": self.lost, "edits": dict(self.edits), "watcher": dict(self.watcher),
-            "watcher_misses": self.watcher_misses,
+            "watcher_misses": self.watcher_misses, "caches": self.caches,
             "latency": {label: values for label, values in self.latency.items()},
         }
 
@@ -785,6 +793,28 @@ def fmt_ms(seconds):
     return "—" if seconds is None else f"{seconds * 1000:.1f}"
 
 
+def net_growth(tallies, sampler, elapsed, window):
+    """Per server: the change of (RSS − the bounded caches' estimate) from the first window to the
+    last, with the caches and net medians in MB. A cache filling to its budget is not growth."""
+    start = time.time() - elapsed
+    out = []
+    for tally in sorted(tallies, key=lambda t: t["client"]):
+        client = tally["client"]
+        caches = [(at - start, (sessions + facts) / 1024) for at, sessions, facts in tally.get("caches", [])]
+        samples = sampler.samples.get(client, [])
+        def medians(lo, hi):
+            cache = [mb for at, mb in caches if lo <= at < hi]
+            rss, _ = window_stats(samples, lo, hi)
+            if not cache or rss is None:
+                return None
+            cache = statistics.median(cache)
+            return cache, rss / 1024 - cache
+        first, last = medians(0, window), medians(elapsed - window, elapsed + 1)
+        if first and last:
+            out.append((client, (last[1] / first[1] - 1) * 100, (first[0], last[0], first[1], last[1])))
+    return out
+
+
 def window_stats(samples, lo, hi):
     values = [rss for at, rss, _, _ in samples if lo <= at < hi]
     if not values:
@@ -859,6 +889,10 @@ def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, loa
     if growth:
         worst = max((last[0] / first[0] - 1) * 100 for _, first, last in growth)
         out.append(f"| RSS, last vs first {window / 60:.0f} min (median, worst server) | {worst:+.1f} % | does not grow |")
+    net = net_growth(tallies, sampler, elapsed, window)
+    if net:
+        worst = max(change for _, change, _ in net)
+        out.append(f"| RSS less the bounded caches, last vs first {window / 60:.0f} min (median, worst server) | {worst:+.1f} % | does not grow |")
     out.append(f"| expected refusals | {sum(expected.values()):,} | counted apart |")
     out.append(f"| client exit codes | {', '.join(str(exit_codes[c]) for c in sorted(exit_codes))} | 0 |")
     out.append("")
@@ -927,6 +961,14 @@ def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, loa
     out.append("RSS over time (MB, every ~1/12 of the run):\n")
     out += series
     out.append("")
+    if net:
+        out.append("The bounded caches (`manage metrics`: the session store, budget 16 MiB, and the analyze facts "
+                   "cache, budget 128 MiB, as their budgets estimate them), and RSS less them (medians per window, MB):\n")
+        out.append(f"| server | caches, first {window / 60:.0f} min | caches, last {window / 60:.0f} min | RSS less caches, first | RSS less caches, last | change |")
+        out.append("|---|---:|---:|---:|---:|---:|")
+        for client, change, (cache_first, cache_last, net_first, net_last) in net:
+            out.append(f"| {client} | {cache_first:.0f} | {cache_last:.0f} | {net_first:.0f} | {net_last:.0f} | {change:+.1f} % |")
+        out.append("")
     # The shape, not only the two ends: a bounded cache filling up rises and then stays flat,
     # a leak keeps rising window after window.
     out.append(f"Median RSS per {window / 60:.0f}-minute window (MB):\n")

@@ -290,7 +290,16 @@ fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> 
         analytics["written"],
         analytics["drop_count_by_type"]
     ));
-    (face, json!({"session": session, "analytics": analytics}))
+    // The memory of the bounded caches a long-running server fills (estimated as their budgets
+    // count it): what a soak tells apart from growth.
+    let (facts_files, facts_bytes) = engine.relations.facts_cache_size();
+    face.push_str(&format!(
+        "caches: sessions {} KiB · analyze facts {} KiB in {facts_files} files\n",
+        session["live_sessions_bytes"].as_u64().unwrap_or(0) / 1024,
+        facts_bytes / 1024
+    ));
+    let caches = json!({"analyze_facts_files": facts_files, "analyze_facts_bytes": facts_bytes});
+    (face, json!({"session": session, "analytics": analytics, "caches": caches}))
 }
 
 const GUIDANCE: &str = "How to work with loupe cheaply:

@@ -133,6 +133,12 @@ pub(crate) struct Relations {
 }
 
 impl Relations {
+    /// The facts cache's files and estimated bytes, for `manage metrics`.
+    pub(crate) fn facts_cache_size(&self) -> (usize, usize) {
+        let cache = self.facts.lock().unwrap_or_else(|poison| poison.into_inner());
+        (cache.entries.len(), cache.bytes)
+    }
+
     /// The graphs for the index as it is now, built when the index changed since the last.
     pub(crate) fn graphs(&self, engine: &Engine, index: &Index) -> Arc<Graphs> {
         let generation = index.generation();
