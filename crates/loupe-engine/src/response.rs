@@ -25,6 +25,8 @@ use serde_json::{Map, Value, json};
 
 pub use loupe_core::config::MetadataLevel;
 
+use crate::reasons::ReasonCode;
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Location {
     pub file: String,
@@ -216,14 +218,17 @@ pub(crate) struct Act {
     pub(crate) truncated: bool,
     pub(crate) next_cursor: Option<String>,
     pub(crate) file_hash: Option<String>,
-    /// Codes in any order; rendered in the enum's fixed order (§9.9).
-    pub(crate) reason_codes: Vec<String>,
+    /// Codes in any order; rendered in the enum's fixed order (§9.9). Typed: only a
+    /// registered code can be emitted.
+    pub(crate) reason_codes: Vec<ReasonCode>,
     pub(crate) next_calls: Vec<NextCall>,
     pub(crate) preview_degraded: bool,
     pub(crate) results: Option<Vec<HitRef>>,
     pub(crate) bundle_id: Option<String>,
     pub(crate) transaction_id: Option<String>,
     pub(crate) graph: Option<Graph>,
+    /// The language of the file a read shows, when loupe parses it (`rust`, `python`, …).
+    pub(crate) language: Option<&'static str>,
 }
 
 /// What a tool answers, before rendering.
@@ -290,7 +295,7 @@ impl Outcome {
         let token_estimate = self.face.tokens();
         let face = self.face.render();
         let compact = self.face.render_compact(&self.act.next_calls);
-        let reason_codes = crate::reasons::ordered(self.act.reason_codes.iter().cloned());
+        let reason_codes = crate::reasons::ordered(self.act.reason_codes.iter().copied());
         let mut meta = Map::new();
         meta.insert("token_estimate".into(), Value::from(token_estimate));
         if self.ok {
@@ -300,6 +305,9 @@ impl Outcome {
         }
         if let Some(hash) = &self.act.file_hash {
             meta.insert("file_hash".into(), Value::from(hash.as_str()));
+        }
+        if let Some(language) = self.act.language {
+            meta.insert("language".into(), Value::from(language));
         }
         meta.insert("reason_codes".into(), json!(reason_codes));
         meta.insert("next_calls".into(), calls_json(&self.act.next_calls));
@@ -403,6 +411,9 @@ impl Response {
         }
         if let Some(hash) = &act.file_hash {
             object.insert("file_hash".into(), Value::from(hash.as_str()));
+        }
+        if let Some(language) = act.language {
+            object.insert("language".into(), Value::from(language));
         }
         if let Some(id) = &act.transaction_id {
             object.insert("transaction_id".into(), Value::from(id.as_str()));
