@@ -10,8 +10,8 @@
 //!
 //! The structured face (§3.3): `standard` (the default) carries what the text face says once,
 //! with what a program acts on at the top level (`ok`, `error`, `truncated`, `next_cursor`,
-//! `next_calls`, `file_hash`, `reason_codes`, `results`, `transaction_id`, `nodes`/`edges`/
-//! `resolved_target`). Its `text` is the face without the lines those fields carry: a search
+//! `next_calls`, `file_hash`, `language`, `reason_codes`, `results`, `transaction_id`,
+//! `nodes`/`edges`/`resolved_target`). Its `text` is the face without the lines those fields carry: a search
 //! hit's line is its `results` row (`[path, line, candidate_id, shown]`), an analyze node's line
 //! its `nodes` row, and a `→ next:` line its `next_calls` entry. So a client that hands the model
 //! `JSON.stringify(structuredContent)` gives it every line of the face at nearly the text's
