@@ -3,8 +3,8 @@
 //! directly. The CLI and tests use the in-process connection (`Engine::call`); MCP passes its
 //! connection (`Engine::call_in`).
 
-use loupe_core::ToolError;
-use serde_json::Value;
+use loupe_core::{RepoPath, ToolError};
+use serde_json::{Map, Value};
 
 use crate::analyze::{self, AnalyzeRequest};
 use crate::args::{Parsed, Rejected};
@@ -111,6 +111,9 @@ impl Engine {
     /// kept. An id the session does not hold is left to the parser, which asks for a target.
     fn candidate_read(&self, context: &CallContext, arguments: Value) -> Value {
         let Value::Object(mut given) = arguments else { return arguments };
+        if given.get("mode").and_then(Value::as_str) == Some("symbol") {
+            return Value::Object(self.symbol_by_candidate(context, given));
+        }
         if ["target", "file_path", "filePath"].iter().any(|key| given.contains_key(*key)) {
             return Value::Object(given);
         }
@@ -126,6 +129,53 @@ impl Engine {
             given.entry(key).or_insert(value);
         }
         Value::Object(given)
+    }
+
+    /// `read {"mode": "symbol", "target": <candidate id>}` (§5: a symbol read takes an id from
+    /// search; or `candidate_id` without a target): the symbol the hit names, or, for a text
+    /// hit, the innermost definition around its line, by name and `path`, with the id as the
+    /// read's ref. A target that is no id the session holds is a symbol name and is left as it is.
+    fn symbol_by_candidate(&self, context: &CallContext, mut given: Map<String, Value>) -> Map<String, Value> {
+        let text = |key: &str| given.get(key).and_then(Value::as_str).map(str::to_owned);
+        // The id as the target, or, without a target, the ref itself (`candidate_id` alone).
+        let id = match text("target") {
+            Some(target) => Some(target).filter(|target| is_candidate_id(target)),
+            None => text("candidate_id").or_else(|| text("candidateId")),
+        };
+        let Some(id) = id else { return given };
+        let session_id = text("session_id").or_else(|| text("sessionId"));
+        let Some(candidate) = self.session_layer().candidate(context, session_id.as_deref(), &id) else {
+            return given;
+        };
+        let target = match candidate.read.get("mode").and_then(Value::as_str) {
+            Some("symbol") => candidate.read.get("target").cloned(),
+            _ => self.definition_around(&candidate.path, candidate.line).map(Value::from),
+        };
+        let Some(target) = target else { return given };
+        given.insert("target".into(), target);
+        given.entry("path").or_insert_with(|| Value::from(candidate.path.as_str()));
+        if !given.contains_key("candidateId") {
+            given.entry("candidate_id").or_insert_with(|| Value::from(id));
+        }
+        given
+    }
+
+    /// The qualified name of the innermost definition holding `line` of `path`, as on disk now.
+    fn definition_around(&self, path: &str, line: Option<usize>) -> Option<String> {
+        let line = line?;
+        let path = RepoPath::normalize(path)?;
+        let lang = loupe_index::Lang::from_path(path.as_str())?;
+        let bytes = self.root().read_indexed(&path, self.config().max_file_bytes).ok()?;
+        let decoded = loupe_core::text::decode(&bytes).ok()?;
+        let definitions = loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Definitions).definitions;
+        let around = definitions
+            .iter()
+            .filter(|definition| definition.span.start_line <= line && line <= definition.span.end_line)
+            .max_by_key(|definition| definition.depth)?;
+        Some(match &around.container {
+            Some(container) => format!("{container}{}{}", lang.separator(), around.name),
+            None => around.name.clone(),
+        })
     }
 
     /// Waits for the first index build, reporting its progress (see `Work::wait_for_index`).
@@ -164,4 +214,9 @@ impl Engine {
             ToolCall::Manage(request) => manage::run(self, context, request, work),
         }
     }
+}
+
+/// A search hit's candidate id: 7 lower-case letters (`search/render.rs`, `candidate_id`).
+fn is_candidate_id(text: &str) -> bool {
+    text.len() == 7 && text.bytes().all(|byte| byte.is_ascii_lowercase())
 }

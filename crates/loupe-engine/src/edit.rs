@@ -20,6 +20,7 @@ use loupe_vfs::{FileChange, Plan};
 use serde_json::json;
 
 use crate::engine::Engine;
+use crate::reasons::ReasonCode;
 use crate::response::{MetadataLevel, Outcome};
 use failures::{combine, decode_for_diff, syntax_count, syntax_status, vfs_error};
 use render::render;
@@ -191,7 +192,7 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<O
     });
     let mut reports = Vec::new();
     let mut changes = Vec::new();
-    let mut reason_codes: Vec<&'static str> = Vec::new();
+    let mut reason_codes: Vec<ReasonCode> = Vec::new();
     for ((state, new_bytes), analysis) in encoded.into_iter().zip(analyses) {
         if analysis.introduced {
             if options.check_syntax == SyntaxCheck::Block {
@@ -208,12 +209,12 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<O
                 });
                 continue;
             }
-            if !reason_codes.contains(&"SYNTAX_ERRORS_INTRODUCED") {
-                reason_codes.push("SYNTAX_ERRORS_INTRODUCED");
+            if !reason_codes.contains(&ReasonCode::SyntaxErrorsIntroduced) {
+                reason_codes.push(ReasonCode::SyntaxErrorsIntroduced);
             }
         }
-        if state.fuzzy_used && !reason_codes.contains(&"FUZZY_MATCH") {
-            reason_codes.push("FUZZY_MATCH");
+        if state.fuzzy_used && !reason_codes.contains(&ReasonCode::FuzzyMatch) {
+            reason_codes.push(ReasonCode::FuzzyMatch);
         }
         reports.push(FileReport {
             path: state.path.clone(),

@@ -170,7 +170,7 @@ pub const READ: ToolSpec = ToolSpec {
     title: "Read code",
     description: "Read code with a budget. Lines are 1-based, inclusive, prefixed `  N│` (not part of the content). \
 Modes: file (paged: offset/limit), snippet (start_line..end_line or line_range \"10-20\", plus context_lines), \
-symbol (target: name, Type.method or Type::method; path disambiguates), outline (signatures only, file or directory), \
+symbol (target: name, Type.method, Type::method or a hit's candidate_id; path disambiguates), outline (signatures only, file or directory), \
 diff_preview (file or directory vs HEAD/INDEX; content: proposed text vs HEAD/INDEX/WORKTREE). \
 A cut result ends with the exact next call (cursor). meta.file_hash is the edit precondition. \
 file/symbol/outline need a ref from search (candidate_id, bundle_id or a copied next_calls entry); windows up to 200 lines do not. \

@@ -154,9 +154,18 @@ impl ReadRequest {
 pub(crate) fn run(engine: &Engine, request: &ReadRequest) -> Outcome {
     let metadata = request.metadata;
     let result = match &request.window {
-        Window::Outline { depth, include_docs } => {
-            outline::outline(engine, &request.target, *depth, *include_docs, request.caps.max_tokens)
-        }
+        Window::Outline { depth, include_docs } => outline::outline(
+            engine,
+            &outline::OutlineRequest {
+                target: &request.target,
+                depth: *depth,
+                include_docs: *include_docs,
+                max_tokens: request.caps.max_tokens,
+                cursor: request.cursor.as_deref(),
+                original: &request.original,
+                metadata: request.metadata,
+            },
+        ),
         Window::DiffPreview { against, content, context, offset } => {
             let diff_request = diff_preview::DiffRequest {
                 offset: *offset,

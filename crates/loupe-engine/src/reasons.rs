@@ -10,79 +10,77 @@ use serde_json::Value;
 /// The registry, compiled in.
 pub(crate) const REGISTRY_JSON: &str = include_str!("reason_registry.json");
 
-/// Every reason code, core first in the §9.9 order, then the extensions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum ReasonCode {
-    SearchFirstRequired,
-    SearchRefRequired,
-    CandidateRefRequired,
-    BudgetSoftLimit,
-    BudgetHardLimit,
-    LowRelevanceOutsideTopk,
-    PreviewDegraded,
+/// Defines the enum, its strings and `ALL` from one list, so a code cannot be spelled twice.
+macro_rules! reason_codes {
+    ($($variant:ident = $code:literal,)*) => {
+        /// Every reason code, core first in the §9.9 order, then the extensions. An `Outcome`
+        /// holds these, never strings: a code that is not here (and so, by the registry test,
+        /// not in `reason_registry.json`) cannot be emitted.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub(crate) enum ReasonCode {
+            $($variant,)*
+        }
+
+        impl ReasonCode {
+            /// In reporting order.
+            pub(crate) const ALL: &[ReasonCode] = &[$(ReasonCode::$variant,)*];
+
+            pub(crate) fn as_str(self) -> &'static str {
+                match self {
+                    $(ReasonCode::$variant => $code,)*
+                }
+            }
+        }
+    };
+}
+
+reason_codes! {
+    SearchFirstRequired = "SEARCH_FIRST_REQUIRED",
+    SearchRefRequired = "SEARCH_REF_REQUIRED",
+    CandidateRefRequired = "CANDIDATE_REF_REQUIRED",
+    BudgetSoftLimit = "BUDGET_SOFT_LIMIT",
+    BudgetHardLimit = "BUDGET_HARD_LIMIT",
+    LowRelevanceOutsideTopk = "LOW_RELEVANCE_OUTSIDE_TOPK",
+    PreviewDegraded = "PREVIEW_DEGRADED",
     // Extensions, described in the registry.
-    SessionIdRequired,
-    NoMatch,
-    DuplicateReadElided,
-    LegacyToolDeprecated,
+    SessionIdRequired = "SESSION_ID_REQUIRED",
+    NoMatch = "NO_MATCH",
+    DuplicateReadElided = "DUPLICATE_READ_ELIDED",
+    LegacyToolDeprecated = "LEGACY_TOOL_DEPRECATED",
+    LowRelevance = "LOW_RELEVANCE",
+    BudgetNearLimit = "BUDGET_NEAR_LIMIT",
+    DiffTruncated = "DIFF_TRUNCATED",
+    FuzzyMatch = "FUZZY_MATCH",
+    SyntaxErrorsIntroduced = "SYNTAX_ERRORS_INTRODUCED",
 }
 
 impl ReasonCode {
-    /// In reporting order.
-    pub(crate) const ALL: [ReasonCode; 11] = [
-        ReasonCode::SearchFirstRequired,
-        ReasonCode::SearchRefRequired,
-        ReasonCode::CandidateRefRequired,
-        ReasonCode::BudgetSoftLimit,
-        ReasonCode::BudgetHardLimit,
-        ReasonCode::LowRelevanceOutsideTopk,
-        ReasonCode::PreviewDegraded,
-        ReasonCode::SessionIdRequired,
-        ReasonCode::NoMatch,
-        ReasonCode::DuplicateReadElided,
-        ReasonCode::LegacyToolDeprecated,
-    ];
-
     /// The seven codes of the §9.9 core enum.
     #[cfg(test)]
     pub(crate) const CORE: usize = 7;
 
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            ReasonCode::SearchFirstRequired => "SEARCH_FIRST_REQUIRED",
-            ReasonCode::SearchRefRequired => "SEARCH_REF_REQUIRED",
-            ReasonCode::CandidateRefRequired => "CANDIDATE_REF_REQUIRED",
-            ReasonCode::BudgetSoftLimit => "BUDGET_SOFT_LIMIT",
-            ReasonCode::BudgetHardLimit => "BUDGET_HARD_LIMIT",
-            ReasonCode::LowRelevanceOutsideTopk => "LOW_RELEVANCE_OUTSIDE_TOPK",
-            ReasonCode::PreviewDegraded => "PREVIEW_DEGRADED",
-            ReasonCode::SessionIdRequired => "SESSION_ID_REQUIRED",
-            ReasonCode::NoMatch => "NO_MATCH",
-            ReasonCode::DuplicateReadElided => "DUPLICATE_READ_ELIDED",
-            ReasonCode::LegacyToolDeprecated => "LEGACY_TOOL_DEPRECATED",
-        }
-    }
-
     pub(crate) fn parse(code: &str) -> Option<ReasonCode> {
-        ReasonCode::ALL.into_iter().find(|reason| reason.as_str() == code)
+        ReasonCode::ALL.iter().copied().find(|reason| reason.as_str() == code)
     }
 }
 
-/// Codes as strings in the fixed order, without duplicates. Strings that are not codes
-/// (none are expected) keep their relative order after the known ones.
-pub(crate) fn ordered(codes: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut known: Vec<ReasonCode> = Vec::new();
-    let mut unknown: Vec<String> = Vec::new();
-    for code in codes {
-        match ReasonCode::parse(&code) {
-            Some(reason) if !known.contains(&reason) => known.push(reason),
-            Some(_) => {}
-            None if !unknown.contains(&code) => unknown.push(code),
-            None => {}
-        }
+impl std::fmt::Display for ReasonCode {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
     }
+}
+
+/// Codes in the fixed order, without duplicates, as the strings the faces show.
+pub(crate) fn ordered(codes: impl IntoIterator<Item = ReasonCode>) -> Vec<String> {
+    let mut known: Vec<ReasonCode> = codes.into_iter().collect();
     known.sort();
-    known.into_iter().map(|reason| reason.as_str().to_owned()).chain(unknown).collect()
+    known.dedup();
+    known.into_iter().map(|reason| reason.as_str().to_owned()).collect()
+}
+
+/// `CODE, CODE` in the fixed order, for a footer's brackets.
+pub(crate) fn joined(codes: &[ReasonCode]) -> String {
+    ordered(codes.iter().copied()).join(", ")
 }
 
 /// The parsed registry (it is compiled in and checked by a test, so parsing cannot fail at
@@ -115,9 +113,9 @@ mod tests {
 
     #[test]
     fn codes_are_reported_in_enum_order_whatever_order_they_came_in() {
-        let shuffled =
-            ["PREVIEW_DEGRADED", "NO_MATCH", "SEARCH_FIRST_REQUIRED", "BUDGET_SOFT_LIMIT", "PREVIEW_DEGRADED"];
-        let ordered = ordered(shuffled.iter().map(|code| (*code).to_owned()));
+        use ReasonCode::*;
+        let shuffled = [PreviewDegraded, NoMatch, SearchFirstRequired, BudgetSoftLimit, PreviewDegraded];
+        let ordered = ordered(shuffled);
         assert_eq!(ordered, ["SEARCH_FIRST_REQUIRED", "BUDGET_SOFT_LIMIT", "PREVIEW_DEGRADED", "NO_MATCH"]);
     }
 }

@@ -10,8 +10,8 @@
 //!
 //! The structured face (§3.3): `standard` (the default) carries what the text face says once,
 //! with what a program acts on at the top level (`ok`, `error`, `truncated`, `next_cursor`,
-//! `next_calls`, `file_hash`, `reason_codes`, `results`, `transaction_id`, `nodes`/`edges`/
-//! `resolved_target`). Its `text` is the face without the lines those fields carry: a search
+//! `next_calls`, `file_hash`, `language`, `reason_codes`, `results`, `transaction_id`,
+//! `nodes`/`edges`/`resolved_target`). Its `text` is the face without the lines those fields carry: a search
 //! hit's line is its `results` row (`[path, line, candidate_id, shown]`), an analyze node's line
 //! its `nodes` row, and a `→ next:` line its `next_calls` entry. So a client that hands the model
 //! `JSON.stringify(structuredContent)` gives it every line of the face at nearly the text's
@@ -24,6 +24,8 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 pub use loupe_core::config::MetadataLevel;
+
+use crate::reasons::ReasonCode;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Location {
@@ -234,14 +236,17 @@ pub(crate) struct Act {
     pub(crate) truncated: bool,
     pub(crate) next_cursor: Option<String>,
     pub(crate) file_hash: Option<String>,
-    /// Codes in any order; rendered in the enum's fixed order (§9.9).
-    pub(crate) reason_codes: Vec<String>,
+    /// Codes in any order; rendered in the enum's fixed order (§9.9). Typed: only a
+    /// registered code can be emitted.
+    pub(crate) reason_codes: Vec<ReasonCode>,
     pub(crate) next_calls: Vec<NextCall>,
     pub(crate) preview_degraded: bool,
     pub(crate) results: Option<Vec<HitRef>>,
     pub(crate) bundle_id: Option<String>,
     pub(crate) transaction_id: Option<String>,
     pub(crate) graph: Option<Graph>,
+    /// The language of the file a read shows, when loupe parses it (`rust`, `python`, …).
+    pub(crate) language: Option<&'static str>,
 }
 
 /// What a tool answers, before rendering.
@@ -308,7 +313,7 @@ impl Outcome {
         let token_estimate = self.face.tokens();
         let face = self.face.render();
         let compact = self.face.render_compact(&self.act.next_calls);
-        let reason_codes = crate::reasons::ordered(self.act.reason_codes.iter().cloned());
+        let reason_codes = crate::reasons::ordered(self.act.reason_codes.iter().copied());
         let mut meta = Map::new();
         meta.insert("token_estimate".into(), Value::from(token_estimate));
         if self.ok {
@@ -318,6 +323,9 @@ impl Outcome {
         }
         if let Some(hash) = &self.act.file_hash {
             meta.insert("file_hash".into(), Value::from(hash.as_str()));
+        }
+        if let Some(language) = self.act.language {
+            meta.insert("language".into(), Value::from(language));
         }
         meta.insert("reason_codes".into(), json!(reason_codes));
         meta.insert("next_calls".into(), calls_json(&self.act.next_calls));
@@ -421,6 +429,9 @@ impl Response {
         }
         if let Some(hash) = &act.file_hash {
             object.insert("file_hash".into(), Value::from(hash.as_str()));
+        }
+        if let Some(language) = act.language {
+            object.insert("language".into(), Value::from(language));
         }
         if let Some(id) = &act.transaction_id {
             object.insert("transaction_id".into(), Value::from(id.as_str()));

@@ -19,7 +19,7 @@ use crate::args::choice_enum;
 use crate::engine::Engine;
 use crate::response::{MetadataLevel, Outcome};
 use crate::work::Work;
-use hits::{file_hits, symbol_hits, text_hits};
+use hits::{file_hits, symbol_hits, terms_hits, text_hits};
 use parse::infer;
 use render::render;
 
@@ -45,6 +45,7 @@ choice_enum! {
 
 choice_enum! {
     /// What a search looks for (`type`); `auto` infers one of the others from the query.
+    /// `terms` is only ever inferred (a question or several words, searched as its terms).
     pub(crate) enum SearchKind {
         Auto = "auto",
         Text = "text",
@@ -52,6 +53,7 @@ choice_enum! {
         Symbol = "symbol",
         File = "file",
         Directory = "directory",
+        Terms = "terms",
     }
 }
 
@@ -127,6 +129,7 @@ fn execute(engine: &Engine, request: &SearchRequest, work: &Work) -> Result<Outc
         SearchKind::Directory => searched_all(file_hits(engine, request, true)),
         SearchKind::Regex => text_hits(engine, request, true, work)?,
         SearchKind::Text | SearchKind::Auto => text_hits(engine, request, false, work)?,
+        SearchKind::Terms => terms_hits(engine, request, work)?,
     };
     let mut used = effective;
     if inferred && effective == SearchKind::Symbol && hits.0.is_empty() {
@@ -142,7 +145,8 @@ fn execute(engine: &Engine, request: &SearchRequest, work: &Work) -> Result<Outc
             .then_with(|| left.path.cmp(&right.path))
             .then_with(|| left.line.cmp(&right.line))
     });
-    let found = Found { hits, lower_bound, not_searched };
+    let terms = if used == SearchKind::Terms { parse::significant_terms(&request.query) } else { Vec::new() };
+    let found = Found { hits, lower_bound, not_searched, terms };
     Ok(render(engine, request, used, inferred, fell_back, index_state, found))
 }
 
@@ -152,6 +156,8 @@ struct Found {
     hits: Vec<Hit>,
     lower_bound: bool,
     not_searched: usize,
+    /// The terms a `terms` search looked for, as the query spelled them.
+    terms: Vec<String>,
 }
 
 impl Filters {

@@ -20,8 +20,9 @@
 //! file; idle TTL and a 4,096-session cap, least recently used evicted); `gate.rs` (precision and
 //! cursor exceptions, issued-call and candidate/bundle matching, refusals with `gate_context`);
 //! `budget.rs` (session limits checked before a read, so the read that reaches a limit is served
-//! whole and the next is refused; the 80% warning; `budget_state`); `relevance.rs` (top 10 of the
-//! last 3 searches, excluded trees, up to 3 alternatives; `block` refuses before reading when the
+//! whole and the next is refused; the 80% warning, `BUDGET_NEAR_LIMIT`; `budget_state`);
+//! `relevance.rs` (top 10 of the last 3 searches, excluded trees, up to 3 alternatives; a miss is
+//! the soft warning `LOW_RELEVANCE` with reason `LOW_RELEVANCE_OUTSIDE_TOPK`; `block` refuses before reading when the
 //! path is known from the arguments, a symbol read without `path` is only warned after
 //! resolution; reads that came with a ref are not judged); `aggregation.rs` (what each session
 //! received: path, file hash, line ranges with the read that sent them; elided runs become one
@@ -238,7 +239,7 @@ impl SessionLayer {
             if let Some((code, message)) = pre.warn {
                 stabilization.reason_codes.push(code);
                 stabilization.footer_codes.push(code);
-                stabilization.warnings.push(message.clone());
+                stabilization.warnings.push((code, message.clone()));
                 stabilization.footer_messages.push(message);
             }
             // A diff of the working tree reviews changes, not a search's results (§9.7 never
@@ -249,15 +250,20 @@ impl SessionLayer {
                 && let Some(path) = &outcome.target
                 && let Some(alternatives) = relevance::judge(session, path, request.mode == ReadMode::Outline)
             {
-                stabilization.reason_codes.push(ReasonCode::LowRelevanceOutsideTopk);
-                stabilization.footer_codes.push(ReasonCode::LowRelevanceOutsideTopk);
+                // The seeds' soft warning `LOW_RELEVANCE`, with the core reason that says why.
+                let codes = [ReasonCode::LowRelevanceOutsideTopk, ReasonCode::LowRelevance];
+                stabilization.reason_codes.extend(codes);
+                stabilization.footer_codes.extend(codes);
                 let names: Vec<&str> = alternatives.iter().map(|c| c.path.as_str()).collect();
                 let message = if names.is_empty() {
-                    format!("`{path}` is not among your last searches' results")
+                    format!("this target seems unrelated: `{path}` is not among your last searches' results")
                 } else {
-                    format!("`{path}` is not among your last searches' results; try {}", names.join(", "))
+                    format!(
+                        "this target seems unrelated: `{path}` is not among your last searches' results; try {}",
+                        names.join(", ")
+                    )
                 };
-                stabilization.warnings.push(message.clone());
+                stabilization.warnings.push((ReasonCode::LowRelevance, message.clone()));
                 stabilization.footer_messages.push(message);
                 stabilization.alternatives = Some(alternatives);
             }
@@ -366,7 +372,7 @@ impl SessionLayer {
                 .push(NextCall::new("search", json!({"query": search_query(&shape.request.target, Some(path))})));
             let error = error.with_detail(
                 "gate_context",
-                json!({"expected_target": alternatives.first().map(|c| c.path.clone()), "provided_target": path}),
+                json!({"expected_target": alternatives.first().map(gate::expected_target), "provided_target": path}),
             );
             return Err(Box::new(Refusal {
                 error,
@@ -383,7 +389,9 @@ impl SessionLayer {
         stabilization.budget_state = Some(state);
         if let Some(warning) = warning {
             stabilization.budget_pressed = true;
-            stabilization.warnings.push(warning.clone());
+            stabilization.reason_codes.push(ReasonCode::BudgetNearLimit);
+            stabilization.footer_codes.push(ReasonCode::BudgetNearLimit);
+            stabilization.warnings.push((ReasonCode::BudgetNearLimit, warning.clone()));
             stabilization.footer_messages.push(warning);
         }
     }
@@ -492,6 +500,24 @@ impl SessionLayer {
             .flat_map(|search| search.candidates.iter())
             .find(|candidate| candidate.id == candidate_id)
             .map(|candidate| candidate.read.clone())
+    }
+
+    /// A hit one of the session's last searches showed, by its candidate id.
+    pub(crate) fn candidate(
+        &self,
+        context: &CallContext,
+        session_id: Option<&str>,
+        candidate_id: &str,
+    ) -> Option<store::Candidate> {
+        let key = self.key(context, session_id);
+        let store = self.lock();
+        let session = store.peek(&key, Instant::now())?;
+        session
+            .searches
+            .iter()
+            .flat_map(|search| search.candidates.iter())
+            .find(|candidate| candidate.id == candidate_id)
+            .cloned()
     }
 
     /// The session's metrics and budget for `manage` (without creating the session).
@@ -620,6 +646,7 @@ fn search_record(outcome: &Outcome) -> SearchRecord {
             id: hit.candidate_id.clone(),
             path: hit.path.clone(),
             symbol: hit.symbol.clone(),
+            line: hit.line,
             read: hit.read.arguments.clone(),
         })
         .collect();

@@ -138,6 +138,7 @@ fn cases() -> Vec<(&'static str, &'static str, Value)> {
         ("search_auto_directory", "search", json!({"query": "src/"})),
         ("search_file_name", "search", json!({"query": "util.ts"})),
         ("search_no_match_broadens", "search", json!({"query": "nonexistent_thing_xyz"})),
+        ("search_auto_question_terms", "search", json!({"query": "where is the config parsed?"})),
         ("search_paged", "search", json!({"query": "line", "type": "text", "max_results": 2})),
         ("search_output_files", "search", json!({"query": "line", "type": "text", "output": "files"})),
         ("search_output_count", "search", json!({"query": "line", "type": "text", "output": "count"})),

@@ -419,6 +419,11 @@ fn reason_codes_are_deterministic_and_ordered() {
         "NO_MATCH",
         "DUPLICATE_READ_ELIDED",
         "LEGACY_TOOL_DEPRECATED",
+        "LOW_RELEVANCE",
+        "BUDGET_NEAR_LIMIT",
+        "DIFF_TRUNCATED",
+        "FUZZY_MATCH",
+        "SYNTAX_ERRORS_INTRODUCED",
     ];
     let run = || {
         let fixture = fixture_with(|config| {
@@ -464,9 +469,10 @@ fn reason_codes_are_deterministic_and_ordered() {
                 "BUDGET_SOFT_LIMIT",
                 "LOW_RELEVANCE_OUTSIDE_TOPK",
                 "PREVIEW_DEGRADED",
-                "DUPLICATE_READ_ELIDED"
+                "DUPLICATE_READ_ELIDED",
+                "LOW_RELEVANCE"
             ]),
-            json!(["LOW_RELEVANCE_OUTSIDE_TOPK", "DUPLICATE_READ_ELIDED"]),
+            json!(["LOW_RELEVANCE_OUTSIDE_TOPK", "DUPLICATE_READ_ELIDED", "LOW_RELEVANCE"]),
         ]
     );
 }

@@ -7,6 +7,7 @@ mod analyze_accuracy;
 mod analyze_cases;
 mod ceilings;
 mod common;
+mod contract_edges;
 mod diff_preview_cases;
 mod diff_preview_secrets;
 mod edit_cases;

@@ -579,3 +579,51 @@ fn two_servers_on_one_root_both_serve_search() {
     let index_dirs: Vec<_> = std::fs::read_dir(cache.path().join("loupe")).unwrap().collect();
     assert_eq!(index_dirs.len(), 1, "one index directory per root");
 }
+
+/// A `diff_preview` of proposed content cut by the server's ceiling, over the wire: the answer
+/// says `PREVIEW_DEGRADED`, and its `next_cursor` continues in the same server without the
+/// content being sent again, page after page, to the end of the diff.
+#[tokio::test]
+async fn a_cut_diff_preview_continues_by_cursor_over_stdio() {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.name=loupe", "-c", "user.email=loupe@example.invalid", "-c", "core.autocrlf=false"])
+            .args(args)
+            .current_dir(dir.path())
+            .env_remove("GIT_DIR")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.path().join("base.txt"), "base\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base"]);
+    let mut command = serve_command(dir.path());
+    command.env("LOUPE_MAX_PREVIEW_CHARS", "1500");
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let proposed: String = (1..=300).map(|number| format!("proposed line {number}\n")).collect();
+    let mut call = json!({"mode": "diff_preview", "target": "base.txt", "against": "WORKTREE", "content": proposed});
+    let mut pages = 0;
+    let last_text = loop {
+        pages += 1;
+        assert!(pages < 40, "the diff does not advance");
+        let result =
+            client.call_tool(CallToolRequestParams::new("read").with_arguments(arguments(call.clone()))).await.unwrap();
+        assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+        let structured = result.structured_content.clone().unwrap();
+        let text = text_of(&result);
+        let Some(cursor) = structured["next_cursor"].as_str() else { break text };
+        let codes = structured["reason_codes"].as_array().unwrap();
+        assert!(codes.contains(&json!("PREVIEW_DEGRADED")), "{structured}");
+        assert!(text.contains("[PREVIEW_DEGRADED, DIFF_TRUNCATED]"), "{text}");
+        let next = structured["next_calls"][0]["arguments"].clone();
+        assert_eq!(next["cursor"], json!(cursor));
+        assert!(next.get("content").is_none(), "the continuation repeats the content: {next}");
+        call = next;
+    };
+    assert!(pages > 2, "the ceiling cut the diff into pages");
+    assert!(last_text.contains("+proposed line 300"), "{last_text}");
+    client.cancel().await.unwrap();
+}

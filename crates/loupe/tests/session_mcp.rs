@@ -180,7 +180,12 @@ fn budget_limits_and_exact_metrics() {
     server.call("read", json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 25, "end_line": 26}));
     let fourth =
         server.call("read", json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 25, "end_line": 27}));
-    assert!(fourth.face.contains("── session: read allowance used up (3/3 reads"), "{}", fourth.face);
+    assert!(
+        fourth.face.contains("── session [BUDGET_NEAR_LIMIT]: read allowance used up (3/3 reads"),
+        "{}",
+        fourth.face
+    );
+    assert_eq!(fourth.reasons(), json!(["DUPLICATE_READ_ELIDED", "BUDGET_NEAR_LIMIT"]), "{}", fourth.face);
     let hard =
         server.call("read", json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 30, "end_line": 31}));
     assert_eq!(hard.code(), "BUDGET_EXCEEDED");
@@ -211,8 +216,12 @@ fn relevance_aggregation_and_reason_codes() {
     server.call("search", json!({"query": "fn f7()", "type": "text"}));
     let miss = server.call("read", json!({"mode": "snippet", "target": "src/other.rs", "start_line": 1}));
     assert!(!miss.is_error);
-    assert_eq!(miss.reasons(), json!(["LOW_RELEVANCE_OUTSIDE_TOPK"]));
-    assert!(miss.face.contains("── session [LOW_RELEVANCE_OUTSIDE_TOPK]"), "{}", miss.face);
+    assert_eq!(miss.reasons(), json!(["LOW_RELEVANCE_OUTSIDE_TOPK", "LOW_RELEVANCE"]));
+    assert!(
+        miss.face.contains("── session [LOW_RELEVANCE_OUTSIDE_TOPK, LOW_RELEVANCE]: this target seems unrelated"),
+        "{}",
+        miss.face
+    );
     assert_eq!(miss.envelope["meta"]["stabilization"]["alternatives"][0]["path"], json!("src/lib.rs"));
     let hit = server.call("read", json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 1, "end_line": 10}));
     assert_eq!(hit.reasons(), json!([]), "{}", hit.face);
@@ -225,7 +234,7 @@ fn relevance_aggregation_and_reason_codes() {
         server.call("read", json!({"mode": "snippet", "target": "src/other.rs", "start_line": 1, "max_lines": 900}));
     assert_eq!(
         degraded.reasons(),
-        json!(["BUDGET_SOFT_LIMIT", "LOW_RELEVANCE_OUTSIDE_TOPK", "DUPLICATE_READ_ELIDED"]),
+        json!(["BUDGET_SOFT_LIMIT", "LOW_RELEVANCE_OUTSIDE_TOPK", "DUPLICATE_READ_ELIDED", "LOW_RELEVANCE"]),
         "{}",
         degraded.face
     );

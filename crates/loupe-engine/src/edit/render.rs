@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::text_ops::line_spans;
 use super::{FileReport, Options};
 use crate::engine::Engine;
+use crate::reasons::ReasonCode;
 use crate::response::{Face, Outcome, next_line};
 
 pub(super) fn numbered(text: &str, first: usize) -> String {
@@ -27,7 +28,7 @@ pub(super) fn render(
     options: &Options,
     reports: &[FileReport],
     transaction_id: Option<String>,
-    reason_codes: Vec<&'static str>,
+    reason_codes: Vec<ReasonCode>,
     proposals: &[FileChange],
 ) -> Outcome {
     let config = engine.config();
@@ -120,12 +121,12 @@ pub(super) fn render(
             next_calls.push(NextCall::new("manage", json!({"command": "history"})));
         }
     }
-    if reason_codes.contains(&"SYNTAX_ERRORS_INTRODUCED") {
+    if reason_codes.contains(&ReasonCode::SyntaxErrorsIntroduced) {
         face.push_str(
             "── warning: this edit leaves syntax errors in a file that parsed cleanly [SYNTAX_ERRORS_INTRODUCED]\n",
         );
     }
-    if reason_codes.contains(&"FUZZY_MATCH") {
+    if reason_codes.contains(&ReasonCode::FuzzyMatch) {
         face.push_str(
             "── old_string did not match exactly; a unique whitespace-tolerant match was used [FUZZY_MATCH]\n",
         );
@@ -137,15 +138,15 @@ pub(super) fn render(
         face.push_str(&next_line(call));
     }
     let truncated = !cuts.is_empty() || unlisted > 0;
-    let mut all_codes: Vec<&str> = reason_codes.clone();
+    let mut all_codes = reason_codes;
     if truncated {
-        all_codes.push("DIFF_TRUNCATED");
+        all_codes.push(ReasonCode::DiffTruncated);
     }
     let target = reports.first().map(|report| report.path.to_string());
     let mut outcome = Outcome::success("edit", None, target, Face::text(face)).with_metadata(options.metadata);
     outcome.act.truncated = truncated;
     outcome.act.transaction_id = transaction_id;
-    outcome.act.reason_codes = all_codes.iter().map(|code| (*code).to_owned()).collect();
+    outcome.act.reason_codes = all_codes;
     outcome.act.next_calls = next_calls;
     let detail = &mut outcome.detail;
     detail.insert("dry_run".into(), Value::Bool(options.dry_run));

@@ -14,6 +14,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use loupe_core::{ContentHash, RepoPath};
 
 const VERSION: u8 = 2;
+/// An outline's cursor: the same layout, its two numbers an item and a sub-item (see
+/// `ReadCursor::outline`), so a read's cursor is never taken for an outline's or back.
+const OUTLINE_VERSION: u8 = 3;
 /// The longest encoding: version, hash prefix, tag and two 5-byte numbers.
 const MAX_BYTES: usize = 1 + 4 + 2 + 5 + 5;
 
@@ -26,16 +29,31 @@ pub(crate) struct ReadCursor {
     pub(crate) next_line: usize,
     /// The last line of the window the caller asked for (snippet); 0 means the end of file.
     pub(crate) window_end: usize,
+    /// An outline's cursor: `next_line` is the 1-based definition (file) or file (directory)
+    /// the next page starts at, `window_end` the definition within that file (directory).
+    pub(crate) outline: bool,
 }
 
 impl ReadCursor {
     pub(crate) fn new(file_hash: &ContentHash, path: &RepoPath, next_line: usize, window_end: usize) -> ReadCursor {
-        ReadCursor { hash_prefix: hash_prefix(file_hash), path_tag: path_tag(path), next_line, window_end }
+        ReadCursor {
+            hash_prefix: hash_prefix(file_hash),
+            path_tag: path_tag(path),
+            next_line,
+            window_end,
+            outline: false,
+        }
+    }
+
+    /// Where a cut outline continues: `hash` is the file's (a file outline) or the list of
+    /// files' (a directory outline); `item` is 1-based, `sub_item` 0-based.
+    pub(crate) fn outline(hash: &ContentHash, path: &RepoPath, item: usize, sub_item: usize) -> ReadCursor {
+        ReadCursor { outline: true, ..ReadCursor::new(hash, path, item, sub_item) }
     }
 
     pub(crate) fn encode(&self) -> String {
         let mut bytes = Vec::with_capacity(MAX_BYTES);
-        bytes.push(VERSION);
+        bytes.push(if self.outline { OUTLINE_VERSION } else { VERSION });
         bytes.extend_from_slice(&self.hash_prefix);
         bytes.extend_from_slice(&self.path_tag);
         push_number(&mut bytes, self.next_line as u64);
@@ -50,7 +68,7 @@ impl ReadCursor {
         }
         let bytes = URL_SAFE_NO_PAD.decode(text).ok()?;
         let (&version, rest) = bytes.split_first()?;
-        if version != VERSION || rest.len() < 6 {
+        if (version != VERSION && version != OUTLINE_VERSION) || rest.len() < 6 {
             return None;
         }
         let hash_prefix = rest[..4].try_into().ok()?;
@@ -58,7 +76,14 @@ impl ReadCursor {
         let mut numbers = &rest[6..];
         let next_line = usize::try_from(read_number(&mut numbers)?).ok()?;
         let window_end = usize::try_from(read_number(&mut numbers)?).ok()?;
-        (next_line >= 1 && numbers.is_empty()).then_some(ReadCursor { hash_prefix, path_tag, next_line, window_end })
+        let outline = version == OUTLINE_VERSION;
+        (next_line >= 1 && numbers.is_empty()).then_some(ReadCursor {
+            hash_prefix,
+            path_tag,
+            next_line,
+            window_end,
+            outline,
+        })
     }
 
     pub(crate) fn is_for(&self, path: &RepoPath) -> bool {
@@ -139,6 +164,9 @@ mod tests {
         long.push(0);
         assert_eq!(ReadCursor::decode(&URL_SAFE_NO_PAD.encode(&long)), None);
         assert_eq!(ReadCursor::decode("not-a-cursor"), None);
+        let outline = ReadCursor::outline(&hash, &path, 12, 3);
+        assert_eq!(ReadCursor::decode(&outline.encode()), Some(outline.clone()));
+        assert_ne!(outline.encode(), ReadCursor::new(&hash, &path, 12, 3).encode());
         assert_eq!(ReadCursor::decode(""), None);
     }
 }

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::Against;
 use crate::engine::Engine;
+use crate::reasons::ReasonCode;
 use crate::response::{Face, Location, MetadataLevel, Outcome, next_line};
 
 /// A diff_preview request, as `read/parse.rs` parsed it.
@@ -174,11 +175,13 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Outcome, Too
     }
     let mut next_calls = Vec::new();
     let mut next_cursor = None;
-    if page.cut {
+    let cut_by = page.cut.then(|| page.by.unwrap_or(Cap::Tokens));
+    if let Some(cap) = cut_by {
         let last_shown = offset - 1 + shown_lines;
         face.push_str(&format!(
-            "── diff cut after line {last_shown} of {total_lines} by {} [DIFF_TRUNCATED]\n",
-            budget.binding_name()
+            "── diff cut after line {last_shown} of {total_lines} by {} [{}]\n",
+            budget.limit_name(cap),
+            crate::reasons::joined(&budget.codes(cut_by))
         ));
         if let Some(content) = &proposed {
             engine.proposed.keep(new_hash, content);
@@ -196,10 +199,11 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Outcome, Too
         next_calls.push(continuation(request, &[("cursor", Value::from(cursor.as_str()))], &["offset", "content"]));
         next_cursor = Some(cursor);
     }
+    budget.note_clamp(&mut face, cut_by);
     for call in &next_calls {
         face.push_str(&next_line(call));
     }
-    let mut outcome = answer(face, &path, page.cut, next_calls, next_cursor, request);
+    let mut outcome = answer(face, &path, (&budget, cut_by), next_calls, next_cursor, request);
     outcome.act.file_hash = file_hash.map(|hash| hash.to_string());
     // The diff lines this page shows, cut where the face was cut: never the whole diff.
     outcome.content = Some(page.text);
@@ -433,6 +437,7 @@ fn directory(
     let mut cut_at = None;
     let mut next_calls = Vec::new();
     let mut next_cursor = None;
+    let mut list_cut_by = None;
     if list_cut {
         // The list filled the page: the diffs come with a narrower target or one file at a time.
         let cursor = DiffCursor {
@@ -446,11 +451,13 @@ fn directory(
         }
         .encode();
         face.push_str(&format!(
-            "── list cut after file {end} of {} by {}; {} more file(s) not listed, diffs not shown [DIFF_TRUNCATED]\n",
+            "── list cut after file {end} of {} by {}; {} more file(s) not listed, diffs not shown [{}]\n",
             changes.len(),
-            budget.token_name(),
-            changes.len() - end
+            budget.limit_name(Cap::Tokens),
+            changes.len() - end,
+            crate::reasons::joined(&budget.codes(Some(Cap::Tokens)))
         ));
+        list_cut_by = Some(Cap::Tokens);
         if let Some(narrower) = narrower_targets(&changes[end..], dir) {
             face.push_str(&format!("── narrower targets: {narrower}\n"));
         }
@@ -458,11 +465,11 @@ fn directory(
         next_cursor = Some(cursor);
     } else {
         for (index, (text, _, _)) in rendered.iter().enumerate().skip(start) {
-            let (shown, cut) = budget.take_more(text, &mut used, face.len());
+            let (shown, by) = budget.take_more(text, &mut used, face.len());
             face.push_str(shown);
             shown_text.push_str(shown);
-            if cut {
-                cut_at = Some(index);
+            if by.is_some() {
+                cut_at = Some((index, by));
                 break;
             }
         }
@@ -473,12 +480,14 @@ fn directory(
     if start == 0 && !list_cut && cut_at.is_none() && !shown_text.is_empty() && all_modified {
         face.replace_range(list_at, "");
     }
-    if let Some(index) = cut_at {
+    let cut_by = list_cut_by.or(cut_at.and_then(|(_, by)| by));
+    if let Some((index, by)) = cut_at {
         face.push_str(&format!(
-            "── diffs cut in {} by {}; {} more file(s) not shown [DIFF_TRUNCATED]\n",
+            "── diffs cut in {} by {}; {} more file(s) not shown [{}]\n",
             changes[index].path,
-            budget.binding_name(),
-            changes.len() - index - 1
+            budget.limit_name(by.unwrap_or(Cap::Tokens)),
+            changes.len() - index - 1,
+            crate::reasons::joined(&budget.codes(by))
         ));
         for change in changes[index..].iter().take(3) {
             next_calls.push(NextCall::new(
@@ -487,10 +496,11 @@ fn directory(
             ));
         }
     }
+    budget.note_clamp(&mut face, cut_by);
     for call in &next_calls {
         face.push_str(&next_line(call));
     }
-    let mut outcome = answer(face, &label, cut_at.is_some() || list_cut, next_calls, next_cursor, request);
+    let mut outcome = answer(face, &label, (&budget, cut_by), next_calls, next_cursor, request);
     // The diffs this page shows, as shown.
     outcome.content = Some(shown_text);
     let detail = &mut outcome.detail;
@@ -630,10 +640,13 @@ fn baseline_of(against: Against) -> Baseline {
 }
 
 /// A diff_preview answer for `target`: what both kinds (a file, a directory) share.
+/// A cut diff is `DIFF_TRUNCATED`, and `PREVIEW_DEGRADED` too when a server ceiling (not the
+/// caller's own cap) cut it; a caller's cap above a ceiling is `BUDGET_SOFT_LIMIT`. Either makes
+/// the answer degraded, and `applied_limits` names the caps in force (§3.5).
 fn answer(
     face: String,
     target: &str,
-    truncated: bool,
+    (budget, cut_by): (&Budget, Option<Cap>),
     next_calls: Vec<NextCall>,
     next_cursor: Option<String>,
     request: &DiffRequest,
@@ -641,11 +654,15 @@ fn answer(
     let mut outcome = Outcome::success("read", Some("diff_preview".into()), Some(target.to_owned()), Face::text(face))
         .with_metadata(request.metadata);
     outcome.location = Some(Location { file: target.to_owned(), line: None, end_line: None });
-    outcome.act.truncated = truncated;
+    let codes = budget.codes(cut_by);
+    outcome.act.truncated = cut_by.is_some();
+    outcome.act.preview_degraded = codes.iter().any(|code| *code != ReasonCode::DiffTruncated);
     outcome.act.next_calls = next_calls;
     outcome.act.next_cursor = next_cursor;
-    if truncated {
-        outcome.act.reason_codes.push("DIFF_TRUNCATED".into());
+    outcome.act.reason_codes = codes;
+    outcome.detail.insert("applied_limits".into(), Value::Object(budget.applied()));
+    if let Some(cap) = cut_by {
+        outcome.detail.insert("truncated_by".into(), Value::from(budget.limit_key(cap)));
     }
     outcome.detail.insert("against".into(), Value::from(request.against.as_str()));
     outcome.detail.insert("context_lines".into(), Value::from(request.context));
@@ -667,50 +684,99 @@ fn git_error(error: GitError) -> ToolError {
     }
 }
 
-/// The caps on the diff text: characters and tokens.
+/// Which cap of a diff cut it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cap {
+    Chars,
+    Tokens,
+}
+
+/// The caps on the diff text: characters and tokens, each the caller's (at most the server's
+/// ceiling) or the ceiling itself.
 struct Budget {
     chars: usize,
     tokens: usize,
+    /// The caller's own cap binds (it is at or under the ceiling).
     chars_from_caller: bool,
     tokens_from_caller: bool,
+    /// The caller asked above a ceiling and got the ceiling.
+    clamped: bool,
 }
 
 impl Budget {
     fn new(engine: &Engine, request: &DiffRequest) -> Budget {
         let config = engine.config();
+        let within = |asked: Option<usize>, ceiling: usize| asked.is_some_and(|asked| asked <= ceiling);
         Budget {
             chars: request.max_chars.map_or(config.max_preview_chars, |chars| chars.min(config.max_preview_chars)),
             tokens: request
                 .max_tokens
                 .map_or(config.max_response_tokens, |tokens| tokens.min(config.max_response_tokens)),
-            chars_from_caller: request.max_chars.is_some(),
-            tokens_from_caller: request.max_tokens.is_some(),
+            chars_from_caller: within(request.max_chars, config.max_preview_chars),
+            tokens_from_caller: within(request.max_tokens, config.max_response_tokens),
+            clamped: request.max_chars.is_some_and(|chars| chars > config.max_preview_chars)
+                || request.max_tokens.is_some_and(|tokens| tokens > config.max_response_tokens),
         }
     }
 
-    fn binding_name(&self) -> String {
-        if self.tokens_from_caller {
-            format!("max_tokens={}", self.tokens)
-        } else if self.chars_from_caller {
-            format!("max_preview_chars={}", self.chars)
-        } else {
-            format!("max_preview_chars={} / max_response_tokens={}", self.chars, self.tokens)
+    /// The name of a cap, as `applied_limits` and the cut line name it.
+    fn limit_key(&self, cap: Cap) -> &'static str {
+        match cap {
+            Cap::Chars => "max_preview_chars",
+            Cap::Tokens if self.tokens_from_caller => "max_tokens",
+            Cap::Tokens => "max_response_tokens",
         }
     }
 
-    /// The name and value of the token cap, for a cut list.
-    fn token_name(&self) -> String {
-        let name = if self.tokens_from_caller { "max_tokens" } else { "max_response_tokens" };
-        format!("{name}={}", self.tokens)
+    /// `name=value` of a cap, for a cut line.
+    fn limit_name(&self, cap: Cap) -> String {
+        let value = if cap == Cap::Chars { self.chars } else { self.tokens };
+        format!("{}={value}", self.limit_key(cap))
+    }
+
+    /// Every cap in force, by name (`meta.applied_limits`).
+    fn applied(&self) -> Map<String, Value> {
+        let mut applied = Map::new();
+        applied.insert(self.limit_key(Cap::Chars).into(), Value::from(self.chars));
+        applied.insert(self.limit_key(Cap::Tokens).into(), Value::from(self.tokens));
+        applied
+    }
+
+    /// The reason codes of an answer cut by `cut_by` (or not cut).
+    fn codes(&self, cut_by: Option<Cap>) -> Vec<ReasonCode> {
+        let mut codes = Vec::new();
+        if self.clamped {
+            codes.push(ReasonCode::BudgetSoftLimit);
+        }
+        if let Some(cap) = cut_by {
+            let from_caller = if cap == Cap::Chars { self.chars_from_caller } else { self.tokens_from_caller };
+            if !from_caller {
+                codes.push(ReasonCode::PreviewDegraded);
+            }
+            codes.push(ReasonCode::DiffTruncated);
+        }
+        codes
+    }
+
+    /// An answer that was not cut still says when a cap was clamped to a ceiling.
+    fn note_clamp(&self, face: &mut String, cut_by: Option<Cap>) {
+        if self.clamped && cut_by.is_none() {
+            face.push_str(&format!(
+                "── asked above a server ceiling, clamped to {} / {} [BUDGET_SOFT_LIMIT]\n",
+                self.limit_name(Cap::Chars),
+                self.limit_name(Cap::Tokens)
+            ));
+        }
     }
 
     /// Whole lines of a single diff after `overhead_tokens`; when not even its first line fits,
     /// that line is cut at a UTF-8 boundary and marked, so a page always advances.
     fn take(&self, text: &str, overhead_tokens: usize) -> Page {
         let mut used = overhead_tokens;
-        let (shown, cut) = self.take_more(text, &mut used, 0);
+        let (shown, by) = self.take_more(text, &mut used, 0);
         if !shown.is_empty() || text.is_empty() {
-            return Page { face: shown.to_owned(), text: shown.to_owned(), lines: shown.lines().count(), cut };
+            let lines = shown.lines().count();
+            return Page { face: shown.to_owned(), text: shown.to_owned(), lines, cut: by.is_some(), by };
         }
         let line = text.split_inclusive('\n').next().unwrap_or_default();
         let body = line.trim_end_matches('\n');
@@ -724,18 +790,20 @@ impl Budget {
         }
         let face = format!("{kept}…[line cut: {} more bytes]\n", body.len() - kept.len());
         // Like a read, a page continues when lines follow; the cut line's rest is counted in its marker.
-        Page { face, text: kept.to_owned(), lines: 1, cut: text.len() > line.len() }
+        Page { face, text: kept.to_owned(), lines: 1, cut: text.len() > line.len(), by }
     }
 
     /// Whole lines of `text` that still fit after `used` tokens and `face_chars` characters.
-    fn take_more<'a>(&self, text: &'a str, used: &mut usize, face_chars: usize) -> (&'a str, bool) {
+    fn take_more<'a>(&self, text: &'a str, used: &mut usize, face_chars: usize) -> (&'a str, Option<Cap>) {
         let chars_left = self.chars.saturating_sub(face_chars);
         let tokens_left = self.tokens.saturating_sub(*used);
         let mut end = 0;
         let mut chars = 0;
+        let mut by = None;
         for line in text.split_inclusive('\n') {
             let count = line.chars().count();
             if chars + count > chars_left {
+                by = Some(Cap::Chars);
                 break;
             }
             chars += count;
@@ -744,12 +812,13 @@ impl Budget {
         let mut shown = &text[..end];
         let mut count = tokens::count(shown);
         while count > tokens_left && !shown.is_empty() {
+            by = Some(Cap::Tokens);
             let keep = shown[..shown.len() - 1].rfind('\n').map_or(0, |at| at + 1);
             shown = &shown[..keep];
             count = tokens::count(shown);
         }
         *used += count;
-        (shown, shown.len() < text.len())
+        (shown, by.filter(|_| shown.len() < text.len()))
     }
 }
 
@@ -760,6 +829,8 @@ struct Page {
     text: String,
     lines: usize,
     cut: bool,
+    /// The cap that cut the page (for a line cut mid-line, the one that cut it).
+    by: Option<Cap>,
 }
 
 /// Room for the marker of a line cut mid-line.

@@ -6,21 +6,82 @@ use std::borrow::Cow;
 use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError, text, tokens};
 use loupe_index::{IndexState, Lang, SymbolKind};
 use loupe_syntax::{Definition, Extract};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::engine::Engine;
-use crate::response::{Face, Location, Outcome};
+use crate::read::cursor::ReadCursor;
+use crate::reasons::ReasonCode;
+use crate::response::{Face, Location, MetadataLevel, Outcome, next_line};
+
+/// An outline call, as `read.rs` hands it over.
+pub(crate) struct OutlineRequest<'a> {
+    pub(crate) target: &'a str,
+    pub(crate) depth: usize,
+    pub(crate) include_docs: bool,
+    pub(crate) max_tokens: Option<usize>,
+    /// Where a cut outline continues (`ReadCursor::outline`).
+    pub(crate) cursor: Option<&'a str>,
+    /// The arguments as given, for the continuation call.
+    pub(crate) original: &'a Map<String, Value>,
+    pub(crate) metadata: Option<MetadataLevel>,
+}
+
+/// The token budget of an outline and where it came from (§3.5).
+struct OutlineBudget {
+    name: &'static str,
+    tokens: usize,
+    /// A server ceiling or default, not the caller, set it.
+    from_server: bool,
+    /// The caller asked above the ceiling.
+    clamped: bool,
+}
+
+impl OutlineBudget {
+    fn new(engine: &Engine, request: &OutlineRequest<'_>, directory: bool) -> OutlineBudget {
+        let ceiling = engine.config().max_response_tokens;
+        match request.max_tokens {
+            Some(asked) if asked <= ceiling => {
+                OutlineBudget { name: "max_tokens", tokens: asked, from_server: false, clamped: false }
+            }
+            Some(_) => OutlineBudget { name: "max_response_tokens", tokens: ceiling, from_server: true, clamped: true },
+            None if directory => OutlineBudget {
+                name: "directory_outline_tokens",
+                tokens: DIRECTORY_TOKENS.min(ceiling),
+                from_server: true,
+                clamped: false,
+            },
+            None => OutlineBudget { name: "max_response_tokens", tokens: ceiling, from_server: true, clamped: false },
+        }
+    }
+
+    /// `BUDGET_SOFT_LIMIT` for a clamped cap; `PREVIEW_DEGRADED` when the response ceiling cut.
+    fn codes(&self, truncated: bool) -> Vec<ReasonCode> {
+        let mut codes = Vec::new();
+        if self.clamped {
+            codes.push(ReasonCode::BudgetSoftLimit);
+        }
+        if truncated && self.from_server && self.name == "max_response_tokens" {
+            codes.push(ReasonCode::PreviewDegraded);
+        }
+        codes
+    }
+
+    fn codes_text(&self, truncated: bool) -> String {
+        let codes = self.codes(truncated);
+        if codes.is_empty() { String::new() } else { format!(" [{}]", crate::reasons::joined(&codes)) }
+    }
+}
+
+/// A directory outline's page when the caller sets no `max_tokens`.
+const DIRECTORY_TOKENS: usize = 4000;
 
 /// The skeleton of a file, or of every source file under a directory.
-pub(crate) fn outline(
-    engine: &Engine,
-    target: &str,
-    depth: usize,
-    include_docs: bool,
-    max_tokens: Option<usize>,
-) -> Result<Outcome, ToolError> {
-    let resolved =
-        engine.root().resolve(target).map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
+pub(crate) fn outline(engine: &Engine, request: &OutlineRequest<'_>) -> Result<Outcome, ToolError> {
+    let (depth, include_docs) = (request.depth, request.include_docs);
+    let resolved = engine
+        .root()
+        .resolve(request.target)
+        .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
     let Some(real) = &resolved.real else {
         return Err(ToolError::new(
             ErrorCode::FileNotFound,
@@ -29,16 +90,25 @@ pub(crate) fn outline(
         )
         .with_next_call(NextCall::new("search", json!({"query": resolved.path.file_name(), "type": "file"}))));
     };
-    let budget = max_tokens.unwrap_or(engine.config().max_response_tokens).min(engine.config().max_response_tokens);
+    let cursor = match request.cursor {
+        Some(text) => {
+            Some(ReadCursor::decode(text).filter(|cursor| cursor.outline && cursor.is_for(&resolved.path)).ok_or_else(
+                || {
+                    ToolError::invalid_args(
+                        "`cursor` is not a cursor loupe issued for this outline",
+                        "pass the `next_cursor` of a cut outline of this target exactly as returned, or drop `cursor`",
+                    )
+                    .with_next_call(continuation(request, None))
+                },
+            )?)
+        }
+        None => None,
+    };
     if real.is_dir() {
-        return Ok(directory_outline(
-            engine,
-            &resolved.path,
-            depth,
-            include_docs,
-            budget.min(if max_tokens.is_some() { budget } else { 4000 }),
-        ));
+        let budget = OutlineBudget::new(engine, request, true);
+        return directory_outline(engine, request, &resolved.path, budget, cursor.as_ref());
     }
+    let budget = OutlineBudget::new(engine, request, false);
     let bytes = engine
         .root()
         .read_indexed(&resolved.path, engine.config().max_file_bytes)
@@ -60,49 +130,119 @@ pub(crate) fn outline(
             json!({"mode": "file", "target": resolved.path.as_str(), "limit": 100}),
         )));
     };
+    let hash = ContentHash::of(&bytes);
+    let key = outline_key(&bytes, depth);
+    if let Some(cursor) = &cursor
+        && !cursor.matches(&key)
+    {
+        return Err(changed_since_cursor(request, &resolved.path));
+    }
     let definitions: Vec<Definition> = loupe_syntax::parse_with(lang, &decoded.text, Extract::Definitions)
         .definitions
         .into_iter()
         .filter(|d| d.depth < depth)
         .collect();
-    let hash = ContentHash::of(&bytes);
+    let start = cursor.as_ref().map_or(0, |cursor| (cursor.next_line - 1).min(definitions.len()));
     // The caller named the file, `target` and `meta` carry its path, hash and definition count:
     // the face spends its tokens on the skeleton (the path alone is 5 % of a small file's).
-    let header = format!("outline · {} lines\n", decoded.total_lines());
+    let mut header = format!("outline · {} lines", decoded.total_lines());
+    if start > 0 {
+        header.push_str(&format!(" · from definition {} of {}", start + 1, definitions.len()));
+    }
+    header.push('\n');
     // The footer a cut adds, priced before the body is: the answer stays within the budget.
-    let next_call = (depth > 1)
+    let narrower = (depth > 1)
         .then(|| NextCall::new("read", json!({"mode": "outline", "target": resolved.path.as_str(), "depth": 1})));
-    let footer = |cut: usize| {
+    let footer = |cut: usize, calls: &[NextCall], continues: bool| {
+        let how = if continues {
+            "the cursor continues; depth=1 narrows, mode='snippet' reads a part"
+        } else {
+            "raise max_tokens, ask for depth=1, or read a part with mode='snippet'"
+        };
         let mut footer = format!(
-            "── {cut} more definitions cut by max_tokens={budget}; ask for depth=1, or read a part with mode='snippet'\n"
+            "── {cut} more definitions cut by {}={}{}; {how}\n",
+            budget.name,
+            budget.tokens,
+            budget.codes_text(true)
         );
-        if let Some(call) = &next_call {
-            footer.push_str(&format!("→ next: {}\n", call.render()));
+        for call in calls {
+            footer.push_str(&next_line(call));
         }
         footer
     };
-    let reserve = tokens::count(&header) + tokens::count(&footer(definitions.len()));
-    let (body, shown) = render_definitions(&definitions, include_docs, budget.saturating_sub(reserve));
+    let placeholder = continuation(request, Some(&ReadCursor::outline(&key, &resolved.path, u32::MAX as usize, 0)));
+    let priced: Vec<NextCall> = std::iter::once(placeholder).chain(narrower.clone()).collect();
+    let reserve = tokens::count(&header)
+        + [true, false]
+            .map(|continues| tokens::count(&footer(definitions.len(), &priced, continues)))
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+    let (body, shown) = render_definitions(&definitions, include_docs, budget.tokens.saturating_sub(reserve), start);
     let truncated = shown < definitions.len();
     let mut face = header + &body;
     let mut next_calls = Vec::new();
+    let mut next_cursor = None;
     if truncated {
-        face.push_str(&footer(definitions.len() - shown));
-        next_calls.extend(next_call);
+        // A page that showed nothing offers no cursor (it would stand still): a narrower outline.
+        if shown > start {
+            let cursor = ReadCursor::outline(&key, &resolved.path, shown + 1, 0);
+            next_calls.push(continuation(request, Some(&cursor)));
+            next_cursor = Some(cursor.encode());
+        }
+        next_calls.extend(narrower);
+        face.push_str(&footer(definitions.len() - shown, &next_calls, next_cursor.is_some()));
+    } else if budget.clamped {
+        face.push_str(&format!(
+            "── asked above a server ceiling, clamped to {}={}{}\n",
+            budget.name,
+            budget.tokens,
+            budget.codes_text(false)
+        ));
     }
     let full_tokens = tokens::count(&decoded.text);
     let mut outcome =
         Outcome::success("read", Some("outline".into()), Some(resolved.path.to_string()), Face::text(face));
     outcome.act.truncated = truncated;
     outcome.act.file_hash = Some(hash.to_string());
+    outcome.act.language = Some(lang.name());
     outcome.act.next_calls = next_calls;
+    outcome.act.next_cursor = next_cursor;
+    outcome.act.reason_codes = budget.codes(truncated);
+    outcome.act.preview_degraded = !outcome.act.reason_codes.is_empty();
     outcome.location = Some(Location { file: resolved.path.to_string(), line: None, end_line: None });
     let detail = &mut outcome.detail;
+    detail.insert("applied_limits".into(), json!({budget.name: budget.tokens, "depth": depth}));
     detail.insert("full_file_tokens".into(), Value::from(full_tokens));
     detail.insert("total_lines".into(), Value::from(decoded.total_lines()));
     detail.insert("definitions".into(), Value::from(definitions.len()));
-    detail.insert("language".into(), Value::from(lang.name()));
-    Ok(outcome)
+    Ok(outcome.with_metadata(request.metadata))
+}
+
+/// The outline call that continues at `cursor` (or, without one, starts over).
+fn continuation(request: &OutlineRequest<'_>, cursor: Option<&ReadCursor>) -> NextCall {
+    let mut arguments = request.original.clone();
+    for key in ["file_path", "filePath", "path"] {
+        if let Some(value) = arguments.remove(key) {
+            arguments.entry("target").or_insert(value);
+        }
+    }
+    arguments.remove("cursor");
+    if let Some(cursor) = cursor {
+        arguments.insert("cursor".into(), Value::from(cursor.encode()));
+    }
+    NextCall { tool: "read".into(), arguments }
+}
+
+/// The cursor's outline is not this one any more: `CONFLICT`, with the outline from its start.
+fn changed_since_cursor(request: &OutlineRequest<'_>, path: &RepoPath) -> ToolError {
+    ToolError::new(
+        ErrorCode::Conflict,
+        format!("`{path}` (or the `depth` asked) changed since this outline cursor was issued"),
+        "the outline is not the one the cursor paged; outline it again from the start",
+    )
+    .with_next_call(continuation(request, None))
+    .with_detail("path", Value::from(path.as_str()))
 }
 
 /// Kinds that are listed inline on their parent's line instead of getting lines of their own.
@@ -188,8 +328,9 @@ fn has_listed_children(definitions: &[Definition], index: usize) -> bool {
 /// definitions are listed shows where it ends too (`start-end`); any other definition ends
 /// before the next one listed, so its end would only repeat what the outline already bounds.
 /// Fields, enum members and properties ride on their type's line (`{ a: u32, b }`), which is
-/// what keeps an outline near a tenth of the file.
-fn render_definitions(definitions: &[Definition], include_docs: bool, budget: usize) -> (String, usize) {
+/// what keeps an outline near a tenth of the file. A page that continues a cut outline starts at
+/// `start`: what comes before it is walked, not shown, so members already inlined stay inline.
+fn render_definitions(definitions: &[Definition], include_docs: bool, budget: usize, start: usize) -> (String, usize) {
     let mut out = String::new();
     let mut used = 0;
     let mut inlined = vec![false; definitions.len()];
@@ -216,12 +357,14 @@ fn render_definitions(definitions: &[Definition], include_docs: bool, budget: us
                 run,
                 plural(definition.kind)
             );
-            let cost = tokens::count(&line);
-            if used + cost > budget {
-                return (out, index);
+            if index >= start {
+                let cost = tokens::count(&line);
+                if used + cost > budget {
+                    return (out, index);
+                }
+                used += cost;
+                out.push_str(&line);
             }
-            used += cost;
-            out.push_str(&line);
             index += run;
             continue;
         }
@@ -252,18 +395,27 @@ fn render_definitions(definitions: &[Definition], include_docs: bool, budget: us
         if include_docs && let Some(doc) = definition.doc.as_deref().and_then(|doc| doc.lines().next()) {
             line.push_str(&format!("\t{indent}  // {doc}\n"));
         }
-        let cost = tokens::count(&line);
-        if used + cost > budget {
-            return (out, index);
+        if index >= start {
+            let cost = tokens::count(&line);
+            if used + cost > budget {
+                return (out, index);
+            }
+            used += cost;
+            out.push_str(&line);
         }
-        used += cost;
-        out.push_str(&line);
         index += 1;
     }
     (out, definitions.len())
 }
 
-fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs: bool, budget: usize) -> Outcome {
+fn directory_outline(
+    engine: &Engine,
+    request: &OutlineRequest<'_>,
+    dir: &RepoPath,
+    budget: OutlineBudget,
+    cursor: Option<&ReadCursor>,
+) -> Result<Outcome, ToolError> {
+    let (depth, include_docs) = (request.depth, request.include_docs);
     // Files over the index's size limit are not in it: they are outlined too, up to the read
     // limit; what is over that is counted in the answer, never silently left out.
     let (files, oversized): (Vec<RepoPath>, Vec<loupe_vfs::WalkEntry>) =
@@ -285,16 +437,47 @@ fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs
         .collect();
     sources.sort();
     sources.dedup();
-    let mut face = format!("{dir} · outline · {} source files\n", sources.len());
+    // A cursor pages the list of files (and the definitions of one): it holds the list's hash.
+    let listing: String = sources.iter().map(|path| format!("{path}\n")).collect();
+    let listing_hash = outline_key(listing.as_bytes(), depth);
+    let (first_file, first_definition) = match cursor {
+        Some(cursor) if !cursor.matches(&listing_hash) => return Err(changed_since_cursor(request, dir)),
+        Some(cursor) => ((cursor.next_line - 1).min(sources.len()), cursor.window_end),
+        None => (0, 0),
+    };
+    let mut face = format!("{dir} · outline · {} source files", sources.len());
+    if first_file > 0 || first_definition > 0 {
+        face.push_str(&format!(" · from file {}", first_file + 1));
+    }
+    face.push('\n');
     if too_large > 0 {
         face.push_str(&format!(
             "({too_large} source file(s) over the {read_limit}-byte read limit not outlined; raise max_file_bytes)\n"
         ));
     }
-    let mut used = tokens::count(&face) + 60;
-    let mut shown_files = 0;
-    let mut truncated = false;
-    for path in &sources {
+    let narrower =
+        (depth > 1).then(|| NextCall::new("read", json!({"mode": "outline", "target": dir.display(), "depth": 1})));
+    let footer = |shown_files: usize, calls: &[NextCall]| {
+        let mut footer = format!(
+            "── cut after {shown_files} of {} files by {}={}{}; the cursor continues, or outline a subdirectory or one file\n",
+            sources.len(),
+            budget.name,
+            budget.tokens,
+            budget.codes_text(true)
+        );
+        for call in calls {
+            footer.push_str(&next_line(call));
+        }
+        footer
+    };
+    let placeholder =
+        continuation(request, Some(&ReadCursor::outline(&listing_hash, dir, u32::MAX as usize, u32::MAX as usize)));
+    let priced: Vec<NextCall> = std::iter::once(placeholder).chain(narrower.clone()).collect();
+    let mut used = tokens::count(&face) + tokens::count(&footer(sources.len(), &priced));
+    let mut shown_files = first_file;
+    // Where the next page starts: (file index, definition index), when this one was cut.
+    let mut cut_at: Option<(usize, usize)> = None;
+    for (index, path) in sources.iter().enumerate().skip(first_file) {
         let Some(lang) = Lang::from_path(path.as_str()) else { continue };
         let Ok(bytes) = engine.root().read_indexed(path, engine.config().max_file_bytes) else { continue };
         let Ok(decoded) = text::decode(&bytes) else { continue };
@@ -303,36 +486,63 @@ fn directory_outline(engine: &Engine, dir: &RepoPath, depth: usize, include_docs
             .into_iter()
             .filter(|d| d.depth < depth)
             .collect();
-        let section_header = format!("== {path} ({} lines)\n", decoded.total_lines());
+        let start = if index == first_file { first_definition.min(definitions.len()) } else { 0 };
+        let section_header = if start > 0 {
+            format!("== {path} ({} lines, from definition {})\n", decoded.total_lines(), start + 1)
+        } else {
+            format!("== {path} ({} lines)\n", decoded.total_lines())
+        };
         let header_cost = tokens::count(&section_header);
-        if used + header_cost > budget {
-            truncated = true;
+        if used + header_cost > budget.tokens {
+            cut_at = Some((index, start));
             break;
         }
-        let (body, shown) = render_definitions(&definitions, include_docs, budget - used - header_cost);
+        let (body, shown) = render_definitions(&definitions, include_docs, budget.tokens - used - header_cost, start);
         face.push_str(&section_header);
         face.push_str(&body);
         used += header_cost + tokens::count(&body);
-        shown_files += 1;
         if shown < definitions.len() {
-            truncated = true;
+            cut_at = Some((index, shown));
             break;
         }
+        shown_files = index + 1;
     }
+    let truncated = cut_at.is_some();
     let mut next_calls = Vec::new();
-    if truncated {
-        face.push_str(&format!("── cut after {shown_files} of {} files by the token budget ({budget}); outline a subdirectory or one file\n", sources.len()));
-        if depth > 1 {
-            next_calls.push(NextCall::new("read", json!({"mode": "outline", "target": dir.display(), "depth": 1})));
+    let mut next_cursor = None;
+    if let Some((file, definition)) = cut_at {
+        // A page that showed nothing offers no cursor (it would stand still).
+        if (file, definition) != (first_file, first_definition) {
+            let cursor = ReadCursor::outline(&listing_hash, dir, file + 1, definition);
+            next_calls.push(continuation(request, Some(&cursor)));
+            next_cursor = Some(cursor.encode());
         }
-    }
-    for call in &next_calls {
-        face.push_str(&format!("→ next: {}\n", call.render()));
+        next_calls.extend(narrower);
+        face.push_str(&footer(shown_files, &next_calls));
+    } else if budget.clamped {
+        face.push_str(&format!(
+            "── asked above a server ceiling, clamped to {}={}{}\n",
+            budget.name,
+            budget.tokens,
+            budget.codes_text(false)
+        ));
     }
     let mut outcome = Outcome::success("read", Some("outline".into()), Some(dir.to_string()), Face::text(face));
     outcome.act.truncated = truncated;
     outcome.act.next_calls = next_calls;
+    outcome.act.next_cursor = next_cursor;
+    outcome.act.reason_codes = budget.codes(truncated);
+    outcome.act.preview_degraded = !outcome.act.reason_codes.is_empty();
+    outcome.detail.insert("applied_limits".into(), json!({budget.name: budget.tokens, "depth": depth}));
     outcome.detail.insert("files".into(), Value::from(sources.len()));
     outcome.detail.insert("files_shown".into(), Value::from(shown_files));
-    outcome
+    Ok(outcome.with_metadata(request.metadata))
+}
+
+/// What an outline cursor pins: the bytes outlined (a file, or a directory's list of files)
+/// and the depth, which decides which definitions are counted.
+fn outline_key(bytes: &[u8], depth: usize) -> ContentHash {
+    let mut keyed = bytes.to_vec();
+    keyed.extend_from_slice(format!("\0depth={depth}").as_bytes());
+    ContentHash::of(&keyed)
 }

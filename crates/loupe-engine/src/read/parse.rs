@@ -88,10 +88,10 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadR
             body: args.boolean("body")?.unwrap_or(true),
         },
         ReadMode::Outline => {
-            if cursor.is_some() || offset.is_some() {
+            if offset.is_some() {
                 return Err(ToolError::invalid_args(
-                    "an outline is not paged by line; `offset`/`cursor` do not apply",
-                    "remove `offset`/`cursor`; narrow with `depth` or `max_tokens`",
+                    "an outline is not paged by line; `offset` does not apply (a cut outline continues by `cursor`)",
+                    "remove `offset`; narrow with `depth` or `max_tokens`, or pass the `next_cursor` of a cut outline",
                 ));
             }
             Window::Outline {

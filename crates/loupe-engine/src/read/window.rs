@@ -10,6 +10,7 @@ use super::{ReadMode, ReadRequest, Window};
 use crate::engine::Engine;
 use crate::errors::Access;
 use crate::read::cursor::ReadCursor;
+use crate::reasons::ReasonCode;
 use crate::response::{Face, Lines, Location, Outcome, Part, next_line};
 use crate::suggest::closest;
 
@@ -68,7 +69,7 @@ pub(super) fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Outc
         + tokens::count(&face_parts.footer(
             window_last,
             Some(budget.token_limit),
-            &["BUDGET_SOFT_LIMIT", "PREVIEW_DEGRADED"],
+            &[ReasonCode::BudgetSoftLimit, ReasonCode::PreviewDegraded],
             true,
             &[placeholder],
         ));
@@ -98,9 +99,9 @@ pub(super) fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Outc
     if let Some(limit) = cut_by
         && limit.from_server
         && matches!(limit.name, "max_preview_chars" | "max_response_tokens")
-        && !reason_codes.contains(&"PREVIEW_DEGRADED")
+        && !reason_codes.contains(&ReasonCode::PreviewDegraded)
     {
-        reason_codes.push("PREVIEW_DEGRADED");
+        reason_codes.push(ReasonCode::PreviewDegraded);
     }
     let degraded = !reason_codes.is_empty();
 
@@ -150,7 +151,8 @@ pub(super) fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Outc
     outcome.act.preview_degraded = degraded;
     outcome.act.next_cursor = next_cursor;
     outcome.act.file_hash = Some(file_hash.to_string());
-    outcome.act.reason_codes = reason_codes.iter().map(|code| (*code).to_owned()).collect();
+    outcome.act.language = loupe_index::Lang::from_path(path.as_str()).map(|lang| lang.name());
+    outcome.act.reason_codes = reason_codes;
     outcome.act.next_calls = next_calls;
     outcome.content = Some(content);
     outcome.location = Some(Location {
@@ -200,7 +202,7 @@ struct Budget {
     last_by_lines: usize,
     line_cut: Option<Limit>,
     /// `BUDGET_SOFT_LIMIT` when the caller asked above a ceiling.
-    reason_codes: Vec<&'static str>,
+    reason_codes: Vec<ReasonCode>,
 }
 
 impl Budget {
@@ -245,7 +247,7 @@ impl Budget {
         limits.push(chars);
         limits.extend(bytes);
         limits.push(token_limit);
-        let reason_codes = if soft_limited { vec!["BUDGET_SOFT_LIMIT"] } else { Vec::new() };
+        let reason_codes = if soft_limited { vec![ReasonCode::BudgetSoftLimit] } else { Vec::new() };
         Budget { limits, chars, bytes, token_limit, last_by_lines, line_cut, reason_codes }
     }
 }
@@ -297,11 +299,15 @@ impl FaceParts<'_> {
         &self,
         last_shown: usize,
         cut_by: Option<Limit>,
-        reason_codes: &[&str],
+        reason_codes: &[ReasonCode],
         line_truncated: bool,
         next_calls: &[NextCall],
     ) -> String {
-        let codes = if reason_codes.is_empty() { String::new() } else { format!(" [{}]", reason_codes.join(", ")) };
+        let codes = if reason_codes.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", crate::reasons::joined(reason_codes))
+        };
         let mut footer = String::new();
         if let Some(limit) = cut_by {
             footer.push_str(&format!(
@@ -409,7 +415,7 @@ fn cursor_window(
     file_hash: &ContentHash,
     total: usize,
 ) -> Result<(usize, usize), ToolError> {
-    let Some(decoded) = ReadCursor::decode(cursor) else {
+    let Some(decoded) = ReadCursor::decode(cursor).filter(|cursor| !cursor.outline) else {
         return Err(ToolError::invalid_args(
             "`cursor` is not a cursor issued by loupe",
             "pass the `next_cursor` value exactly as returned, or drop `cursor` to start over",

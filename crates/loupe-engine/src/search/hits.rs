@@ -8,7 +8,7 @@ use loupe_core::{RepoPath, ToolError, text};
 use loupe_index::{IndexState, trigram};
 use regex::RegexBuilder;
 
-use super::parse::compile_glob;
+use super::parse::{compile_glob, significant_terms, stem};
 use super::smart_case;
 use super::{Hit, MAX_MATCHES, PARTIAL_SYMBOLS, SearchRequest};
 use crate::engine::Engine;
@@ -187,6 +187,42 @@ pub(super) fn file_hits(engine: &Engine, request: &SearchRequest, directories: b
         });
     }
     (hits, false)
+}
+
+/// A `terms` search (§6, `auto` on a question): every line holding a stem of one of the query's
+/// significant terms, ranked by how many of the terms its file holds (its path included), then
+/// how many its own line holds; a line holding the query as typed ranks above its file's others.
+pub(super) fn terms_hits(
+    engine: &Engine,
+    request: &SearchRequest,
+    work: &Work,
+) -> Result<(Vec<Hit>, bool, usize), ToolError> {
+    let stems: Vec<String> = significant_terms(&request.query).iter().map(|term| stem(term).to_owned()).collect();
+    let mut derived = request.clone();
+    derived.query = stems.iter().map(|stem| regex::escape(stem)).collect::<Vec<_>>().join("|");
+    derived.case_sensitive = Some(false);
+    derived.whole_word = false;
+    let (mut hits, lower_bound, not_searched) = text_hits(engine, &derived, true, work)?;
+    let held = |text: &str| -> Vec<bool> { stems.iter().map(|stem| text.contains(stem.as_str())).collect() };
+    let mut per_file: BTreeMap<RepoPath, Vec<bool>> = BTreeMap::new();
+    for hit in &hits {
+        let found = held(&hit.preview.to_lowercase());
+        let file = per_file.entry(hit.path.clone()).or_insert_with(|| held(&hit.path.as_str().to_lowercase()));
+        for (slot, found) in file.iter_mut().zip(found) {
+            *slot |= found;
+        }
+    }
+    let total = stems.len().max(1) as f64;
+    let phrase = request.query.trim().trim_end_matches(['?', '.', '!']).to_lowercase();
+    for hit in &mut hits {
+        let line = hit.preview.to_lowercase();
+        let in_line = held(&line).into_iter().filter(|found| *found).count() as f64;
+        let in_file = per_file.get(&hit.path).map_or(0, |file| file.iter().filter(|found| **found).count()) as f64;
+        let source_bonus = if loupe_index::Lang::from_path(hit.path.as_str()).is_some() { 0.02 } else { 0.0 };
+        let phrase_bonus = if line.contains(&phrase) { 0.05 } else { 0.0 };
+        hit.score = (0.15 + 0.5 * in_file / total + 0.28 * in_line / total + source_bonus + phrase_bonus).min(1.0);
+    }
+    Ok((hits, lower_bound, not_searched))
 }
 
 /// Text hits, whether the 2,000-match cut made the total a lower bound, and how many files in

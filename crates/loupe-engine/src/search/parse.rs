@@ -125,11 +125,14 @@ pub(super) fn compile_glob(name: &str, pattern: &str) -> Result<GlobMatcher, Too
 }
 
 /// `auto`: globs and paths are files, a trailing `/` a directory, identifiers symbols (then
-/// text), anything else text.
+/// text), a question or several plain words their terms (§6), anything else text.
 pub(super) fn infer(query: &str) -> SearchKind {
     let trimmed = query.trim();
     if trimmed.ends_with('/') {
         return SearchKind::Directory;
+    }
+    if is_natural_language(trimmed) {
+        return SearchKind::Terms;
     }
     if trimmed.contains(['*', '?'])
         || (trimmed.contains('/') && !trimmed.contains(' '))
@@ -141,6 +144,54 @@ pub(super) fn infer(query: &str) -> SearchKind {
         return SearchKind::Symbol;
     }
     SearchKind::Text
+}
+
+/// Words that carry no meaning of their own in a question about code.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can", "code", "do", "does", "done",
+    "find", "for", "from", "get", "gets", "how", "i", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or",
+    "show", "some", "that", "the", "their", "them", "there", "these", "this", "those", "to", "was", "we", "were",
+    "what", "when", "where", "which", "who", "why", "will", "with", "you",
+];
+
+/// A question or several plain words (§6: "a natural-language question"): at least two words
+/// of letters (an ending `?`, `.` or `,` aside), which are not one identifier or path.
+fn is_natural_language(query: &str) -> bool {
+    let words: Vec<&str> = query.split_whitespace().collect();
+    if words.len() < 2 {
+        return false;
+    }
+    let plain = words.iter().all(|word| {
+        let word = word.trim_end_matches(['?', '.', ',', '!']);
+        !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '\'' || c == '-')
+    });
+    plain && !significant_terms(query).is_empty()
+}
+
+/// The significant terms of a query: its words without stop words, lower-cased, each once.
+pub(super) fn significant_terms(query: &str) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for word in query.split_whitespace() {
+        let word = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+        if word.chars().count() < 2 || STOP_WORDS.contains(&word.as_str()) || terms.contains(&word) {
+            continue;
+        }
+        terms.push(word);
+    }
+    terms
+}
+
+/// What a term matches in code: its stem, so `configs` finds `config` and `parsed` finds
+/// `parse`, `parser` and `parsing` (a crude suffix strip, never shorter than 3 letters).
+pub(super) fn stem(term: &str) -> &str {
+    for suffix in ["ies", "ing", "ed", "es", "s"] {
+        if let Some(stem) = term.strip_suffix(suffix)
+            && stem.chars().count() >= 3
+        {
+            return stem;
+        }
+    }
+    term
 }
 
 fn looks_like_file_name(query: &str) -> bool {

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Found, Hit, Output, SearchKind, SearchRequest};
 use crate::engine::Engine;
+use crate::reasons::{ReasonCode, joined};
 use crate::response::{Face, HitRef, Outcome};
 
 /// Hex digits of a bundle id.
@@ -51,7 +52,7 @@ pub(super) fn render(
     index_state: IndexState,
     found: Found,
 ) -> Outcome {
-    let Found { hits, lower_bound, not_searched } = found;
+    let Found { hits, lower_bound, not_searched, terms } = found;
     let total = hits.len();
     // What a page lists: hits, or (`output: files`) each file by its first hit, with its count.
     let listed: Vec<(usize, Option<usize>)> = match request.output {
@@ -73,10 +74,10 @@ pub(super) fn render(
     let bundle_key = format!("{}\u{0}{}\u{0}{}", request.query, used, ids.join(","));
     let bundle_id = format!("b_{}", &blake3::hash(bundle_key.as_bytes()).to_hex()[..ID_HEX]);
 
-    let mut reason_codes: Vec<&'static str> = Vec::new();
+    let mut reason_codes: Vec<ReasonCode> = Vec::new();
     let mut next_calls: Vec<NextCall> = Vec::new();
     if total == 0 {
-        reason_codes.push("NO_MATCH");
+        reason_codes.push(ReasonCode::NoMatch);
         next_calls.push(in_session(broaden(request, used), request));
     } else if let Some((first, _)) = listed.get(start).filter(|_| end > start) {
         // The top hit's read, by candidate id (the read the id stands for is kept by the
@@ -84,13 +85,16 @@ pub(super) fn render(
         next_calls.push(in_session(NextCall::new("read", json!({"candidate_id": ids[*first]})), request));
     }
     if !request.clamped.is_empty() {
-        reason_codes.push("BUDGET_SOFT_LIMIT");
+        reason_codes.push(ReasonCode::BudgetSoftLimit);
     }
 
     // The text face.
     let total_text = if lower_bound { format!("{total}+") } else { total.to_string() };
     let mut face = format!("search {:?} · {used}", request.query);
-    if inferred {
+    if inferred && used == SearchKind::Terms {
+        // A question is not searched as one literal: the face says what was searched instead.
+        face.push_str(&format!(" (auto: searched the terms {}; ranked by terms matched)", terms.join(", ")));
+    } else if inferred {
         face.push_str(if fell_back { " (auto: no symbol matched, fell back to text)" } else { " (auto)" });
     }
     match request.output {
@@ -153,7 +157,7 @@ pub(super) fn render(
         face.push(format!("── {} more; → next page: {}\n", listed.len() - end, call.render()));
     }
     if !reason_codes.is_empty() && total > 0 {
-        face.push(format!("── [{}]\n", reason_codes.join(", ")));
+        face.push(format!("── [{}]\n", joined(&reason_codes)));
     }
     for call in &next_calls {
         face.push(format!("→ next: {}\n", call.render()));
@@ -164,12 +168,15 @@ pub(super) fn render(
     outcome.act.truncated = has_more;
     outcome.act.next_cursor = next_cursor;
     outcome.act.bundle_id = Some(bundle_id);
-    outcome.act.reason_codes = reason_codes.iter().map(|code| (*code).to_owned()).collect();
+    outcome.act.reason_codes = reason_codes;
     outcome.act.next_calls = next_calls;
     outcome.act.results = results;
     let detail = &mut outcome.detail;
     detail.insert("inferred_type".into(), Value::from(used.as_str()));
     detail.insert("fell_back".into(), Value::Bool(fell_back));
+    if !terms.is_empty() {
+        detail.insert("terms".into(), Value::from(terms));
+    }
     detail.insert("total".into(), Value::from(total));
     detail.insert("total_is_lower_bound".into(), Value::Bool(lower_bound));
     detail.insert("has_more".into(), Value::Bool(has_more));

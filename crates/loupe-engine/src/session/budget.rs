@@ -5,7 +5,8 @@
 //! sent since then, a read is refused with `BUDGET_EXCEEDED` (reason `BUDGET_HARD_LIMIT`) and
 //! two next calls: a search that finds the read's own target (a file search for its name, a
 //! symbol search for its symbol), which opens a fresh allowance, then the read itself, which the
-//! session then serves. At 80% of an allowance every answer warns and suggests a search.
+//! session then serves. At 80% of an allowance every answer warns (`BUDGET_NEAR_LIMIT`) and
+//! suggests a search.
 //! Totals since the session began stay in the metrics. `search` and `manage` are never blocked.
 
 use loupe_core::{Config, ErrorCode, NextCall, ToolError};

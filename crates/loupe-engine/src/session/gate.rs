@@ -187,7 +187,7 @@ fn refuse_mismatch(
     id: &str,
     windowed: Option<NextCall>,
 ) -> Verdict {
-    let expected = named.first().map(|candidate| expected_target(candidate)).unwrap_or_default();
+    let expected = named.first().map(|candidate| described(candidate)).unwrap_or_default();
     let mut next_calls = Vec::new();
     if let Some(candidate) = candidate_for(shape, session) {
         next_calls.push(with_ref(shape, &candidate.id));
@@ -204,17 +204,32 @@ fn refuse_mismatch(
     );
     error.next_calls = next_calls;
     let mut context = Map::new();
-    context.insert("expected_target".into(), Value::from(expected));
+    context.insert("expected_target".into(), named.first().map_or(Value::Null, |candidate| expected_target(candidate)));
     context.insert("provided_target".into(), Value::from(shape.request.target.as_str()));
     if key == "bundle_id" {
-        let targets: Vec<String> = named.iter().take(10).map(|candidate| expected_target(candidate)).collect();
+        let targets: Vec<Value> = named.iter().take(10).map(|candidate| expected_target(candidate)).collect();
         context.insert("bundle_targets".into(), Value::from(targets));
     }
     let error = error.with_detail("gate_context", Value::Object(context));
     Verdict::Refuse { reason: ReasonCode::CandidateRefRequired, error }
 }
 
-fn expected_target(candidate: &Candidate) -> String {
+/// A candidate's target as a program acts on it (`gate_context.expected_target`): its path, and
+/// its symbol and line where the hit has them.
+pub(crate) fn expected_target(candidate: &Candidate) -> Value {
+    let mut target = Map::new();
+    target.insert("path".into(), Value::from(candidate.path.as_str()));
+    if let Some(symbol) = &candidate.symbol {
+        target.insert("symbol".into(), Value::from(symbol.as_str()));
+    }
+    if let Some(line) = candidate.line {
+        target.insert("line".into(), Value::from(line));
+    }
+    Value::Object(target)
+}
+
+/// A candidate's target as the message names it.
+fn described(candidate: &Candidate) -> String {
     match &candidate.symbol {
         Some(name) => format!("{name} in {}", candidate.path),
         None => candidate.path.clone(),

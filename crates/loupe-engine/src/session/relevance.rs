@@ -1,5 +1,6 @@
 //! The relevance guard (§9.5): after a search, a read of a path outside the top 10 results of
-//! the session's last 3 searches gets `LOW_RELEVANCE_OUTSIDE_TOPK` and up to 3 alternatives.
+//! the session's last 3 searches gets the soft warning `LOW_RELEVANCE` (reason
+//! `LOW_RELEVANCE_OUTSIDE_TOPK`) and up to 3 alternatives.
 //!
 //! Soft by default (`relevance = "warn"`); `block` refuses such a read when its path is known
 //! from the arguments (a symbol read without `path` is warned after resolution); `off` says
@@ -64,6 +65,7 @@ mod tests {
                 id: format!("c_{index}"),
                 path: (*path).to_owned(),
                 symbol: None,
+                line: None,
                 read: serde_json::Map::new(),
             })
             .collect();

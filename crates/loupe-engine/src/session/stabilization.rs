@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::budget::BudgetState;
 use super::store::Candidate;
-use crate::reasons::{ReasonCode, ordered};
+use crate::reasons::{ReasonCode, joined, ordered};
 use crate::response::Outcome;
 
 #[derive(Debug, Default)]
@@ -17,7 +17,9 @@ pub(crate) struct Stabilization {
     pub(crate) budget_state: Option<BudgetState>,
     /// True when the session is at 80% of a limit or over: the next action is a search.
     pub(crate) budget_pressed: bool,
-    pub(crate) warnings: Vec<String>,
+    /// Each warning with its registered code (`LOW_RELEVANCE`, `BUDGET_NEAR_LIMIT`, a gate
+    /// reason in `warn` mode): `{code, message}` in the envelope.
+    pub(crate) warnings: Vec<(ReasonCode, String)>,
     /// Codes the session layer adds to the response's own.
     pub(crate) reason_codes: Vec<ReasonCode>,
     pub(crate) metrics_snapshot: Value,
@@ -35,12 +37,8 @@ impl Stabilization {
         if !outcome.ok || self.footer_messages.is_empty() {
             return;
         }
-        let codes = if self.footer_codes.is_empty() {
-            String::new()
-        } else {
-            let names: Vec<String> = ordered(self.footer_codes.iter().map(|code| code.as_str().to_owned()));
-            format!(" [{}]", names.join(", "))
-        };
+        let codes =
+            if self.footer_codes.is_empty() { String::new() } else { format!(" [{}]", joined(&self.footer_codes)) };
         let line = format!("── session{codes}: {}\n", self.footer_messages.join("; "));
         if let Some(limit) = max_tokens
             && (outcome.face.tokens() + tokens::count(&line)) as u64 > limit
@@ -54,27 +52,26 @@ impl Stabilization {
     /// the fixed order.
     pub(crate) fn attach(self, outcome: &mut Outcome) {
         let mut codes = std::mem::take(&mut outcome.act.reason_codes);
-        if let Some(error) = &outcome.error
-            && ReasonCode::parse(error.code.as_str()).is_some()
-        {
-            codes.push(error.code.as_str().to_owned());
+        if let Some(code) = outcome.error.as_ref().and_then(|error| ReasonCode::parse(error.code.as_str())) {
+            codes.push(code);
         }
-        codes.extend(self.reason_codes.iter().map(|code| code.as_str().to_owned()));
-        let codes = ordered(codes);
+        codes.extend(self.reason_codes.iter().copied());
+        codes.sort();
+        codes.dedup();
+        let soft = codes.contains(&ReasonCode::BudgetSoftLimit);
         outcome.act.reason_codes = codes.clone();
+        let codes = ordered(codes);
         let next_calls = serde_json::to_value(&outcome.act.next_calls).unwrap_or_else(|_| json!([]));
         let first_tool = outcome.act.next_calls.first().map(|call| call.tool.clone());
         let suggested = if self.budget_pressed { Some("search".to_owned()) } else { first_tool };
         let budget_state = self.budget_state.unwrap_or(BudgetState::Normal);
-        let budget_state = if codes.iter().any(|code| code == "BUDGET_SOFT_LIMIT") {
-            budget_state.max(BudgetState::SoftLimit)
-        } else {
-            budget_state
-        };
+        let budget_state = if soft { budget_state.max(BudgetState::SoftLimit) } else { budget_state };
         let mut object = Map::new();
         object.insert("budget_state".into(), Value::from(budget_state.as_str()));
         object.insert("suggested_next_action".into(), Value::from(suggested.unwrap_or_else(|| "none".into())));
-        object.insert("warnings".into(), json!(self.warnings));
+        let warnings: Vec<Value> =
+            self.warnings.iter().map(|(code, message)| json!({"code": code.as_str(), "message": message})).collect();
+        object.insert("warnings".into(), Value::from(warnings));
         object.insert("reason_codes".into(), json!(codes));
         object.insert("metrics_snapshot".into(), self.metrics_snapshot);
         object.insert("next_calls".into(), next_calls);

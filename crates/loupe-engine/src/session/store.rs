@@ -36,6 +36,8 @@ pub(crate) struct Candidate {
     pub(crate) path: String,
     /// The symbol's name, for symbol hits.
     pub(crate) symbol: Option<String>,
+    /// The hit's line (a symbol's first line), when it has one.
+    pub(crate) line: Option<usize>,
     /// The read's arguments `read {"candidate_id": id}` stands for.
     pub(crate) read: Map<String, Value>,
 }
@@ -326,7 +328,13 @@ mod tests {
                 read.insert("mode".into(), Value::from("file"));
                 read.insert("target".into(), Value::from(path.clone()));
                 read.insert("lines".into(), Value::from("120-180"));
-                Candidate { id: format!("c_{search}_{hit}"), path, symbol: Some(format!("symbol_{hit}")), read }
+                Candidate {
+                    id: format!("c_{search}_{hit}"),
+                    path,
+                    symbol: Some(format!("symbol_{hit}")),
+                    line: None,
+                    read,
+                }
             })
             .collect();
         SearchRecord { bundle_id: format!("b_{search}"), candidates, read_calls: Vec::new() }
