@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use loupe_core::config::LegacyTools;
+use loupe_engine::legacy::{LEGACY_TOOLS, LegacyTool};
 use loupe_engine::params::{self, Effects, Param, ParamType, ToolSpec};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
@@ -12,6 +14,48 @@ use serde_json::{Map, Value, json};
 /// The tools `tools/list` returns, in order, generated from the engine's parameter table.
 pub fn tools() -> Vec<Tool> {
     params::TOOLS.iter().map(|spec| tool(spec)).collect()
+}
+
+/// `tools/list` under a `legacy_tools` setting (§12): the five tools, then, when `listed`, the
+/// legacy names marked deprecated. The listed names may take the list over the §4 budget; the
+/// default list never holds them (hidden ones are callable, disabled ones answer
+/// `LEGACY_TOOL_DISABLED`).
+pub fn tools_for(legacy: LegacyTools) -> Vec<Tool> {
+    let mut listed = tools();
+    if legacy == LegacyTools::Listed {
+        listed.extend(LEGACY_TOOLS.iter().map(legacy_tool));
+    }
+    listed
+}
+
+/// A legacy name as `tools/list` shows it in listed mode: its old parameters, the replacement's
+/// annotations and output schema, `deprecated` in its title, description and `_meta`.
+fn legacy_tool(legacy: &LegacyTool) -> Tool {
+    let Some(spec) = params::tool(legacy.tool) else { unreachable!("a legacy name routes to one of the five tools") };
+    let implied: Vec<String> = legacy.fixed.iter().map(|(key, value)| format!("{key}={value}")).collect();
+    let replacement =
+        if implied.is_empty() { legacy.tool.to_owned() } else { format!("{} ({})", legacy.tool, implied.join(", ")) };
+    let description = format!(
+        "Deprecated: use `{replacement}`. {} Answers carry LEGACY_TOOL_DEPRECATED; `{}` parameters are accepted too.",
+        legacy.description, legacy.tool
+    );
+    let title = format!("{} (deprecated)", legacy.name);
+    let Effects { read_only, destructive, idempotent } = spec.effects;
+    let mut meta = JsonObject::new();
+    meta.insert("deprecated".into(), Value::Bool(true));
+    meta.insert("replacement".into(), Value::from(legacy.tool));
+    let mut tool = Tool::new(legacy.name, description, object(input_schema(legacy.params)))
+        .with_title(title.clone())
+        .with_raw_output_schema(object(output_schema(legacy.tool)))
+        .with_annotations(
+            ToolAnnotations::with_title(title)
+                .read_only(read_only)
+                .destructive(destructive)
+                .idempotent(idempotent)
+                .open_world(false),
+        );
+    tool.meta = Some(rmcp::model::MetaObject(meta));
+    tool
 }
 
 fn tool(spec: &ToolSpec) -> Tool {
@@ -59,7 +103,7 @@ fn property(param: &Param) -> Value {
         ParamType::Boolean => json!({"type": "boolean"}),
         ParamType::Choice(choices) => json!({"type": "string", "enum": choices}),
         ParamType::StringList => json!({"type": "array", "items": {"type": "string"}}),
-        ParamType::EditList => json!({"type": "array", "minItems": 1, "items": input_schema(params::EDIT_ITEM)}),
+        ParamType::EditList(items) => json!({"type": "array", "minItems": 1, "items": input_schema(items)}),
     };
     // A parameter that belongs to some modes says which, so a model need not guess.
     let description = match param.only_for {
