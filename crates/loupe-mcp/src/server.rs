@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use loupe_core::{ErrorCode, ToolError};
 use loupe_core::config::LegacyTools;
+use loupe_core::{ErrorCode, ToolError};
 use loupe_engine::config::{Sources, choose_root, legacy_tools, load};
 use loupe_engine::legacy::legacy_tool;
 use loupe_engine::{CallContext, Engine, Progress, Response, Work, params};

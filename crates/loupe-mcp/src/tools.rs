@@ -153,9 +153,40 @@ mod tests {
         assert!(tokens < 3000, "tools/list costs {tokens} tokens");
     }
 
+    /// §12: the default list (hidden) and a disabled one hold the five tools only; listed mode
+    /// adds every legacy name, marked deprecated, with its old parameters.
+    #[test]
+    fn only_listed_mode_lists_the_legacy_names_marked_deprecated() {
+        let json = |tools: Vec<Tool>| serde_json::to_value(tools).unwrap();
+        assert_eq!(json(tools_for(LegacyTools::Hidden)), json(tools()));
+        assert_eq!(json(tools_for(LegacyTools::Disabled)), json(tools()));
+        let listed = tools_for(LegacyTools::Listed);
+        let names: Vec<&str> = listed.iter().map(|tool| tool.name.as_ref()).collect();
+        let legacy: Vec<&str> = LEGACY_TOOLS.iter().map(|legacy| legacy.name).collect();
+        assert_eq!(names[..5], params::tool_names()[..]);
+        assert_eq!(names[5..], legacy[..]);
+        for (tool, legacy) in listed[5..].iter().zip(LEGACY_TOOLS) {
+            let description = tool.description.as_deref().unwrap_or_default();
+            assert!(description.starts_with(&format!("Deprecated: use `{}", legacy.tool)), "{description}");
+            assert_eq!(tool.title.as_deref(), Some(format!("{} (deprecated)", legacy.name).as_str()));
+            let meta = &tool.meta.as_ref().unwrap().0;
+            assert_eq!(meta["deprecated"], Value::Bool(true));
+            assert_eq!(meta["replacement"], Value::from(legacy.tool));
+            let properties = tool.input_schema["properties"].as_object().unwrap();
+            let old: Vec<&str> = legacy.params.iter().map(|param| param.name).collect();
+            assert_eq!(properties.keys().map(String::as_str).collect::<Vec<_>>().len(), old.len());
+            assert!(old.iter().all(|name| properties.contains_key(*name)), "{}: {properties:?}", legacy.name);
+        }
+        let edit_code = &listed[5 + LEGACY_TOOLS.iter().position(|legacy| legacy.name == "edit_code").unwrap()];
+        let item = &edit_code.input_schema["properties"]["edits"]["items"]["properties"];
+        assert!(item["targetString"].is_object() && item["filePath"].is_object(), "{item}");
+        let tokens = loupe_core::tokens::count(&serde_json::to_string(&listed).unwrap());
+        eprintln!("tools/list with the legacy names listed: {tokens} tokens");
+    }
+
     #[test]
     fn every_tool_is_annotated_and_declares_its_output() {
-        for tool in tools() {
+        for tool in tools_for(LegacyTools::Listed) {
             let annotations = tool.annotations.as_ref().unwrap();
             assert!(annotations.read_only_hint.is_some() && annotations.destructive_hint.is_some());
             assert!(annotations.idempotent_hint.is_some());
