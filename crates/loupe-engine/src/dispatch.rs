@@ -139,7 +139,7 @@ impl Engine {
         self.session_layer().record_legacy(context, legacy, disabled);
         if disabled {
             let error = legacy.disabled(&translated);
-            return Response::failure(legacy.tool, error).from_legacy(legacy, None, None);
+            return Response::failure(legacy.tool, error).answered_by_legacy_name(legacy, None, None);
         }
         let note = format!(
             "── deprecated [LEGACY_TOOL_DEPRECATED]: `{}` is a legacy name; call {} instead\n",
@@ -163,7 +163,7 @@ impl Engine {
             }
             Err(error) => Err(Box::new(Rejected { tool: legacy.tool, error, mode: None, target: None, session_id })),
         };
-        self.dispatch(context, parsed, work).from_legacy(legacy, Some(&note), Some(max_tokens))
+        self.dispatch(context, parsed, work).answered_by_legacy_name(legacy, Some(&note), Some(max_tokens))
     }
 
     /// `read {"candidate_id": id}` without a target (§5): the read the id stands for, from the

@@ -658,6 +658,5 @@ mod tests {
         let error = edit_code.disabled(&translated);
         assert_eq!(error.next_calls[0].tool, "manage");
         assert!(error.hint.contains("replacementString→new_string"), "{}", error.hint);
-        assert!(MAX_REPLACEMENT_BYTES < crate::params::MAX_CONTENT_BYTES);
     }
 }

@@ -387,7 +387,7 @@ impl Response {
     /// closing `→ next:` lines (left out, like the session footer, when it would take the face
     /// over `max_tokens`), the old name in `meta.legacy`, and the old result fields in the
     /// structured face. `token_estimate` stays the exact count of the face.
-    pub(crate) fn from_legacy(
+    pub(crate) fn answered_by_legacy_name(
         mut self,
         legacy: &'static crate::legacy::LegacyTool,
         note: Option<&str>,
