@@ -139,7 +139,8 @@ impl Engine {
         self.session_layer().record_legacy(context, legacy, disabled);
         if disabled {
             let error = legacy.disabled(&translated);
-            return Response::failure(legacy.tool, error).answered_by_legacy_name(legacy, None, None);
+            let refused = Outcome::failure(legacy.tool, None, None, error);
+            return refused.render(self.config().structured_content).answered_by_legacy_name(legacy, None, None);
         }
         let note = format!(
             "── deprecated [LEGACY_TOOL_DEPRECATED]: `{}` is a legacy name; call {} instead\n",
