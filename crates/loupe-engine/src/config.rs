@@ -133,7 +133,7 @@ pub fn load(sources: &Sources) -> Result<(Config, Vec<String>), String> {
             config.set(key, &Value::from(value)).map_err(|error| format!("{name}: {error}"))?;
         }
     }
-    if sources.env_value("LOUPE_DISABLE_LEGACY").is_some_and(|value| matches!(value.trim(), "1" | "true" | "yes")) {
+    if sources.env_value("LOUPE_DISABLE_LEGACY").is_some_and(disables_legacy) {
         config.legacy_tools = LegacyTools::Disabled;
     }
     for (key, value) in &sources.flags {
@@ -146,6 +146,30 @@ pub fn load(sources: &Sources) -> Result<(Config, Vec<String>), String> {
     config.root = Some(root);
     config.root_chosen_by = chosen_by;
     Ok((config, warnings))
+}
+
+/// The `legacy_tools` setting (§12, §14) before an engine is open: the whole configuration when
+/// it loads; otherwise (no root can be chosen yet) what the environment and the flags say.
+pub fn legacy_tools(sources: &Sources) -> LegacyTools {
+    if let Ok((config, _)) = load(sources) {
+        return config.legacy_tools;
+    }
+    let mut config = Config::default();
+    if let Some(value) = sources.env_value("LOUPE_LEGACY_TOOLS") {
+        let _ = config.set("legacy_tools", &Value::from(value));
+    }
+    if sources.env_value("LOUPE_DISABLE_LEGACY").is_some_and(disables_legacy) {
+        config.legacy_tools = LegacyTools::Disabled;
+    }
+    for (key, value) in sources.flags.iter().filter(|(key, _)| key == "legacy_tools") {
+        let _ = config.set(key, value);
+    }
+    config.legacy_tools
+}
+
+/// `LOUPE_DISABLE_LEGACY=1` (or `true`, `yes`).
+fn disables_legacy(value: &str) -> bool {
+    matches!(value.trim(), "1" | "true" | "yes")
 }
 
 /// The workspace root (§2), and how it was chosen: `--root`, the client's roots (the one

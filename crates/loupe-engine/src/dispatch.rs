@@ -1,8 +1,10 @@
 //! The dispatcher: a tool call's arguments parsed once into its typed request (`ToolCall`),
 //! then run. `read` and `search` pass through the session layer (§9); every other tool runs
 //! directly. The CLI and tests use the in-process connection (`Engine::call`); MCP passes its
-//! connection (`Engine::call_in`).
+//! connection (`Engine::call_in`). A legacy name (§12) is translated here, before parsing, into
+//! the call it stands for (`legacy.rs`), so it meets the same parser, gate and budgets.
 
+use loupe_core::config::LegacyTools;
 use loupe_core::{RepoPath, ToolError};
 use serde_json::{Map, Value};
 
@@ -10,6 +12,7 @@ use crate::analyze::{self, AnalyzeRequest};
 use crate::args::{Parsed, Rejected};
 use crate::edit::{self, EditRequest};
 use crate::engine::Engine;
+use crate::legacy::{self, LegacyTool};
 use crate::manage::{self, ManageRequest};
 use crate::params;
 use crate::read::{self, ReadMode, ReadRequest};
@@ -79,12 +82,25 @@ impl Engine {
     /// `call_in` with a progress-and-cancel handle: a call that needs the index waits (bounded by
     /// `INDEX_WAIT`) for a first build, reporting its progress to a caller that takes reports, and
     /// long work stops early, answering with what it has, once `work` is cancelled.
+    ///
+    /// `tool` may be a legacy name (§12, `legacy.rs`): it is translated here, once, into the call
+    /// it stands for, which then runs like any other.
     pub fn call_with(&self, context: &CallContext, tool: &str, arguments: Value, work: &Work) -> Response {
-        let arguments = match tool {
-            "read" => self.candidate_read(context, arguments),
-            _ => arguments,
-        };
-        match ToolCall::parse(tool, arguments) {
+        match legacy::legacy_tool(tool) {
+            Some(legacy) => self.call_legacy(context, legacy, arguments, work),
+            None => {
+                let arguments = match tool {
+                    "read" => self.candidate_read(context, arguments),
+                    _ => arguments,
+                };
+                self.dispatch(context, ToolCall::parse(tool, arguments), work)
+            }
+        }
+    }
+
+    /// A parsed call (or the reason it did not parse), run and rendered.
+    fn dispatch(&self, context: &CallContext, parsed: Parsed<ToolCall>, work: &Work) -> Response {
+        match parsed {
             Ok(call) => {
                 // An answer from half an index could say "nothing" where the rest holds it (§7):
                 // wait for the first build, bounded, reporting progress to a caller that asked.
@@ -104,6 +120,51 @@ impl Engine {
             }
             Err(rejected) => rejected.into_outcome().render(self.config().structured_content),
         }
+    }
+
+    /// A call by a legacy name: counted, translated into the call it stands for and run as that
+    /// call (same parser, gate, budgets and session), then marked deprecated; with
+    /// `legacy_tools = "disabled"`, refused with the translated call to make instead.
+    fn call_legacy(
+        &self,
+        context: &CallContext,
+        legacy: &'static LegacyTool,
+        arguments: Value,
+        work: &Work,
+    ) -> Response {
+        self.legacy_calls.count(legacy.name);
+        let session_id = arguments.get("session_id").and_then(Value::as_str).map(str::to_owned);
+        let translated = legacy.translate(arguments);
+        let disabled = self.config().legacy_tools == LegacyTools::Disabled;
+        self.session_layer().record_legacy(context, legacy, disabled);
+        if disabled {
+            let error = legacy.disabled(&translated);
+            let refused = Outcome::failure(legacy.tool, None, None, error);
+            return refused.render(self.config().structured_content).answered_by_legacy_name(legacy, None, None);
+        }
+        let note = format!(
+            "── deprecated [LEGACY_TOOL_DEPRECATED]: `{}` is a legacy name; call {} instead\n",
+            legacy.name,
+            legacy.replacement(translated.as_ref().ok())
+        );
+        let max_tokens = translated
+            .as_ref()
+            .ok()
+            .and_then(|arguments| arguments.get("max_tokens"))
+            .and_then(|value| value.as_u64().or_else(|| value.as_str().and_then(|text| text.trim().parse().ok())));
+        let max_tokens = max_tokens
+            .map_or(self.config().max_response_tokens, |limit| (limit as usize).min(self.config().max_response_tokens));
+        let parsed = match translated {
+            Ok(arguments) => {
+                let arguments = match legacy.tool {
+                    "read" => self.candidate_read(context, Value::Object(arguments)),
+                    _ => Value::Object(arguments),
+                };
+                ToolCall::parse(legacy.tool, arguments)
+            }
+            Err(error) => Err(Box::new(Rejected { tool: legacy.tool, error, mode: None, target: None, session_id })),
+        };
+        self.dispatch(context, parsed, work).answered_by_legacy_name(legacy, Some(&note), Some(max_tokens))
     }
 
     /// `read {"candidate_id": id}` without a target (§5): the read the id stands for, from the

@@ -34,6 +34,8 @@ pub struct Engine {
     pub(crate) relations: analyze::workspace::Relations,
     /// Proposed texts of cut diffs, so their cursors continue without the text (R8).
     pub(crate) proposed: crate::read::diff_preview::ProposedTexts,
+    /// Calls per legacy name (§12), for `manage metrics`.
+    pub(crate) legacy_calls: crate::legacy::LegacyCounts,
 }
 
 impl Engine {
@@ -65,6 +67,7 @@ impl Engine {
             edit_lock: std::sync::Mutex::new(()),
             relations: analyze::workspace::Relations::default(),
             proposed: Default::default(),
+            legacy_calls: Default::default(),
         })
     }
 

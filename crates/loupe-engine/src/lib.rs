@@ -14,7 +14,9 @@
 //! - `params.rs`: the parameter table (plain data): every tool's parameters with type, modes,
 //!   aliases and description. The parser, the MCP schema (`loupe-mcp`) and the CLI derive from it.
 //! - `dispatch.rs`: `ToolCall::parse` and `Engine::call_in`; `engine.rs`: the `Engine` (root,
-//!   index, journal, session layer, graphs) that the tools take.
+//!   index, journal, session layer, graphs) that the tools take; `legacy.rs`: the legacy names
+//!   (§12) as a table (old name → tool, implied arguments, renames, old result fields), which
+//!   `dispatch.rs` applies before parsing.
 //! - `args.rs`: the shared argument checks from the table (aliases, unknown names refused by name,
 //!   a parameter of another mode refused with the §3.4 message, numbers given as numbers or
 //!   numeric strings) and `Rejected`, a call whose arguments did not parse; `errors.rs`: one
@@ -65,6 +67,7 @@ mod engine;
 mod errors;
 #[cfg(test)]
 mod fuzz;
+pub mod legacy;
 mod manage;
 pub mod params;
 mod read;

@@ -211,6 +211,7 @@ fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (
         "max_range_lines": config.max_range_lines,
         "strict_session_id": config.strict_session_id,
         "session_ttl_secs": config.session_ttl_secs,
+        "legacy_tools": config.legacy_tools,
     });
     face.push_str(&format!(
         "policy: gate {} · relevance {} · precision reads up to {} lines\n",
@@ -299,7 +300,19 @@ fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> 
         facts_bytes / 1024
     ));
     let caches = json!({"analyze_facts_files": facts_files, "analyze_facts_bytes": facts_bytes});
-    (face, json!({"session": session, "analytics": analytics, "caches": caches}))
+    // Calls by the legacy names (§12) since the server started, per name: who still uses them.
+    let legacy_calls = engine.legacy_calls.snapshot();
+    let legacy_mode = serde_json::to_value(config.legacy_tools).unwrap_or_default();
+    if !legacy_calls.is_empty() {
+        let counts: Vec<String> = legacy_calls.iter().map(|(name, calls)| format!("{name} {calls}")).collect();
+        face.push_str(&format!(
+            "legacy names ({}, deprecated): {}\n",
+            legacy_mode.as_str().unwrap_or_default(),
+            counts.join(" · ")
+        ));
+    }
+    let legacy = json!({"mode": legacy_mode, "calls": legacy_calls});
+    (face, json!({"session": session, "analytics": analytics, "caches": caches, "legacy_tools": legacy}))
 }
 
 const GUIDANCE: &str = "How to work with loupe cheaply:

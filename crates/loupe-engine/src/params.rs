@@ -21,12 +21,13 @@ pub enum ParamType {
     Choice(&'static [&'static str]),
     /// A list of strings (a JSON array, or one comma-separated string).
     StringList,
-    /// `edit`'s list of edit objects, each described by [`EDIT_ITEM`].
-    EditList,
+    /// A list of edit objects, each described by the given fields: `edit`'s `edits` ([`EDIT_ITEM`]),
+    /// or a legacy name's (`crate::legacy`).
+    EditList(&'static [Param]),
 }
 
 /// One parameter of a tool.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Param {
     pub name: &'static str,
     pub ty: ParamType,
@@ -85,7 +86,7 @@ impl ToolSpec {
 }
 
 impl Param {
-    const fn new(name: &'static str, ty: ParamType, description: &'static str) -> Param {
+    pub(crate) const fn new(name: &'static str, ty: ParamType, description: &'static str) -> Param {
         Param {
             name,
             ty,
@@ -98,7 +99,7 @@ impl Param {
         }
     }
 
-    const fn required(self) -> Param {
+    pub(crate) const fn required(self) -> Param {
         Param { required: true, ..self }
     }
 
@@ -115,7 +116,7 @@ impl Param {
     }
 
     /// Text that may be as long as a file (an edit's strings, a proposed content).
-    const fn content(self) -> Param {
+    pub(crate) const fn content(self) -> Param {
         Param { max_bytes: MAX_CONTENT_BYTES, ..self }
     }
 
@@ -129,11 +130,11 @@ impl Param {
     }
 }
 
-const fn string(name: &'static str, description: &'static str) -> Param {
+pub(crate) const fn string(name: &'static str, description: &'static str) -> Param {
     Param::new(name, ParamType::String, description)
 }
 
-const fn integer(name: &'static str, min: u64, description: &'static str) -> Param {
+pub(crate) const fn integer(name: &'static str, min: u64, description: &'static str) -> Param {
     Param::new(name, ParamType::Integer { min, max: None }, description)
 }
 
@@ -141,11 +142,11 @@ const fn bounded(name: &'static str, min: u64, max: u64, description: &'static s
     Param::new(name, ParamType::Integer { min, max: Some(max) }, description)
 }
 
-const fn boolean(name: &'static str, description: &'static str) -> Param {
+pub(crate) const fn boolean(name: &'static str, description: &'static str) -> Param {
     Param::new(name, ParamType::Boolean, description)
 }
 
-const fn choice(name: &'static str, choices: &'static [&'static str], description: &'static str) -> Param {
+pub(crate) const fn choice(name: &'static str, choices: &'static [&'static str], description: &'static str) -> Param {
     Param::new(name, ParamType::Choice(choices), description)
 }
 
@@ -273,7 +274,7 @@ Guards: expected_hash (file_hash of a read), expected_text (current text of the 
 Returns diffs and a transaction_id for manage undo.",
     selector: None,
     params: &[
-        Param::new("edits", ParamType::EditList, "the edits, applied in order").required(),
+        Param::new("edits", ParamType::EditList(EDIT_ITEM), "the edits, applied in order").required(),
         boolean("dry_run", "diffs only, nothing written"),
         boolean("create_missing_dirs", "create parent directories").aliases(&["create_missing_directories"]),
         boolean("fuzzy", "tolerate whitespace/indentation if the match is unique").aliases(&["ignore_mistakes"]),

@@ -356,6 +356,7 @@ impl Outcome {
             compact,
             reason_codes,
             act: self.act,
+            legacy: None,
             meta,
             content: self.content,
             location: self.location,
@@ -386,7 +387,10 @@ pub struct Response {
     pub error: Option<ToolError>,
     pub metadata: MetadataLevel,
     reason_codes: Vec<String>,
-    act: Act,
+    pub(crate) act: Act,
+    /// The legacy name the call came in by (§12), whose old result fields the structured
+    /// face carries too, and the face as the tool answered (before the `deprecated` line).
+    legacy: Option<(&'static crate::legacy::LegacyTool, String)>,
 }
 
 impl Response {
@@ -402,6 +406,44 @@ impl Response {
     /// The reason codes, in the enum's fixed order.
     pub fn reason_codes(&self) -> &[String] {
         &self.reason_codes
+    }
+
+    /// The answer to a call made by a legacy name (§12): `LEGACY_TOOL_DEPRECATED` in the reason
+    /// codes (the envelope's and its stabilization's), `note` in the text face before its
+    /// closing `→ next:` lines (left out, like the session footer, when it would take the face
+    /// over `max_tokens`), the old name in `meta.legacy`, and the old result fields in the
+    /// structured face. `token_estimate` stays the exact count of the face.
+    pub(crate) fn answered_by_legacy_name(
+        mut self,
+        legacy: &'static crate::legacy::LegacyTool,
+        note: Option<&str>,
+        max_tokens: Option<usize>,
+    ) -> Response {
+        const CODE: ReasonCode = ReasonCode::LegacyToolDeprecated;
+        let tool_face = self.face.clone();
+        if let Some(note) = note {
+            let face = insert_before_next_lines(&self.face, note);
+            let token_estimate = tokens::count(&face);
+            if max_tokens.is_none_or(|limit| token_estimate <= limit) {
+                self.compact = insert_before_next_lines(&self.compact, note);
+                self.face = face;
+                self.token_estimate = token_estimate;
+                self.meta.insert("token_estimate".into(), Value::from(token_estimate));
+            }
+        }
+        if !self.act.reason_codes.contains(&CODE) {
+            self.act.reason_codes.push(CODE);
+        }
+        self.reason_codes = crate::reasons::ordered(self.act.reason_codes.iter().copied());
+        self.meta.insert("reason_codes".into(), json!(self.reason_codes));
+        if let Some(Value::Object(stabilization)) = self.meta.get_mut("stabilization") {
+            let codes = stabilization.get("reason_codes").and_then(Value::as_array).into_iter().flatten();
+            let codes = codes.filter_map(Value::as_str).filter_map(ReasonCode::parse).chain(std::iter::once(CODE));
+            stabilization.insert("reason_codes".into(), json!(crate::reasons::ordered(codes)));
+        }
+        self.meta.insert("legacy".into(), json!({"tool": legacy.name, "replacement": legacy.tool}));
+        self.legacy = Some((legacy, tool_face));
+        self
     }
 
     /// The `structuredContent` at the response's metadata level.
@@ -483,6 +525,9 @@ impl Response {
                 object.insert("location".into(), serde_json::to_value(location).unwrap_or_default());
             }
         }
+        if let Some((legacy, tool_face)) = &self.legacy {
+            crate::legacy::add_fields(legacy.shape, tool_face, self, &mut object);
+        }
         Value::Object(object)
     }
 }
@@ -523,6 +568,25 @@ pub(crate) fn error_face(error: &ToolError) -> String {
         face.push_str(&format!("→ next: {}\n", call.render()));
     }
     face
+}
+
+/// `text` with `line` inserted before the `→ next:` lines that close it (at the end when none do).
+fn insert_before_next_lines(text: &str, line: &str) -> String {
+    let mut at = text.len();
+    for existing in text.split_inclusive('\n').rev() {
+        if !existing.starts_with("→ next: ") {
+            break;
+        }
+        at -= existing.len();
+    }
+    let mut inserted = String::with_capacity(text.len() + line.len() + 1);
+    inserted.push_str(&text[..at]);
+    if !inserted.is_empty() && !inserted.ends_with('\n') {
+        inserted.push('\n');
+    }
+    inserted.push_str(line);
+    inserted.push_str(&text[at..]);
+    inserted
 }
 
 /// The footer line naming a ready-to-run call.

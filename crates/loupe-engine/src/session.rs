@@ -550,6 +550,21 @@ impl SessionLayer {
         })
     }
 
+    /// A call by a legacy name (§12), for the adoption counts the seed asks for (seed 004:
+    /// one event per call, with the name and its replacement).
+    pub(crate) fn record_legacy(&self, context: &CallContext, legacy: &crate::legacy::LegacyTool, disabled: bool) {
+        let mut fields = Map::new();
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_millis() as u64);
+        fields.insert("ts_ms".into(), Value::from(millis));
+        fields.insert("connection".into(), Value::from(context.connection_id.as_str()));
+        fields.insert("legacy_tool".into(), Value::from(legacy.name));
+        fields.insert("replacement".into(), Value::from(legacy.tool));
+        fields.insert("disabled".into(), Value::Bool(disabled));
+        self.analytics.put(Event { event_type: "legacy", fields });
+    }
+
     pub(crate) fn analytics(&self) -> &AnalyticsQueue {
         &self.analytics
     }

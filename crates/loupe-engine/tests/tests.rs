@@ -13,6 +13,7 @@ mod diff_preview_secrets;
 mod edit_cases;
 mod edit_roundtrip;
 mod hostile_arguments;
+mod legacy_cases;
 mod read_cases;
 mod repository_config;
 mod search_cases;

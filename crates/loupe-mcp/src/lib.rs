@@ -6,7 +6,9 @@
 //! the engine rendered.
 //!
 //! Where things are: `server.rs` (`LoupeServer`: the handler, the root, the connection's UUID,
-//! `Response` → `CallToolResult`), `tools.rs` (hand-written schemas and annotations) and
+//! `Response` → `CallToolResult`; legacy names (§12) are passed to the engine, which translates
+//! them), `tools.rs` (schemas and annotations from the parameter table, the legacy names from
+//! the engine's legacy table when `legacy_tools = "listed"`) and
 //! `transport.rs` (the guarded stdio transport). Protocol revisions 2024-11-05, 2025-03-26,
 //! 2025-06-18 and 2025-11-25 are negotiated; a client offering a newer one (rmcp's own client
 //! offers 2026-07-28) is answered with 2025-11-25.
@@ -18,4 +20,4 @@ pub mod transport;
 
 pub use http::{HTTP_PATH, HttpOptions, serve_http};
 pub use server::{LoupeServer, NEWEST_PROTOCOL, serve_stdio, to_call_tool_result};
-pub use tools::tools;
+pub use tools::{tools, tools_for};

@@ -11,8 +11,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use loupe_core::config::LegacyTools;
 use loupe_core::{ErrorCode, ToolError};
-use loupe_engine::config::{Sources, choose_root, load};
+use loupe_engine::config::{Sources, choose_root, legacy_tools, load};
+use loupe_engine::legacy::legacy_tool;
 use loupe_engine::{CallContext, Engine, Progress, Response, Work, params};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
@@ -25,7 +27,7 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::tools;
+use crate::tools::tools_for;
 use crate::transport::GuardedTransport;
 
 /// The newest revision this server speaks over the `initialize` handshake. A client offering
@@ -173,9 +175,22 @@ impl LoupeServer {
         Ok(engine)
     }
 
+    /// Whether the legacy names are listed (§12): the open engine's configuration, else the
+    /// one the sources give before a root is known.
+    async fn legacy_tools(&self) -> LegacyTools {
+        match self.engine.lock().await.as_ref() {
+            Some(engine) => engine.config().legacy_tools,
+            None => legacy_tools(&self.sources),
+        }
+    }
+
     async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>) -> Response {
-        // Failures outside the engine still name the tool that was called.
-        let tool_name = params::tool(name).map_or("unknown", |spec| spec.name);
+        // Failures outside the engine still name the tool that was called (a legacy name's
+        // replacement).
+        let tool_name = params::tool(name)
+            .map(|spec| spec.name)
+            .or_else(|| legacy_tool(name).map(|legacy| legacy.tool))
+            .unwrap_or("unknown");
         let engine = match self.engine(context).await {
             Ok(engine) => engine,
             Err(error) => return Response::failure(tool_name, error),
@@ -329,11 +344,11 @@ impl ServerHandler for LoupeServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools_for(self.legacy_tools().await)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools().into_iter().find(|tool| tool.name == name)
+        tools_for(LegacyTools::Listed).into_iter().find(|tool| tool.name == name)
     }
 
     async fn call_tool(
@@ -342,7 +357,9 @@ impl ServerHandler for LoupeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if params::tool(&name).is_none() {
+        // The legacy names (§12) are callable even when hidden; a disabled one is answered by
+        // the engine with LEGACY_TOOL_DISABLED, a tool result, not a protocol error.
+        if params::tool(&name).is_none() && legacy_tool(&name).is_none() {
             return Err(McpError::invalid_params(
                 format!("unknown tool `{name}`; available tools: {}", params::tool_names().join(", ")),
                 None,

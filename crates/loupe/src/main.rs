@@ -220,7 +220,7 @@ fn cli_arg(spec: &ToolSpec, param: &'static Param) -> Option<clap::Arg> {
         }
         ParamType::Choice(choices) => PossibleValuesParser::new(choices).into(),
         ParamType::String | ParamType::StringList => ValueParser::string(),
-        ParamType::EditList => return None,
+        ParamType::EditList(_) => return None,
     };
     Some(arg.value_parser(parser))
 }
@@ -230,7 +230,7 @@ fn cli_value(matches: &clap::ArgMatches, id: &str, ty: ParamType) -> Option<Valu
     match ty {
         ParamType::Integer { .. } => matches.get_one::<u64>(id).map(|value| Value::from(*value)),
         ParamType::Boolean => matches.get_one::<bool>(id).map(|value| Value::Bool(*value)),
-        ParamType::EditList => None,
+        ParamType::EditList(_) => None,
         _ => matches.get_one::<String>(id).map(|value| Value::from(value.as_str())),
     }
 }
@@ -713,7 +713,7 @@ mod tests {
             ParamType::Boolean => Value::Bool(true),
             ParamType::Choice(choices) => Value::from(choices[0]),
             ParamType::StringList => Value::from("x"),
-            ParamType::EditList => json!([{"path": "a.rs", "operation": "delete"}]),
+            ParamType::EditList(_) => json!([{"path": "a.rs", "operation": "delete"}]),
         }
     }
 
@@ -736,7 +736,9 @@ mod tests {
     fn command_line(spec: &ToolSpec, arguments: &Map<String, Value>) -> Vec<String> {
         let mut line = vec!["loupe".to_owned(), spec.name.to_owned()];
         for param in spec.params {
-            let Some(value) = arguments.get(param.name).filter(|_| param.ty != ParamType::EditList) else { continue };
+            let Some(value) = arguments.get(param.name).filter(|_| !matches!(param.ty, ParamType::EditList(_))) else {
+                continue;
+            };
             let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
             if !param.positional {
                 line.push(format!("--{}", super::cli_id(spec.name, param).replace('_', "-")));
@@ -785,7 +787,7 @@ mod tests {
                     ParamType::String | ParamType::Choice(_) => "string",
                     ParamType::Integer { .. } => "integer",
                     ParamType::Boolean => "boolean",
-                    ParamType::StringList | ParamType::EditList => "array",
+                    ParamType::StringList | ParamType::EditList(_) => "array",
                 };
                 assert_eq!(schema_type, table_type, "{}.{}: schema type", spec.name, param.name);
                 assert!(!param.description.is_empty(), "{}.{} has no description", spec.name, param.name);
@@ -821,7 +823,7 @@ mod tests {
                     );
                 }
 
-                if matches!(param.ty, ParamType::EditList) {
+                if matches!(param.ty, ParamType::EditList(_)) {
                     continue;
                 }
                 let line = command_line(spec, &arguments);

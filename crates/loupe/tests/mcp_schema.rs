@@ -17,6 +17,8 @@
 //!   declares all four behaviour hints in `annotations`;
 //! - the `tools/list` result stays small, because it sits in every prompt of every session.
 //!
+//! A third session lists the legacy names (`--legacy-tools listed`, §12) and calls them.
+//!
 //! Failures are collected and reported together, each with the offending message and the
 //! validator's instance and schema paths.
 
@@ -166,13 +168,21 @@ struct Session {
 
 impl Session {
     fn start(root: &Path, schema: Schema) -> Session {
+        Session::start_with(root, schema, &[])
+    }
+
+    /// `start` with more flags for `loupe serve`.
+    fn start_with(root: &Path, schema: Schema, args: &[&str]) -> Session {
         let mut command = Command::new(LOUPE);
         command
             .env("XDG_CACHE_HOME", std::env::temp_dir().join("loupe-test-cache"))
             .arg("serve")
             .arg("--root")
             .arg(root)
-            .env_remove("LOUPE_TEST_HOOKS");
+            .args(args)
+            .env_remove("LOUPE_TEST_HOOKS")
+            .env_remove("LOUPE_DISABLE_LEGACY")
+            .env_remove("LOUPE_LEGACY_TOOLS");
         Session { io: common::Lines::spawn(command), schema, failures: Vec::new() }
     }
 
@@ -451,6 +461,65 @@ fn run_session(revision: &'static str, schema_text: &str) {
         failures.len(),
         report(&failures)
     );
+}
+
+/// §12: with `--legacy-tools listed`, the deprecated names in `tools/list` (titles, `_meta`, their
+/// old parameters) and what they answer (the old result fields beside loupe's own) match the
+/// schema and the output schemas the names declare. This list may exceed the default's budget.
+#[test]
+fn a_session_with_the_legacy_names_listed_matches_the_schema() {
+    let revision = "2025-11-25";
+    let dir = workspace();
+    let mut session =
+        Session::start_with(dir.path(), Schema::load(revision, SCHEMA_2025_11_25), &["--legacy-tools", "listed"]);
+    let initialize =
+        json!({"protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "legacy", "version": "1"}});
+    session.call(0, "initialize", initialize, |schema| &schema.initialize);
+    session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let tools = session.call(1, "tools/list", json!({}), |schema| &schema.list_tools);
+    let contracts = tool_contracts(revision, &tools["tools"], &mut session.failures);
+    let legacy = loupe_engine::legacy::LEGACY_TOOLS.iter().map(|legacy| legacy.name);
+    assert!(legacy.clone().all(|name| contracts.contains_key(name)), "{tools}");
+    assert_eq!(contracts.len(), 5 + legacy.count());
+
+    let calls = [
+        ("read_code", json!({"filePath": "a.txt", "view": "fragment", "lineRange": "1-2"}), false),
+        ("get_snippet", json!({"path": "a.txt", "start_line": 2, "end_line": 3}), false),
+        ("read_file", json!({"path": "a.txt"}), true),
+        ("search_project", json!({"query": "gamma", "maxResults": 2}), false),
+        (
+            "edit_code",
+            json!({"edits": [{"filePath": "a.txt", "operation": "replace", "targetString": "beta", "replacementString": "BETA"}], "dryRun": true}),
+            false,
+        ),
+        (
+            "edit_code",
+            json!({"edits": [{"filePath": "a.txt", "operation": "replace", "targetString": "nowhere", "replacementString": "x"}]}),
+            true,
+        ),
+        ("manage_project", json!({"command": "history"}), false),
+    ];
+    for (id, (tool, arguments, expect_error)) in (2..).zip(calls) {
+        let params = json!({"name": tool, "arguments": arguments});
+        let result = session.call(id, "tools/call", params.clone(), |schema| &schema.call_tool);
+        assert_eq!(result["isError"].as_bool().unwrap_or(false), expect_error, "{tool} {params}: {result}");
+        let structured = &result["structuredContent"];
+        assert_eq!(
+            structured["reason_codes"].as_array().and_then(|codes| codes.last()),
+            Some(&json!("LEGACY_TOOL_DEPRECATED"))
+        );
+        let Some((compiled, index)) = contracts[tool].output.as_ref() else {
+            session.failures.push(format!("[{revision}] `{tool}` declares no outputSchema"));
+            continue;
+        };
+        if let Some(errors) = errors_of(compiled, *index, structured) {
+            session.failures.push(format!(
+                "[{revision}] structuredContent of {tool} {params} does not match its outputSchema:\n    {errors}\n  result: {result}"
+            ));
+        }
+    }
+    let failures = session.finish();
+    assert!(failures.is_empty(), "the legacy session breaks the MCP schema:\n{}", report(&failures));
 }
 
 fn report(failures: &[String]) -> String {
