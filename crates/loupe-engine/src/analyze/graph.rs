@@ -316,12 +316,14 @@ impl Answer {
         (nodes, edges)
     }
 
-    /// The compact tree: a head line for the target, one section per side, each node under
+    /// The compact tree: a head line, the target's line, one section per side, each node under
     /// the node that reached it, with the lines and confidence of the edges that did.
     /// Node lines are rows of the face: the structured face carries them as `nodes` rows.
     pub(crate) fn face(&self, mode: AnalyzeMode, direction: &str, max_depth: usize) -> Face {
         let Some(root) = self.nodes.first() else { return Face::text(format!("analyze {mode}: nothing found\n")) };
-        let mut face = Face::text(format!("analyze {mode} · {} · {direction}, depth ≤ {max_depth}\n", label(root)));
+        // The target's line is node 0's row: the compact structured face carries it in `nodes`.
+        let mut face = Face::text(format!("analyze {mode} · {direction}, depth ≤ {max_depth}\n"));
+        face.push_row(format!("{}\n", label(root)));
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
         for (index, node) in self.nodes.iter().enumerate() {
             if let Some(parent) = node.parent {
