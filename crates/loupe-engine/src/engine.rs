@@ -113,6 +113,11 @@ impl Engine {
             loupe_core::tokens::warm_up();
             std::thread::sleep(INDEX_START_DELAY);
             let Some(stats) = engine.refresh_index(&|_, _| {}) else { return };
+            if stats.interrupted {
+                // The session is ending: what was built is kept as a checkpoint, nothing to watch.
+                tracing::info!(?stats, "index build interrupted");
+                return;
+            }
             tracing::info!(?stats, "index ready");
             if let Some(index) = engine.index() {
                 match loupe_index::watch(Arc::clone(index)) {
