@@ -658,11 +658,14 @@ fn serve(
     let run = |server: loupe_mcp::LoupeServer| -> anyhow::Result<ExitCode> {
         let runtime =
             tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
-        match http.clone() {
+        let served = match http.clone() {
             Some(options) => runtime.block_on(loupe_mcp::serve_http(server, options)),
             None => runtime.block_on(loupe_mcp::serve_stdio(server)),
-        }
-        .map_err(anyhow::Error::msg)?;
+        };
+        // The server wound down (and kept its index build); a tool call still running on a
+        // blocking thread must not hold the exit back (dropping the runtime would wait for it).
+        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+        served.map_err(anyhow::Error::msg)?;
         Ok(ExitCode::SUCCESS)
     };
     // Started where no root may be chosen (`/`, the home directory) and none named: serve, and
