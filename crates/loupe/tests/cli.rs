@@ -166,7 +166,10 @@ fn analyze_prints_the_call_tree() {
     let output = loupe(dir.path(), &["analyze", "--mode", "calls", "--direction", "upstream", "parse_config"], &[]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let face = stdout(&output);
-    assert!(face.starts_with("analyze calls · function parse_config  src/config.rs:1 · upstream"), "{face}");
+    assert!(
+        face.starts_with("analyze calls · upstream, depth ≤ 1\nfunction parse_config  src/config.rs:1\n"),
+        "{face}"
+    );
     assert!(face.contains("← run  src/lib.rs:4"), "{face}");
 }
 
