@@ -271,7 +271,7 @@ impl Index {
         let processing = Instant::now();
 
         // Decide, under a short read lock, what needs reading.
-        let (to_check, removed, full) = {
+        let (to_check, removed, full, was_complete) = {
             let state = self.read_state();
             let mut to_check: Vec<(WalkEntry, Option<u32>)> = Vec::new();
             let mut seen: HashSet<u32> = HashSet::new();
@@ -302,12 +302,13 @@ impl Index {
                 || (to_check.len() + removed.len()) * 4 > live.max(1)
                 || state.text.overlay_docs() > 20_000
                 || state.text_unusable;
-            (to_check, removed, full)
+            (to_check, removed, full, state.complete)
         };
         stats.removed = removed.len();
 
-        // Nothing to write back when every file matched its record.
-        let dirty = full || !to_check.is_empty() || !removed.is_empty();
+        // Nothing to write back when every file matched its record (and the snapshot on disk
+        // says it is complete: a checkpoint whose missing files were deleted meanwhile is).
+        let dirty = full || !to_check.is_empty() || !removed.is_empty() || !was_complete;
         if full {
             stats.full_rebuild = true;
             self.rebuild(&walked, progress, &mut stats);

@@ -274,3 +274,33 @@ fn an_interrupted_build_is_a_checkpoint_the_next_build_resumes_from() {
     let index = open(dir.path(), index_dir.path());
     assert!(index.load_snapshot());
 }
+
+/// A checkpoint whose missing files were deleted before the next session covers the whole tree:
+/// the next refresh has nothing to parse, and still writes the snapshot back as complete.
+#[test]
+fn a_checkpoint_that_covers_the_tree_is_persisted_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in 0..6 {
+        write(dir.path(), &format!("src/m{n}.py"), &format!("def func_{n}():\n    return {n}\n"));
+    }
+    let index_dir = tempfile::tempdir().unwrap();
+    let index = Arc::new(open(dir.path(), index_dir.path()));
+    let stopper = Arc::clone(&index);
+    assert!(
+        index
+            .refresh(&move |done, _| if done == 3 {
+                stopper.interrupt_build()
+            })
+            .interrupted
+    );
+    drop(index);
+    for n in 3..6 {
+        std::fs::remove_file(dir.path().join(format!("src/m{n}.py"))).unwrap();
+    }
+    let index = open(dir.path(), index_dir.path());
+    let stats = index.refresh(&|_, _| {});
+    assert!(!stats.full_rebuild && stats.reindexed == 0, "{stats:?}");
+    assert_eq!(index.state(), IndexState::Ready);
+    drop(index);
+    assert!(open(dir.path(), index_dir.path()).load_snapshot(), "the snapshot on disk is complete now");
+}
