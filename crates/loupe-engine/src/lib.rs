@@ -79,6 +79,8 @@ mod suggest;
 mod work;
 
 pub use engine::{Engine, default_index_dir};
+/// The index cache (every root's index directory): listing and pruning, for `loupe cache`.
+pub use loupe_index::cache as index_cache;
 /// The index's state as the engine reports it (plain data; adapters need not know the index).
 pub use loupe_index::{IndexState, IndexStatus, RefreshStats};
 pub use response::{Location, MetadataLevel, Response};

@@ -163,6 +163,7 @@ fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (
     let config = engine.config();
     let session = engine.session_layer().describe(config, context, session_id);
     let index = engine.index().map(|index| index.status());
+    let disk_bytes = engine.index().map_or(0, |index| loupe_index::cache::usage(index.dir()).0);
     let watching = engine.is_watching();
     let chosen_by = if config.root_chosen_by.is_empty() { "the configuration" } else { &config.root_chosen_by };
     let mut face = format!(
@@ -176,15 +177,16 @@ fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (
             let languages: Vec<String> =
                 status.by_language.iter().map(|(lang, count)| format!("{lang} {count}")).collect();
             face.push_str(&format!(
-                "index {} · {} files · {} symbols{} · watcher {}\n",
+                "index {} · {} files · {} symbols{} · watcher {} · {} on disk\n",
                 state.as_str().unwrap_or("unknown"),
                 status.files,
                 status.symbols,
                 if languages.is_empty() { String::new() } else { format!(" ({})", languages.join(", ")) },
-                if watching { "on" } else { "off" }
+                if watching { "on" } else { "off" },
+                loupe_core::text::human_bytes(disk_bytes)
             ));
             json!({"state": state, "files": status.files, "symbols": status.symbols, "by_language": status.by_language,
-                   "persisted": status.persisted, "watcher": watching})
+                   "persisted": status.persisted, "watcher": watching, "disk_bytes": disk_bytes})
         }
         None => {
             face.push_str("index none\n");

@@ -219,6 +219,11 @@ impl Index {
         &self.root
     }
 
+    /// The directory the index is persisted in.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.options.index_dir
+    }
+
     /// Returns once no refresh or update is running (a running one has persisted its work).
     pub fn wait_idle(&self) {
         drop(self.refresh_lock.lock().unwrap_or_else(|poison| poison.into_inner()));

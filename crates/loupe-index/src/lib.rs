@@ -20,6 +20,7 @@
 //! arrives meanwhile waits for it, which is sooner than a scan), reconciles it with the disk, then
 //! starts the watcher. A build interrupted by shutdown keeps what it built.
 
+pub mod cache;
 #[cfg(test)]
 mod fuzz;
 mod index;

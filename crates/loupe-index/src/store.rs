@@ -24,7 +24,7 @@ use crate::symbols::SymbolTable;
 /// Bumped whenever the on-disk layout or the meaning of a record changes.
 pub(crate) const FORMAT: u32 = 8;
 
-const SNAPSHOT_FILE: &str = "tables.bin";
+pub(crate) const SNAPSHOT_FILE: &str = "tables.bin";
 pub(crate) const TEXT_FILE: &str = "text.bin";
 const LOCK_FILE: &str = "writer.lock";
 

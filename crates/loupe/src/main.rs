@@ -15,6 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, FromArgMatches, Parser, Subcommand};
+use loupe_core::text::human_bytes;
 use loupe_engine::Engine;
 use loupe_engine::config::{Sources, load};
 use loupe_engine::params::{self, Param, ParamType, ToolSpec};
@@ -79,6 +80,17 @@ enum Command {
     },
     /// Build or refresh the index, with a progress bar (rate and time left) on a terminal.
     Index,
+    /// The index cache: each root's index, its size and last use; --prune removes the indexes
+    /// of roots that no longer exist.
+    Cache {
+        /// Remove the indexes of roots that no longer exist (and with --unused-days, those not
+        /// used for that many days); never one a running server holds.
+        #[arg(long)]
+        prune: bool,
+        /// Also count as prunable the indexes not used for this many days.
+        #[arg(long, value_name = "DAYS")]
+        unused_days: Option<u64>,
+    },
     /// What loupe would serve from here and how to plug it in: the root and how it was chosen,
     /// git, the index and its size, the configuration sources, and the client set-up lines.
     Doctor,
@@ -458,6 +470,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             manage(config, arguments, json)
         }
         Command::Doctor => doctor(config),
+        Command::Cache { prune, unused_days } => cache(prune, unused_days),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "loupe", &mut std::io::stdout());
@@ -572,7 +585,11 @@ fn doctor(flags: &ConfigFlags) -> anyhow::Result<ExitCode> {
     out.push_str(&engine.call("manage", serde_json::json!({"command": "status"})).face);
     let canonical = root.canonicalize().unwrap_or(root.clone());
     let index_dir = engine.config().index_dir.clone().unwrap_or_else(|| loupe_engine::default_index_dir(&canonical));
-    out.push_str(&format!("index dir {} · {}\n", index_dir.display(), human_bytes(dir_size(&index_dir))));
+    out.push_str(&format!(
+        "index dir {} · {}\n",
+        index_dir.display(),
+        human_bytes(loupe_engine::index_cache::usage(&index_dir).0)
+    ));
     let user = loupe_engine::config::user_config_file(&sources);
     let repository = loupe_engine::config::config_file(&canonical);
     let variables: Vec<&str> = sources
@@ -609,25 +626,65 @@ fn setup_lines() -> String {
         + "\n"
 }
 
-/// The bytes of the files under `dir` (its subdirectories included).
-fn dir_size(dir: &std::path::Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-    entries
-        .flatten()
-        .map(|entry| match entry.file_type() {
-            Ok(kind) if kind.is_dir() => dir_size(&entry.path()),
-            Ok(kind) if kind.is_file() => entry.metadata().map_or(0, |metadata| metadata.len()),
-            _ => 0,
-        })
-        .sum()
-}
-
-fn human_bytes(bytes: u64) -> String {
-    match bytes {
-        0..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.1} MB", bytes as f64 / 1e6),
-        _ => format!("{:.2} GB", bytes as f64 / 1e9),
+/// `loupe cache`: every root's index directory in the cache, with its root, size and last use;
+/// `--prune` removes those whose root is gone (and, with `--unused-days`, those unused that
+/// long), never one a running server holds.
+fn cache(prune: bool, unused_days: Option<u64>) -> anyhow::Result<ExitCode> {
+    use loupe_engine::index_cache;
+    let some_dir = loupe_engine::default_index_dir(std::path::Path::new("/"));
+    let cache = some_dir.parent().context("the index cache has no directory")?;
+    let dirs = index_cache::list(cache);
+    let now = std::time::SystemTime::now();
+    let idle_days = |dir: &index_cache::IndexDir| {
+        dir.last_used.and_then(|used| now.duration_since(used).ok()).map(|idle| idle.as_secs() / 86_400)
+    };
+    let total: u64 = dirs.iter().map(|dir| dir.bytes).sum();
+    let count = if dirs.len() == 1 { "1 index".to_owned() } else { format!("{} indexes", dirs.len()) };
+    let mut out = format!("index cache {} · {count} · {}\n", cache.display(), human_bytes(total));
+    let (mut removed, mut freed, mut prunable) = (0, 0, 0);
+    for dir in &dirs {
+        let name = dir.path.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+        let root = match &dir.root {
+            Some(root) if dir.root_gone() => format!("{} (gone)", root.display()),
+            Some(root) => root.display().to_string(),
+            None => "(no index persisted yet)".to_owned(),
+        };
+        let used = match idle_days(dir) {
+            Some(0) => "used today".to_owned(),
+            Some(1) => "used yesterday".to_owned(),
+            Some(days) => format!("used {days} days ago"),
+            None => "never used".to_owned(),
+        };
+        let stale = dir.root_gone() || unused_days.is_some_and(|days| idle_days(dir).is_none_or(|idle| idle >= days));
+        let action = match (stale, prune) {
+            (false, _) => String::new(),
+            (true, false) => {
+                prunable += 1;
+                " · prunable".to_owned()
+            }
+            (true, true) => match index_cache::prune(dir) {
+                Ok(()) => {
+                    removed += 1;
+                    freed += dir.bytes;
+                    " · removed".to_owned()
+                }
+                Err(error) => format!(" · kept: {error}"),
+            },
+        };
+        let in_use = if dir.in_use { " · in use" } else { "" };
+        out.push_str(&format!("  {name}  {:>9}  {root} · {used}{in_use}{action}\n", human_bytes(dir.bytes)));
     }
+    if prune {
+        out.push_str(&format!("removed {removed} · freed {}\n", human_bytes(freed)));
+    } else if prunable > 0 {
+        out.push_str(&format!(
+            "{prunable} prunable (root gone{}) → next: loupe cache --prune{}\n",
+            if unused_days.is_some() { " or unused" } else { "" },
+            unused_days.map_or_else(String::new, |days| format!(" --unused-days {days}"))
+        ));
+    }
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn open_engine(flags: &ConfigFlags) -> anyhow::Result<Engine> {

@@ -256,3 +256,30 @@ fn index_in_a_pipe_draws_no_progress_bar() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains('\r') && !stderr.contains('\u{1b}'), "{stderr:?}");
 }
+
+/// `loupe cache` lists every root's index with its size; the index of a deleted root is said
+/// gone and prunable, with the command that prunes it; `--prune` removes it and only it.
+#[test]
+fn the_cache_command_lists_indexes_and_prunes_those_of_gone_roots() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_env = cache.path().to_str().unwrap();
+    let kept = workspace();
+    let gone = workspace();
+    for root in [&kept, &gone] {
+        let output =
+            loupe(root.path(), &["index", "--root", root.path().to_str().unwrap()], &[("XDG_CACHE_HOME", cache_env)]);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    let gone_path = gone.path().canonicalize().unwrap();
+    drop(gone);
+    let listed = stdout(&loupe(kept.path(), &["cache"], &[("XDG_CACHE_HOME", cache_env)]));
+    assert!(listed.contains(" · 2 indexes · "), "{listed}");
+    assert!(listed.contains(&format!("{} (gone) · used today · prunable", gone_path.display())), "{listed}");
+    assert!(listed.contains(&format!("{} · used today\n", kept.path().canonicalize().unwrap().display())), "{listed}");
+    assert!(listed.ends_with("1 prunable (root gone) → next: loupe cache --prune\n"), "{listed}");
+
+    let pruned = stdout(&loupe(kept.path(), &["cache", "--prune"], &[("XDG_CACHE_HOME", cache_env)]));
+    assert!(pruned.contains("(gone) · used today · removed") && pruned.contains("removed 1 · freed "), "{pruned}");
+    let after = stdout(&loupe(kept.path(), &["cache"], &[("XDG_CACHE_HOME", cache_env)]));
+    assert!(after.contains(" · 1 index · ") && !after.contains("gone"), "{after}");
+}
