@@ -136,6 +136,8 @@ fn reindex(engine: &Engine, path: Option<&str>, work: &Work) -> Result<Outcome, 
             // A directory is reconciled with the rest: the walk skips files whose size and
             // modification time are unchanged. A cancelled call stops the walk after the file
             // at hand, keeping what it re-read (a stopped rebuild keeps the previous tables).
+            // The walk comes first, and a refresh with nothing to re-read reports nothing else.
+            work.report(0, None, || "reindex: walking the tree".to_owned());
             let report = |done: usize, total: usize| {
                 work.report(done as u64, Some(total as u64), || index_message(done as u64, total as u64));
             };
