@@ -176,3 +176,18 @@ fn a_directory_diff_preview_reports_each_file_and_a_cancel_answers_the_changes_f
     assert_eq!(structured["meta"]["truncated"], json!(true));
     assert_eq!(structured["next_calls"], json!([{"tool": "read", "arguments": arguments}]));
 }
+
+#[test]
+fn a_text_search_reports_the_files_it_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    callers_workspace(dir.path());
+    let index_dir = tempfile::tempdir().unwrap();
+    let engine = indexed_engine(dir.path(), index_dir.path());
+    let (work, reports) = recording(false);
+    let answer = call(&engine, &work, "search", json!({"query": "caller_[0-9]+", "type": "regex"}));
+    assert!(answer.ok, "{}", answer.face);
+    let reports = reports.lock().unwrap();
+    assert_well_formed(&reports);
+    let last = reports.last().unwrap();
+    assert_eq!((last.done, last.total, last.message.as_str()), (60, Some(60), "search: 60 of 60 files verified"));
+}
