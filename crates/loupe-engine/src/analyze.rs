@@ -203,7 +203,7 @@ fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outc
             .with_next_call(NextCall::new("read", json!({"mode": "outline", "target": path.as_str()}))));
         }
     }
-    Ok(render(request, &target, answer, building))
+    Ok(render(request, &target, answer, building, work.is_cancelled()))
 }
 
 /// `calls` without `max_depth`: the direct callers and callees, which is what "who calls this"
@@ -229,7 +229,7 @@ fn direct_calls(
         answer.notes.push(format!("── {more}{plus} more within depth {} (next call)", request.max_depth));
         answer.more = Some(call);
     }
-    render(&near, target, answer, building)
+    render(&near, target, answer, building, view.work().is_cancelled())
 }
 
 fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, ToolError> {
@@ -740,7 +740,15 @@ fn types(view: &View<'_>, request: &AnalyzeRequest, target: &SymbolRef, answer: 
 
 /// The answer's faces. `building`: the first index build is still running, with (files
 /// indexed, files in all, 0 while the walk counts them).
-fn render(request: &AnalyzeRequest, target: &Target, mut answer: Answer, building: Option<(usize, usize)>) -> Outcome {
+/// The answer as an outcome. A `cancelled` walk stopped early: what it found is shown, cut, with
+/// the same question as the next call.
+fn render(
+    request: &AnalyzeRequest,
+    target: &Target,
+    mut answer: Answer,
+    building: Option<(usize, usize)>,
+    cancelled: bool,
+) -> Outcome {
     let resolved_target = match target {
         Target::Variable => answer.flow_target.clone().unwrap_or(Value::Null),
         Target::File(path) => json!({"type": "file", "path": path.as_str(), "name": path.file_name(), "line": null}),
@@ -755,7 +763,7 @@ fn render(request: &AnalyzeRequest, target: &Target, mut answer: Answer, buildin
     // The face offers one call: the same question again when the index was still building,
     // more of the graph when it was cut or stopped short of the depth asked, else a read of the
     // first node.
-    let next_call = if building.is_some() {
+    let next_call = if building.is_some() || cancelled {
         Some(NextCall { tool: "analyze".into(), arguments: request.original.clone() })
     } else if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
         let mut arguments = request.original.clone();
@@ -772,10 +780,13 @@ fn render(request: &AnalyzeRequest, target: &Target, mut answer: Answer, buildin
             "note: the index is still building ({files}): edges from the files not yet indexed are missing; ask again once it is ready\n"
         ));
     }
+    if cancelled {
+        face.push("── cancelled: the walk stopped early; the graph above is what it found\n");
+    }
     if let Some(call) = &next_call {
         face.push(next_line(call));
     }
-    let truncated = answer.truncated || building.is_some();
+    let truncated = answer.truncated || building.is_some() || cancelled;
     let (nodes, edges) = answer.into_json();
     let mut outcome = Outcome::success("analyze", Some(request.mode.to_string()), Some(request.target.clone()), face);
     outcome.act.truncated = truncated;
@@ -786,5 +797,8 @@ fn render(request: &AnalyzeRequest, target: &Target, mut answer: Answer, buildin
     detail.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
     detail.insert("direction".into(), Value::from(direction));
     detail.insert("max_depth".into(), Value::from(request.max_depth));
+    if cancelled {
+        detail.insert("cancelled".into(), Value::Bool(true));
+    }
     outcome
 }

@@ -108,13 +108,13 @@ impl Engine {
                     self.wait_for_index(work);
                 }
                 match call {
-                    ToolCall::Read(request) => self.session_layer().read(self, context, Ok(request)),
+                    ToolCall::Read(request) => self.session_layer().read(self, context, Ok(request), work),
                     ToolCall::Search(request) => self.session_layer().search(self, context, Ok(request), work),
                     call => self.run(context, &call, work).render(self.config().structured_content),
                 }
             }
             // A refused read or search still counts in its session (§9.3).
-            Err(rejected) if rejected.tool == "read" => self.session_layer().read(self, context, Err(rejected)),
+            Err(rejected) if rejected.tool == "read" => self.session_layer().read(self, context, Err(rejected), work),
             Err(rejected) if rejected.tool == "search" => {
                 self.session_layer().search(self, context, Err(rejected), work)
             }
@@ -268,7 +268,7 @@ impl Engine {
 
     fn run(&self, context: &CallContext, call: &ToolCall, work: &Work) -> Outcome {
         match call {
-            ToolCall::Read(request) => read::run(self, request),
+            ToolCall::Read(request) => read::run(self, request, work),
             ToolCall::Search(request) => search::run(self, request, work),
             ToolCall::Analyze(request) => analyze::run(self, request, work),
             ToolCall::Edit(request) => edit::run(self, request),

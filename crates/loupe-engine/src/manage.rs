@@ -6,7 +6,7 @@
 
 mod journal;
 
-use loupe_core::{ErrorCode, ToolError};
+use loupe_core::{ErrorCode, NextCall, ToolError};
 use loupe_index::IndexState;
 use serde_json::{Value, json};
 
@@ -15,9 +15,9 @@ use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
 use crate::params;
 use crate::reasons;
-use crate::response::{Face, MetadataLevel, Outcome};
+use crate::response::{Face, MetadataLevel, Outcome, next_line};
 use crate::session::CallContext;
-use crate::work::Work;
+use crate::work::{Work, index_message};
 
 choice_enum! {
     /// The `manage` commands.
@@ -127,32 +127,46 @@ fn reindex(engine: &Engine, path: Option<&str>, work: &Work) -> Result<Outcome, 
         }
         None => None,
     };
-    let face = match file {
+    let (face, stopped) = match file {
         Some(file) => {
             index.update_paths(std::slice::from_ref(&file));
-            format!("reindex · {file} re-read\n")
+            (format!("reindex · {file} re-read\n"), false)
         }
         None => {
             // A directory is reconciled with the rest: the walk skips files whose size and
-            // modification time are unchanged.
+            // modification time are unchanged. A cancelled call stops the walk after the file
+            // at hand, keeping what it re-read (a stopped rebuild keeps the previous tables).
+            // The walk comes first, and a refresh with nothing to re-read reports nothing else.
+            work.report(0, None, || "reindex: walking the tree".to_owned());
             let report = |done: usize, total: usize| {
-                work.report(
-                    done as u64,
-                    (total > 0).then_some(total as u64),
-                    format!("indexing {done} of {total} files"),
-                )
+                work.report(done as u64, Some(total as u64), || index_message(done as u64, total as u64));
             };
-            let stats = index.refresh(&report);
-            format!(
+            let stats = index.refresh_until(&report, &|| work.is_cancelled());
+            let mut face = format!(
                 "reindex · {} files walked · {} re-read · {} removed{}\n",
                 stats.walked,
                 stats.reindexed,
                 stats.removed,
                 if stats.full_rebuild { " · full rebuild" } else { "" },
-            )
+            );
+            if stats.stopped {
+                face.push_str(if stats.full_rebuild {
+                    "── cancelled: the rebuild stopped, and the index keeps its previous tables\n"
+                } else {
+                    "── cancelled: the files re-read so far are applied; the rest keep their previous entries\n"
+                });
+            }
+            (face, stats.stopped)
         }
     };
     let mut outcome = answer(face);
+    if stopped {
+        let again = NextCall::new("manage", json!({"command": "reindex"}));
+        outcome.face.push(next_line(&again));
+        outcome.act.truncated = true;
+        outcome.act.next_calls.push(again);
+        outcome.detail.insert("cancelled".into(), Value::Bool(true));
+    }
     outcome.detail.insert("index".into(), serde_json::to_value(index.status()).unwrap_or_default());
     outcome.detail.insert("millis".into(), Value::from(started.elapsed().as_millis() as u64));
     Ok(outcome)

@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::args::choice_enum;
 use crate::engine::Engine;
 use crate::response::{MetadataLevel, Outcome};
+use crate::work::Work;
 
 /// A caller's budget caps, before server ceilings.
 #[derive(Debug, Clone, Copy, Default)]
@@ -151,7 +152,7 @@ impl ReadRequest {
 }
 
 /// Runs a parsed read.
-pub(crate) fn run(engine: &Engine, request: &ReadRequest) -> Outcome {
+pub(crate) fn run(engine: &Engine, request: &ReadRequest, work: &Work) -> Outcome {
     let metadata = request.metadata;
     let result = match &request.window {
         Window::Outline { depth, include_docs } => outline::outline(
@@ -179,7 +180,7 @@ pub(crate) fn run(engine: &Engine, request: &ReadRequest) -> Outcome {
                 max_chars: request.caps.max_preview_chars,
                 metadata,
             };
-            diff_preview::run(engine, &diff_request)
+            diff_preview::run(engine, &diff_request, work)
         }
         Window::Symbol { path, include_context, body } => {
             symbol::resolve(engine, "read", &request.target, path.as_deref(), &request.original).and_then(|resolved| {

@@ -156,7 +156,13 @@ impl SessionLayer {
 
     /// `read` through the session layer: a parsed request (or the reason it did not parse,
     /// which is answered before any refusal of the session layer).
-    pub(crate) fn read(&self, engine: &Engine, context: &CallContext, parsed: Parsed<ReadRequest>) -> Response {
+    pub(crate) fn read(
+        &self,
+        engine: &Engine,
+        context: &CallContext,
+        parsed: Parsed<ReadRequest>,
+        work: &Work,
+    ) -> Response {
         let config = engine.config();
         let request = match parsed {
             Ok(request) => request,
@@ -189,7 +195,7 @@ impl SessionLayer {
                 }
             }
         };
-        let outcome = crate::read::run(engine, &request);
+        let outcome = crate::read::run(engine, &request, work);
         self.after_read(config, context, &key, Some(&request), outcome, pre)
     }
 

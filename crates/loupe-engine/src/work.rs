@@ -2,10 +2,16 @@
 //!
 //! Plain data, no MCP types: the MCP layer turns reports into `notifications/progress` and sets
 //! the flag when the client sends `notifications/cancelled`; the CLI and tests pass
-//! `Work::default()` (no reports, never cancelled). Work that can take long checks the flag
-//! between steps (a chunk of files, a poll of the index) and stops early, answering with what it
-//! has, marked as cut.
+//! `Work::default()` (no reports, never cancelled). Work that can take long (the index wait, a
+//! `reindex` walk, `analyze` parsing the files a query touches, a directory `diff_preview`)
+//! reports from the loop that does it and checks the flag in the same loop, so it stops early,
+//! answering with what it has, marked as cut.
+//!
+//! The handle keeps reports to what MCP allows: `done` only grows, `total` only when known
+//! (never 0, never below `done`), none after a cancellation, and no more than one every
+//! `REPORT_INTERVAL` (the last step, `done == total`, always goes out).
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -16,6 +22,10 @@ pub(crate) const INDEX_WAIT: Duration = Duration::from_secs(10);
 
 /// How often the wait reports progress.
 const INDEX_POLL: Duration = Duration::from_millis(250);
+
+/// The shortest time between two reports: a walk over 100,000 files reports a few per second,
+/// not 100,000 notifications.
+const REPORT_INTERVAL: Duration = Duration::from_millis(100);
 
 /// One progress report: `done` of `total` (when the total is known yet), and what is being done.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +42,9 @@ type Sink = Box<dyn Fn(&Progress) + Send + Sync>;
 pub struct Work {
     cancelled: AtomicBool,
     sink: Option<Sink>,
+    /// The last report passed on: its `done`, and when. Held while the sink runs, so reports
+    /// from several threads reach it in order.
+    last: Mutex<Option<(u64, Instant)>>,
 }
 
 impl std::fmt::Debug for Work {
@@ -47,7 +60,7 @@ impl std::fmt::Debug for Work {
 impl Work {
     /// A handle whose progress goes to `sink` (called on the engine's thread: keep it quick).
     pub fn with_progress(sink: impl Fn(&Progress) + Send + Sync + 'static) -> Work {
-        Work { cancelled: AtomicBool::new(false), sink: Some(Box::new(sink)) }
+        Work { cancelled: AtomicBool::new(false), sink: Some(Box::new(sink)), last: Mutex::new(None) }
     }
 
     /// Asks the work to stop; it answers with what it has.
@@ -64,10 +77,24 @@ impl Work {
         self.sink.is_some()
     }
 
-    pub(crate) fn report(&self, done: u64, total: Option<u64>, message: impl Into<String>) {
-        if let Some(sink) = &self.sink {
-            sink(&Progress { done, total, message: message.into() });
+    /// Reports `done` of `total` (`None` while the total is not known), described by `message`
+    /// (only made when the report goes out). Dropped when the work is cancelled, when `done`
+    /// does not grow, or sooner than `REPORT_INTERVAL` after the last one, unless it is the last
+    /// step.
+    pub(crate) fn report(&self, done: u64, total: Option<u64>, message: impl FnOnce() -> String) {
+        let Some(sink) = &self.sink else { return };
+        if self.is_cancelled() {
+            return;
         }
+        let total = total.filter(|total| *total > 0).map(|total| total.max(done));
+        let mut last = self.last.lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Some((last_done, at)) = *last
+            && (done <= last_done || (total != Some(done) && at.elapsed() < REPORT_INTERVAL))
+        {
+            return;
+        }
+        *last = Some((done, Instant::now()));
+        sink(&Progress { done, total, message: message() });
     }
 
     /// Waits for the index's first build while `building` says so, reporting progress, for at
@@ -79,14 +106,17 @@ impl Work {
                 return;
             }
             // Before the walk has counted the files, the total is not known: say so, not 0.
-            let total = (total > 0).then_some(total.max(done));
-            let message = match total {
-                Some(total) => format!("indexing {done} of {total} files"),
-                None => "indexing: listing files".to_owned(),
-            };
-            self.report(done, total, message);
+            self.report(done, Some(total), || index_message(done, total));
             std::thread::sleep(INDEX_POLL);
         }
+    }
+}
+
+/// What an index build (the first one, or `reindex`) is doing.
+pub(crate) fn index_message(done: u64, total: u64) -> String {
+    match total {
+        0 => "indexing: listing files".to_owned(),
+        total => format!("indexing {done} of {total} files"),
     }
 }
 
@@ -117,6 +147,40 @@ mod tests {
         assert_eq!(reports.len(), 2, "{reports:?}");
         assert_eq!(reports[0].total, None, "an unknown total is not reported as 0");
         assert_eq!((reports[1].done, reports[1].total), (10, Some(100)));
+    }
+
+    /// MCP: the progress value grows with every notification, `total` is sent only when known,
+    /// and nothing follows a cancellation.
+    #[test]
+    fn reports_grow_say_a_total_only_when_known_and_stop_at_a_cancel() {
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&reports);
+        let work = Work::with_progress(move |progress| seen.lock().unwrap().push(progress.clone()));
+        work.report(0, Some(0), || "listing".to_owned());
+        work.report(0, Some(40), || "same value again".to_owned());
+        std::thread::sleep(REPORT_INTERVAL);
+        work.report(3, Some(40), || "3 of 40".to_owned());
+        work.report(2, Some(40), || "going back".to_owned());
+        // Sooner than the interval: dropped, unless it is the last step.
+        work.report(4, Some(40), || "too soon".to_owned());
+        work.report(40, Some(40), || "the last step".to_owned());
+        std::thread::sleep(REPORT_INTERVAL);
+        work.report(41, Some(40), || "a total below done".to_owned());
+        work.cancel();
+        std::thread::sleep(REPORT_INTERVAL);
+        work.report(50, None, || "after the cancel".to_owned());
+        let reports = reports.lock().unwrap();
+        let seen: Vec<(u64, Option<u64>, &str)> =
+            reports.iter().map(|report| (report.done, report.total, report.message.as_str())).collect();
+        assert_eq!(
+            seen,
+            [
+                (0, None, "listing"),
+                (3, Some(40), "3 of 40"),
+                (40, Some(40), "the last step"),
+                (41, Some(41), "a total below done")
+            ]
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod edit_cases;
 mod edit_roundtrip;
 mod hostile_arguments;
 mod legacy_cases;
+mod progress_cases;
 mod read_cases;
 mod repository_config;
 mod search_cases;

@@ -64,6 +64,9 @@ pub struct RefreshStats {
     /// The build was interrupted (`Index::interrupt_build`): what it did is kept, as a
     /// checkpoint the next build resumes from.
     pub interrupted: bool,
+    /// The caller stopped this refresh (`Index::refresh_until`): the changed files read before
+    /// the stop are applied; a stopped rebuild keeps the previous tables whole.
+    pub stopped: bool,
     pub removed: usize,
     pub full_rebuild: bool,
     pub millis: u128,
@@ -256,6 +259,17 @@ impl Index {
     /// mtime, or same content hash) are kept, changed and new files are parsed, vanished
     /// files are dropped. A cold start or a large change rebuilds the text index whole.
     pub fn refresh(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> RefreshStats {
+        self.refresh_until(progress, &|| false)
+    }
+
+    /// `refresh`, checking `stop` after every file: once it answers true the refresh stops,
+    /// keeping what it applied (an incremental refresh) or the previous tables (a rebuild,
+    /// whose half-built tables would lose the files it had not reached yet).
+    pub fn refresh_until(
+        &self,
+        progress: &(dyn Fn(usize, usize) + Sync),
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> RefreshStats {
         self.load_snapshot();
         let _guard = self.refresh_lock.lock().unwrap_or_else(|poison| poison.into_inner());
         if self.is_interrupted() {
@@ -316,17 +330,22 @@ impl Index {
         let dirty = full || !to_check.is_empty() || !removed.is_empty() || !was_complete;
         if full {
             stats.full_rebuild = true;
-            self.rebuild(&walked, progress, &mut stats);
+            self.rebuild(&walked, progress, stop, &mut stats);
         } else {
-            stats.reindexed = self.apply_changes(to_check, &removed, progress);
+            let (reindexed, stopped) = self.apply_changes(to_check, &removed, progress, stop);
+            stats.reindexed = reindexed;
+            stats.stopped = stopped;
             self.write_state().complete = true;
         }
-        if !stats.interrupted {
+        // A stopped rebuild changed nothing, so the index is as ready as it was before.
+        let rebuilt_nothing = stats.full_rebuild && stats.stopped;
+        if !stats.interrupted && !rebuilt_nothing {
             self.ready.store(true, Ordering::Release);
         }
         stats.process_millis = processing.elapsed().as_millis();
         let persisting = Instant::now();
         if dirty
+            && !rebuilt_nothing
             && self.writer.is_some()
             && let Err(error) = self.persist()
         {
@@ -369,7 +388,7 @@ impl Index {
                 }
             }
         }
-        self.apply_changes(to_check, &removed, &|_, _| {});
+        self.apply_changes(to_check, &removed, &|_, _| {}, &|| false);
     }
 
     fn read_state(&self) -> std::sync::RwLockReadGuard<'_, State> {
@@ -384,7 +403,13 @@ impl Index {
     /// content the current tables already hold (a checkpoint's, or the previous build's) is
     /// read for its trigrams but not parsed again: its definitions and links are copied. An
     /// interrupted rebuild keeps the files done so far, marked incomplete.
-    fn rebuild(&self, walked: &[WalkEntry], progress: &(dyn Fn(usize, usize) + Sync), stats: &mut RefreshStats) {
+    fn rebuild(
+        &self,
+        walked: &[WalkEntry],
+        progress: &(dyn Fn(usize, usize) + Sync),
+        stop: &(dyn Fn() -> bool + Sync),
+        stats: &mut RefreshStats,
+    ) {
         // A rebuild renumbers every document: the old tables are read, under a read lock that
         // queries share, until the new ones replace them.
         let old = self.read_state();
@@ -398,6 +423,7 @@ impl Index {
         let mut symbols = SymbolTable::default();
         let mut links = LinkTable::default();
         let mut reused = 0;
+        let mut stopped = false;
         self.process_in_order(
             walked,
             |index, processed| {
@@ -415,7 +441,8 @@ impl Index {
                             files.push(record);
                             let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
                             progress(done, total);
-                            return !self.is_interrupted();
+                            stopped = stop();
+                            return !self.is_interrupted() && !stopped;
                         }
                         None => unreachable!("a reused file is one the old tables hold"),
                     },
@@ -439,12 +466,24 @@ impl Index {
                 links.set_encoded(index as u32, file_links);
                 let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
                 progress(done, total);
-                !self.is_interrupted()
+                stopped = stop();
+                !self.is_interrupted() && !stopped
             },
             &previous,
             true,
         );
         drop(old);
+        if stopped && files.len() < total && !self.is_interrupted() {
+            // The caller gave up on this rebuild: its half-built tables would drop the files it
+            // had not reached, so the previous tables stay (and the text index file with them).
+            stats.stopped = true;
+            tracing::info!(
+                done = files.len(),
+                total,
+                "index rebuild stopped by the caller; keeping the previous tables"
+            );
+            return;
+        }
         let complete = files.len() == total;
         stats.reindexed = files.len() - reused;
         stats.reused = reused;
@@ -479,7 +518,8 @@ impl Index {
         to_check: Vec<(WalkEntry, Option<u32>)>,
         removed: &[u32],
         progress: &(dyn Fn(usize, usize) + Sync),
-    ) -> usize {
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> (usize, bool) {
         let entries: Vec<WalkEntry> = to_check.iter().map(|(entry, _)| entry.clone()).collect();
         let previous: HashMap<RepoPath, FileRecord> = {
             let state = self.read_state();
@@ -490,12 +530,14 @@ impl Index {
         };
         let total = entries.len();
         let mut results: Vec<(usize, Processed)> = Vec::with_capacity(total);
+        let mut stopped = false;
         self.process_in_order(
             &entries,
             |index, processed| {
                 results.push((index, processed));
                 progress(results.len(), total);
-                true
+                stopped = stop();
+                !stopped
             },
             &previous,
             false,
@@ -540,7 +582,7 @@ impl Index {
         if reindexed > 0 || !removed.is_empty() {
             self.generation.fetch_add(1, Ordering::AcqRel);
         }
-        reindexed
+        (reindexed, stopped)
     }
 
     /// Reads, hashes, decodes and parses `entries` on `threads` workers, handing each result
@@ -845,6 +887,40 @@ mod tests {
     fn open_index(dir: &std::path::Path, index_dir: &std::path::Path) -> Index {
         let root = Root::open(dir, Exclusions::new(&[], &[]).unwrap()).unwrap();
         Index::open(root, IndexOptions { index_dir: index_dir.to_path_buf(), max_file_bytes: 1 << 20, threads: 1 })
+    }
+
+    /// A refresh the caller stops (a cancelled `reindex`) never leaves the index worse than it
+    /// was: a stopped rebuild keeps the previous tables whole, a stopped incremental refresh
+    /// keeps the files it re-read, and the stop comes after the file at hand.
+    #[test]
+    fn a_stopped_refresh_keeps_the_previous_tables_or_what_it_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..8 {
+            std::fs::write(dir.path().join(format!("f{n}.py")), format!("def old_{n}():\n    pass\n")).unwrap();
+        }
+        let index_dir = tempfile::tempdir().unwrap();
+        let index = open_index(dir.path(), index_dir.path());
+        index.refresh(&|_, _| {});
+        // Every file changes: a rebuild, stopped after its third file.
+        for n in 0..8 {
+            std::fs::write(dir.path().join(format!("f{n}.py")), format!("def new_{n}():\n    pass\n\n")).unwrap();
+        }
+        let seen = std::sync::atomic::AtomicUsize::new(0);
+        let report = |done: usize, _total: usize| seen.store(done, Ordering::Relaxed);
+        let stats = index.refresh_until(&report, &|| seen.load(Ordering::Relaxed) >= 3);
+        assert!(stats.full_rebuild && stats.stopped, "{stats:?}");
+        assert_eq!(seen.load(Ordering::Relaxed), 3, "the rebuild stopped after the file at hand");
+        assert_eq!(index.files().len(), 8, "the previous tables are kept whole");
+        assert_eq!(index.symbols_named("old_7").len(), 1);
+        assert!(index.symbols_named("new_0").is_empty());
+        // A refresh that is not stopped brings everything up to date.
+        assert!(!index.refresh(&|_, _| {}).stopped);
+        assert_eq!(index.symbols_named("new_7").len(), 1);
+        // One file of eight changes: an incremental refresh, stopped after that file.
+        std::fs::write(dir.path().join("f2.py"), "def newer_2():\n    pass\n\n\n").unwrap();
+        let stats = index.refresh_until(&|_, _| {}, &|| true);
+        assert!(!stats.full_rebuild && stats.stopped && stats.reindexed == 1, "{stats:?}");
+        assert_eq!(index.symbols_named("newer_2").len(), 1, "what it re-read is applied");
     }
 
     /// A writer killed mid-write leaves `.<file>.<random>.tmp` behind; the next writer removes

@@ -9,15 +9,19 @@
 //! `Response` → `CallToolResult`; legacy names (§12) are passed to the engine, which translates
 //! them), `tools.rs` (schemas and annotations from the parameter table, the legacy names from
 //! the engine's legacy table when `legacy_tools = "listed"`) and
-//! `transport.rs` (the guarded stdio transport). Protocol revisions 2024-11-05, 2025-03-26,
+//! `transport.rs` (the guarded stdio transport), `logging.rs` (the `tracing` layer that sends
+//! loupe's log events to the clients that asked, by `logging/setLevel`, as
+//! `notifications/message`). Protocol revisions 2024-11-05, 2025-03-26,
 //! 2025-06-18 and 2025-11-25 are negotiated; a client offering a newer one (rmcp's own client
 //! offers 2026-07-28) is answered with 2025-11-25.
 
 mod http;
+mod logging;
 mod server;
 mod tools;
 pub mod transport;
 
 pub use http::{HTTP_PATH, HttpOptions, serve_http};
+pub use logging::client_log_layer;
 pub use server::{LoupeServer, NEWEST_PROTOCOL, serve_stdio, to_call_tool_result};
 pub use tools::{tools, tools_for};

@@ -35,7 +35,7 @@ use crate::transport::GuardedTransport;
 pub const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
 /// The request methods passed on to rmcp; every other request gets -32601 at once.
-const SERVED_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
+const SERVED_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/call", "logging/setLevel"];
 
 /// How long a server whose client left waits for a running first index build.
 const BUILD_GRACE: Duration = Duration::from_secs(120);
@@ -241,13 +241,19 @@ impl LoupeServer {
 /// The call's progress-and-cancel handle. A client that sent a progress token gets the
 /// engine's reports as `notifications/progress` (sent in order from a task of their own, so the
 /// engine never waits on the client) and may be made to wait for a first index build; a client
-/// without one is answered at once, from what is ready.
+/// without one is answered at once, from what is ready. Once the request is cancelled
+/// (rmcp cancels the request's token on `notifications/cancelled`), no report is sent, not
+/// even one already queued; the engine's handle stops reporting too.
 fn work_for(context: &RequestContext<RoleServer>) -> Work {
     let Some(token) = context.meta.get_progress_token() else { return Work::default() };
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Progress>();
     let peer = context.peer.clone();
+    let cancelled = context.ct.clone();
     tokio::spawn(async move {
         while let Some(progress) = receiver.recv().await {
+            if cancelled.is_cancelled() {
+                return;
+            }
             let mut notification =
                 ProgressNotificationParam::new(token.clone(), progress.done as f64).with_message(progress.message);
             if let Some(total) = progress.total {
@@ -314,8 +320,11 @@ pub fn to_call_tool_result(response: &Response) -> CallToolResult {
 }
 
 impl ServerHandler for LoupeServer {
+    // `enable_logging`: deprecated from protocol 2026-07-28 on (SEP-2577), served by every
+    // revision this server negotiates.
+    #[allow(deprecated)]
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_logging().build())
             .with_server_info(Implementation::new("loupe", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(NEWEST_PROTOCOL)
             .with_instructions(INSTRUCTIONS)
@@ -368,6 +377,18 @@ impl ServerHandler for LoupeServer {
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let response = self.call(&name, arguments, &context).await;
         Ok(to_call_tool_result(&response).into())
+    }
+
+    /// `logging/setLevel`: this connection is sent loupe's log events at `level` and above, as
+    /// `notifications/message` (`logging.rs`); before it asks, none.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        crate::logging::subscribe(&self.connection.connection_id, context.peer.clone(), request.level);
+        Ok(())
     }
 
     async fn on_roots_list_changed(&self, _context: rmcp::service::NotificationContext<RoleServer>) {

@@ -747,14 +747,17 @@ fn serve(
     run(server)
 }
 
-/// Logs go to stderr only: on stdio, stdout carries protocol messages and nothing else.
+/// Logs go to stderr (at the `log` level, or `LOUPE_LOG`): on stdio, stdout carries protocol
+/// messages and nothing else. A server's clients may ask for them too (`logging/setLevel`), at
+/// their own level: `loupe-mcp`'s layer sends them as `notifications/message`.
 fn init_logging(filter: &str) {
+    use tracing_subscriber::prelude::*;
     let filter = std::env::var("LOUPE_LOG").ok().filter(|value| !value.is_empty()).unwrap_or_else(|| filter.to_owned());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_new(&filter).unwrap_or_else(|_| "warn".into()))
+    let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .try_init();
+        .with_filter(tracing_subscriber::EnvFilter::try_new(&filter).unwrap_or_else(|_| "warn".into()));
+    let _ = tracing_subscriber::registry().with(stderr).with(loupe_mcp::client_log_layer()).try_init();
 }
 
 #[cfg(test)]

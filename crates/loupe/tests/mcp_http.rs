@@ -195,3 +195,67 @@ fn http_beyond_loopback_needs_a_token_and_sigterm_stops_the_server() {
     }
     panic!("the server did not stop within 10 s of SIGTERM");
 }
+
+/// A session's standalone SSE stream (`GET /mcp`): its `data:` messages, as they arrive.
+fn listen(port: u16, session: &str) -> std::sync::mpsc::Receiver<Value> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { return };
+            let Some(data) = line.strip_prefix("data:") else { continue };
+            if let Ok(message) = serde_json::from_str::<Value>(data.trim())
+                && sender.send(message).is_err()
+            {
+                return;
+            }
+        }
+    });
+    receiver
+}
+
+/// §11 over Streamable HTTP: each session chooses its own level with `logging/setLevel`; log
+/// messages reach the sessions that asked at that level (on their SSE stream) and no other, and a
+/// call with a progress token gets its progress in its own response stream.
+#[test]
+fn http_sessions_get_log_messages_at_their_own_level_and_progress_with_their_calls() {
+    let (root, index) = workspace();
+    let server = Server::start(root.path(), index.path(), "127.0.0.1:0", None);
+    let (debug, quiet) = (server.session(&[]), server.session(&[]));
+    for (session, level) in [(&debug, "debug"), (&quiet, "error")] {
+        let request = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": level}});
+        let (status, _, body) = server.post(&[("Mcp-Session-Id", session)], &request);
+        assert_eq!((status, Server::answer(&body)["result"].clone()), (200, json!({})), "{body}");
+    }
+    let (debug_stream, quiet_stream) = (listen(server.port, &debug), listen(server.port, &quiet));
+    std::thread::sleep(Duration::from_millis(300));
+    // The first analyze builds the graphs (a debug event) and reports it to its progress token.
+    let request = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "analyze", "arguments": {"mode": "dependencies", "target": "src/lib.rs"}, "_meta": {"progressToken": "h-1"}}});
+    let (status, _, body) = server.post(&[("Mcp-Session-Id", &debug)], &request);
+    assert_eq!(status, 200, "{body}");
+    let progress: Vec<Value> = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .filter(|message| message["method"] == "notifications/progress")
+        .collect();
+    assert!(
+        !progress.is_empty() && progress.iter().all(|message| message["params"]["progressToken"] == "h-1"),
+        "{body}"
+    );
+    let logged = loop {
+        let message = debug_stream.recv_timeout(Duration::from_secs(10)).expect("a log message on the debug session");
+        if message["method"] == "notifications/message" && message["params"]["level"] == "debug" {
+            break message;
+        }
+    };
+    assert!(logged["params"]["data"].as_str().unwrap().starts_with("relationship graphs built"), "{logged}");
+    while let Ok(message) = quiet_stream.recv_timeout(Duration::from_millis(500)) {
+        assert_ne!(message["method"], "notifications/message", "a session at `error` got {message}");
+    }
+}

@@ -164,6 +164,8 @@ struct Session {
     io: common::Lines,
     schema: Schema,
     failures: Vec<String>,
+    /// The notifications checked, by method.
+    notified: BTreeMap<String, usize>,
 }
 
 impl Session {
@@ -183,7 +185,7 @@ impl Session {
             .env_remove("LOUPE_TEST_HOOKS")
             .env_remove("LOUPE_DISABLE_LEGACY")
             .env_remove("LOUPE_LEGACY_TOOLS");
-        Session { io: common::Lines::spawn(command), schema, failures: Vec::new() }
+        Session { io: common::Lines::spawn(command), schema, failures: Vec::new(), notified: BTreeMap::new() }
     }
 
     fn send(&mut self, message: &Value) {
@@ -218,6 +220,7 @@ impl Session {
                 self.check(|schema| &schema.server_request, &message, "a server request", &message);
             } else {
                 self.check(|schema| &schema.server_notification, &message, "a server notification", &message);
+                *self.notified.entry(message["method"].as_str().unwrap_or_default().to_owned()).or_default() += 1;
             }
         } else if message.get("error").is_some() {
             self.check(|schema| &schema.error_response, &message, "an error response", &message);
@@ -368,6 +371,8 @@ fn run_session(revision: &'static str, schema_text: &str) {
     );
     assert_eq!(initialize["protocolVersion"], json!(revision), "the server must agree to {revision}: {initialize}");
     session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // Log messages at every level and progress for every call: their notifications are checked too.
+    session.call(30, "logging/setLevel", json!({"level": "debug"}), |schema| &schema.empty);
 
     let tools = session.call(1, "tools/list", json!({}), |schema| &schema.list_tools);
     let bytes = serde_json::to_string(&tools).unwrap().len();
@@ -401,7 +406,7 @@ fn run_session(revision: &'static str, schema_text: &str) {
     let mut checked_structured = [0usize; 2];
     let mut candidate_id = Value::Null;
     for (id, (tool, arguments, expect_error)) in (2..).zip(calls) {
-        let mut params = json!({"name": tool});
+        let mut params = json!({"name": tool, "_meta": {"progressToken": format!("p{id}")}});
         if let Some(mut arguments) = arguments {
             if arguments.get("candidate_id").is_some() {
                 arguments["candidate_id"] = candidate_id.clone();
@@ -453,8 +458,14 @@ fn run_session(revision: &'static str, schema_text: &str) {
     assert_eq!(unknown["error"]["code"], json!(-32601), "[{revision}] an unknown method is -32601: {unknown}");
 
     session.call(21, "ping", json!({}), |schema| &schema.empty);
-
+    let notified = session.notified.clone();
     let failures = session.finish();
+    for method in ["notifications/progress", "notifications/message"] {
+        assert!(
+            notified.get(method).is_some_and(|&count| count > 0),
+            "[{revision}] no {method} was checked: {notified:?}"
+        );
+    }
     assert!(
         failures.is_empty(),
         "{} message(s) of the {revision} session break the MCP schema:\n{}",

@@ -627,3 +627,142 @@ async fn a_cut_diff_preview_continues_by_cursor_over_stdio() {
     assert!(last_text.contains("+proposed line 300"), "{last_text}");
     client.cancel().await.unwrap();
 }
+
+/// A git repository of 80 Python files that call one function, half of them changed since the
+/// commit: enough work for `reindex`, `analyze` and a directory `diff_preview` to report.
+fn busy_workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.name=loupe", "-c", "user.email=loupe@example.invalid", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(root)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_INDEX_FILE")
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/lib.py"), "def target():\n    return 1\n").unwrap();
+    let module =
+        |n: usize, body: &str| format!("from lib import target\n\ndef caller_{n}():\n    return target(){body}\n");
+    for n in 0..80 {
+        std::fs::write(root.join(format!("src/m{n:02}.py")), module(n, "")).unwrap();
+    }
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base"]);
+    for n in (0..80).step_by(2) {
+        std::fs::write(root.join(format!("src/m{n:02}.py")), module(n, " + 1")).unwrap();
+    }
+    dir
+}
+
+/// Sends a `tools/call` with a progress token; returns the progress notifications for that token
+/// (every other message is refused) and the answer.
+fn call_with_progress(
+    server: &mut RawServer,
+    id: u64,
+    token: &str,
+    name: &str,
+    arguments: Value,
+) -> (Vec<Value>, Value) {
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": name, "arguments": arguments, "_meta": {"progressToken": token}}})
+        .to_string(),
+    );
+    let mut progress = Vec::new();
+    loop {
+        let message = server.receive();
+        if message["id"] == json!(id) {
+            return (progress, message);
+        }
+        assert_eq!(message["method"], json!("notifications/progress"), "{message}");
+        assert_eq!(message["params"]["progressToken"], json!(token), "{message}");
+        progress.push(message["params"].clone());
+    }
+}
+
+/// §11: every call that can take long reports progress to a client that sent a progress token:
+/// `reindex`, `analyze` (building the graphs, reading the files a walk touches) and a directory
+/// `diff_preview`. The value grows with every notification, and `total` is sent only when known.
+#[test]
+fn reindex_analyze_and_diff_preview_report_progress_to_a_progress_token() {
+    let dir = busy_workspace();
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start_with(dir.path(), &[("XDG_CACHE_HOME", cache.path().to_str().unwrap())]);
+    server.initialize("2025-11-25");
+    // The first build is done before anything is measured (this call waits for it).
+    let ready = server.request(json!(1), "tools/call", json!({"name": "search", "arguments": {"query": "caller_7"}}));
+    assert_eq!(ready["result"]["isError"], json!(false), "{ready}");
+    let calls = [
+        ("reindex", "manage", json!({"command": "reindex"}), "reindex · "),
+        ("analyze", "analyze", json!({"mode": "calls", "target": "target", "max_depth": 1}), "analyze"),
+        ("diff", "read", json!({"mode": "diff_preview", "target": "src"}), "40 file(s) changed"),
+    ];
+    for (number, (token, name, arguments, answered)) in calls.into_iter().enumerate() {
+        let (progress, answer) = call_with_progress(&mut server, 10 + number as u64, token, name, arguments);
+        let face = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(face.contains(answered), "{token}: {answer}");
+        assert!(!progress.is_empty(), "{token}: no progress notification");
+        for pair in progress.windows(2) {
+            assert!(pair[1]["progress"].as_f64() > pair[0]["progress"].as_f64(), "{token}: {progress:?}");
+        }
+        for params in &progress {
+            assert!(params["message"].is_string(), "{token}: {params}");
+            if let Some(total) = params.get("total") {
+                assert!(total.as_f64().unwrap() >= params["progress"].as_f64().unwrap().max(1.0), "{token}: {params}");
+            }
+        }
+    }
+}
+
+/// §11: `logging/setLevel` is answered and the logging capability advertised; the client is then
+/// sent loupe's log events at its level and above as `notifications/message`, in order, and
+/// nothing below it. (A malformed line is logged as a warning, an unserved method at debug.)
+#[test]
+fn logging_set_level_sends_messages_at_that_level_and_above() {
+    let dir = workspace();
+    let mut server = RawServer::start(dir.path());
+    let answer = server.initialize("2025-11-25");
+    assert_eq!(answer["result"]["capabilities"]["logging"], json!({}), "{answer}");
+    let set = server.request(json!(1), "logging/setLevel", json!({"level": "warning"}));
+    assert_eq!(set["result"], json!({}), "{set}");
+    // A level that is not one of MCP's is refused with -32602 (and logged at debug: not sent).
+    let refused = server.request(json!(5), "logging/setLevel", json!({"level": "verbose"}));
+    assert_eq!(refused["error"]["code"], json!(-32602), "{refused}");
+    // A debug event first, then a warning: had the debug one been sent, it would come first.
+    let unserved = server.request(json!(2), "resources/list", json!({}));
+    assert_eq!(unserved["error"]["code"], json!(-32601));
+    server.send("{this is not json");
+    let warning = loop {
+        let message = server.receive();
+        if message["method"] != json!("notifications/message") {
+            assert_eq!(message["error"]["code"], json!(-32700), "{message}");
+            continue;
+        }
+        assert_eq!(message["params"]["level"], json!("warning"), "a message below the level was sent: {message}");
+        break message;
+    };
+    let params = &warning["params"];
+    assert!(params["data"].as_str().unwrap().starts_with("unparsable JSON line"), "{warning}");
+    assert_eq!(params["logger"], json!("loupe_mcp::transport"), "{warning}");
+
+    // At `debug`, the unserved method's event arrives too.
+    let set = server.request(json!(3), "logging/setLevel", json!({"level": "debug"}));
+    assert_eq!(set["result"], json!({}), "{set}");
+    server.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "resources/list", "params": {}}).to_string());
+    let mut debug = None;
+    while debug.is_none() {
+        let message = server.receive();
+        if message["method"] == json!("notifications/message") && message["params"]["level"] == json!("debug") {
+            debug = Some(message["params"]["data"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    let debug = debug.unwrap();
+    assert!(debug.starts_with("answering unserved method with -32601 method=resources/list"), "{debug}");
+}

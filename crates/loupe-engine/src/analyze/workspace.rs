@@ -2,6 +2,7 @@
 //! index's generation moves), and freshly parsed facts of the files a query touches (cached
 //! by content hash), behind the `loupe_graph::Workspace` view resolution asks through.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use loupe_core::{ContentHash, RepoPath, text};
@@ -139,13 +140,18 @@ impl Relations {
         (cache.entries.len(), cache.bytes)
     }
 
-    /// The graphs for the index as it is now, built when the index changed since the last.
-    pub(crate) fn graphs(&self, engine: &Engine, index: &Index) -> Arc<Graphs> {
+    /// The graphs for the index as it is now, built when the index changed since the last (a
+    /// step `work` hears of: on a large repository it takes a while, and is kept for every
+    /// later query, so it is not cut short).
+    pub(crate) fn graphs(&self, engine: &Engine, index: &Index, work: &Work) -> Arc<Graphs> {
         let generation = index.generation();
         let mut slot = self.graphs.lock().unwrap_or_else(|poison| poison.into_inner());
         if let Some(graphs) = slot.as_ref().filter(|graphs| graphs.generation == generation) {
             return graphs.clone();
         }
+        work.report(0, None, || {
+            format!("analyze: building the import and type graphs of {} files", index.status().files)
+        });
         let graphs = Arc::new(build(engine, index, generation));
         *slot = Some(graphs.clone());
         graphs
@@ -214,12 +220,14 @@ pub(crate) struct View<'a> {
     index: &'a Index,
     work: &'a Work,
     pub(crate) graphs: Arc<Graphs>,
+    /// Files this query has parsed or found parsed: the progress it reports.
+    files_read: AtomicU64,
 }
 
 impl<'a> View<'a> {
     pub(crate) fn new(engine: &'a Engine, index: &'a Index, work: &'a Work) -> View<'a> {
-        let graphs = engine.relations.graphs(engine, index);
-        View { engine, index, work, graphs }
+        let graphs = engine.relations.graphs(engine, index, work);
+        View { engine, index, work, graphs, files_read: AtomicU64::new(0) }
     }
 
     pub(crate) fn engine(&self) -> &'a Engine {
@@ -240,7 +248,9 @@ impl<'a> View<'a> {
     }
 
     /// The facts of `paths`, in order, parsed on every core (a first query may touch hundreds
-    /// of files; later ones find them cached).
+    /// of files; later ones find them cached). Each file is a step of the query's progress (its
+    /// total is not known: a walk finds the next files as it goes); once the work is cancelled
+    /// the files not reached yet are left out, so the result may be shorter than `paths`.
     pub(crate) fn facts_of(&self, paths: &[RepoPath]) -> Vec<Option<Arc<FileFacts>>> {
         let threads = std::thread::available_parallelism().map_or(2, usize::from);
         let mut found = Vec::with_capacity(paths.len());
@@ -248,9 +258,14 @@ impl<'a> View<'a> {
             paths,
             threads,
             || (),
-            |(), path| self.facts(path),
+            |(), path| if self.work.is_cancelled() { None } else { self.facts(path) },
             |_, facts| {
+                if self.work.is_cancelled() {
+                    return false;
+                }
                 found.push(facts);
+                let done = self.files_read.fetch_add(1, Ordering::Relaxed) + 1;
+                self.work.report(done, None, || format!("analyze: {done} files read"));
                 true
             },
         );

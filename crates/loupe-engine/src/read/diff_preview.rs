@@ -16,6 +16,7 @@ use super::Against;
 use crate::engine::Engine;
 use crate::reasons::ReasonCode;
 use crate::response::{Face, Location, MetadataLevel, Outcome, next_line};
+use crate::work::Work;
 
 /// A diff_preview request, as `read/parse.rs` parsed it.
 #[derive(Debug, Clone)]
@@ -46,7 +47,7 @@ struct Change {
     new: Option<Vec<u8>>,
 }
 
-pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Outcome, ToolError> {
+pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result<Outcome, ToolError> {
     let repository = open_repository(engine)?;
     let resolved = engine
         .root()
@@ -61,7 +62,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest) -> Result<Outcome, Too
                 "name a file as the target, or drop `content` for the directory's status",
             ));
         }
-        return directory(engine, &repository, request, resolved.path.as_str(), cursor);
+        return directory(engine, &repository, request, resolved.path.as_str(), cursor, work);
     }
     let path = resolved.path.to_string();
     if cursor.as_ref().is_some_and(|cursor| cursor.directory || !cursor.is_for(&path, request.against)) {
@@ -286,6 +287,7 @@ fn directory(
     request: &DiffRequest,
     dir: &str,
     cursor: Option<DiffCursor>,
+    work: &Work,
 ) -> Result<Outcome, ToolError> {
     if request.against == Against::Worktree {
         return Err(ToolError::invalid_args(
@@ -328,7 +330,18 @@ fn directory(
     let mut deleted: Vec<Change> = Vec::new();
     let mut changes: Vec<Change> = Vec::new();
     let all: BTreeSet<&String> = tracked.keys().chain(on_disk.iter()).collect();
-    for path in all {
+    // Two steps per file a client hears of: comparing every file, then diffing the changed ones
+    // (that total is known once the comparison is done). A cancelled call stops in either loop
+    // and answers with the changed files found so far.
+    let compared_total = all.len() as u64;
+    for (compared, path) in all.into_iter().enumerate() {
+        if work.is_cancelled() {
+            let found = added.into_iter().chain(deleted).chain(changes);
+            return Ok(cancelled_listing(engine, request, &label, found.collect(), (compared, compared_total)));
+        }
+        work.report(compared as u64 + 1, Some(compared_total), || {
+            format!("diff_preview: comparing file {} of {compared_total}", compared + 1)
+        });
         let worktree =
             if on_disk.contains(path) { read_worktree(path) } else { tracked_on_disk(engine, path, &read_worktree) };
         match (tracked.get(path), worktree) {
@@ -386,8 +399,17 @@ fn directory(
         None => 0,
     };
 
-    let rendered: Vec<(String, usize, usize)> =
-        changes.iter().map(|change| render_change(change, request.context)).collect();
+    let steps = compared_total + changes.len() as u64;
+    let mut rendered: Vec<(String, usize, usize)> = Vec::with_capacity(changes.len());
+    for (diffed, change) in changes.iter().enumerate() {
+        if work.is_cancelled() {
+            return Ok(cancelled_listing(engine, request, &label, changes, (compared_total as usize, compared_total)));
+        }
+        work.report(compared_total + diffed as u64 + 1, Some(steps), || {
+            format!("diff_preview: diffing file {} of {}", diffed + 1, changes.len())
+        });
+        rendered.push(render_change(change, request.context));
+    }
     let total_added: usize = rendered.iter().map(|(_, added, _)| added).sum();
     let total_removed: usize = rendered.iter().map(|(_, _, removed)| removed).sum();
     let mut face = format!(
@@ -514,6 +536,45 @@ fn directory(
         detail.insert("branch".into(), Value::from(branch));
     }
     Ok(outcome)
+}
+
+/// The answer of a directory preview cancelled by the client: the changed files found among the
+/// first `compared` of `total`, as many as the token ceiling holds, marked as cut
+/// (`DIFF_TRUNCATED`), with the same call as the next one.
+fn cancelled_listing(
+    engine: &Engine,
+    request: &DiffRequest,
+    label: &str,
+    mut changes: Vec<Change>,
+    (compared, total): (usize, u64),
+) -> Outcome {
+    changes.sort_by(|a, b| a.path.cmp(&b.path));
+    let budget = Budget::new(engine, request);
+    let again = continuation(request, &[], &[]);
+    let mut face = format!(
+        "diff_preview · {label} · WORKTREE vs {} · cancelled after comparing {compared} of {total} files · {} changed so far\n",
+        request.against,
+        changes.len()
+    );
+    let footer =
+        format!("── cancelled: the list above is partial and shows no diffs [{}]\n", ReasonCode::DiffTruncated);
+    let room = budget.tokens.saturating_sub(tokens::count(&face) + tokens::count(&footer) + LIST_FOOTER_TOKENS);
+    let mut used = 0;
+    for change in &changes {
+        let line = format!("{}  {}\n", change.status, display_name(change));
+        used += tokens::count(&line);
+        if used > room {
+            break;
+        }
+        face.push_str(&line);
+    }
+    face.push_str(&footer);
+    face.push_str(&next_line(&again));
+    let mut outcome = answer(face, label, (&budget, None), vec![again], None, request);
+    outcome.act.truncated = true;
+    outcome.act.reason_codes.push(ReasonCode::DiffTruncated);
+    outcome.detail.insert("cancelled".into(), Value::Bool(true));
+    outcome
 }
 
 /// What a cut list's footer and continuation cost, kept free when the list is laid out.

@@ -305,17 +305,21 @@ pub(super) fn text_hits(
     let mut hits = Vec::new();
     let mut lower_bound = false;
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let total = candidates.len() as u64;
     loupe_core::parallel::map_in_order(
         &candidates,
         threads,
         || (),
         |_, path| verify(path),
-        |_, file_hits| {
+        |index, file_hits| {
             // A cancelled search stops here; what it found is a lower bound of the total.
             if work.is_cancelled() {
                 lower_bound = true;
                 return false;
             }
+            // A regex over a large tree reads many files: each is a step a client hears of.
+            let verified = index as u64 + 1;
+            work.report(verified, Some(total), || format!("search: {verified} of {total} files verified"));
             for hit in file_hits {
                 if hits.len() >= MAX_MATCHES {
                     lower_bound = true;
