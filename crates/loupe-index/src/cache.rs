@@ -38,9 +38,13 @@ impl IndexDir {
 /// The index directories in `cache` (the parent of every default index directory), by path.
 pub fn list(cache: &Path) -> Vec<IndexDir> {
     let Ok(entries) = fs::read_dir(cache) else { return Vec::new() };
+    // Only what loupe names its index directories (a workspace hash: 12 hex digits), so that a
+    // cache variable pointing somewhere unexpected never lists, nor prunes, anything else.
+    let is_index_name = |name: &str| name.len() == 12 && name.bytes().all(|byte| byte.is_ascii_hexdigit());
     let mut dirs: Vec<IndexDir> = entries
         .flatten()
         .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+        .filter(|entry| entry.file_name().to_str().is_some_and(is_index_name))
         .map(|entry| describe(&entry.path()))
         .collect();
     dirs.sort_by(|left, right| left.path.cmp(&right.path));
@@ -124,22 +128,23 @@ mod tests {
             let vfs = loupe_vfs::Root::open(root, loupe_vfs::Exclusions::new(&[], &[]).unwrap()).unwrap();
             Index::open(vfs, IndexOptions { index_dir: cache.path().join(name), max_file_bytes: 1 << 20, threads: 1 })
         };
-        open(kept_root.path(), "kept").refresh(&|_, _| {});
-        open(gone_root.path(), "gone").refresh(&|_, _| {});
+        open(kept_root.path(), "aaaaaaaaaaaa").refresh(&|_, _| {});
+        open(gone_root.path(), "bbbbbbbbbbbb").refresh(&|_, _| {});
         let gone_path = gone_root.path().canonicalize().unwrap();
         drop(gone_root);
 
+        fs::create_dir(cache.path().join("not-an-index")).unwrap();
         let dirs = list(cache.path());
-        assert_eq!(dirs.len(), 2, "{dirs:?}");
+        assert_eq!(dirs.len(), 2, "only index directories are listed: {dirs:?}");
         let by_name = |name: &str| dirs.iter().find(|dir| dir.path.ends_with(name)).unwrap().clone();
-        let (kept, gone) = (by_name("kept"), by_name("gone"));
+        let (kept, gone) = (by_name("aaaaaaaaaaaa"), by_name("bbbbbbbbbbbb"));
         assert_eq!(kept.root.as_deref(), Some(kept_root.path().canonicalize().unwrap().as_path()));
         assert_eq!(gone.root.as_deref(), Some(gone_path.as_path()));
         assert!(!kept.root_gone() && gone.root_gone());
         assert!(kept.bytes > 0 && kept.last_used.is_some() && !kept.in_use);
 
         // A server on the kept root holds its lock: it is in use, and pruning refuses it.
-        let server = open(kept_root.path(), "kept");
+        let server = open(kept_root.path(), "aaaaaaaaaaaa");
         assert!(server.is_writer());
         let held = describe(&kept.path);
         assert!(held.in_use);

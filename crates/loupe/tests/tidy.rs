@@ -16,6 +16,10 @@ const WRITES_OUTSIDE_THE_REPOSITORY: &[(&str, &str)] = &[
     ("crates/loupe-index/src/store.rs", "the index's snapshot files and its writer lock"),
     ("crates/loupe-index/src/trigram/format.rs", "the text index file, written to a temporary file and renamed"),
     ("crates/loupe-engine/src/session/analytics.rs", "the analytics writer's `analytics.jsonl` (§9.2)"),
+    (
+        "crates/loupe-index/src/cache.rs",
+        "`loupe cache --prune`: whole index directories of the cache, under their writer lock",
+    ),
 ];
 
 /// Calls that create, change or remove files or directories.
