@@ -133,11 +133,12 @@ fn stdio_discover_then_per_request_calls_without_initialize() {
         let replay = server.call(call["tool"].as_str().unwrap(), call["arguments"].clone());
         assert!(!is_error(&replay), "replaying {call}: {}", face(&replay));
     }
-    let search = server.call("search", json!({"query": "fn f7()", "type": "text"}));
+    // Far from the lines the replays read, so the read is not elided as already sent (§9.6).
+    let search = server.call("search", json!({"query": "fn f207()", "type": "text"}));
     let candidate = envelope(&search)["meta"]["results"][0]["candidate_id"].clone();
     assert!(candidate.is_string(), "{search}");
     let read = server.call("read", json!({"candidate_id": candidate}));
-    assert!(!is_error(&read) && face(&read).contains("fn f7()"), "{read}");
+    assert!(!is_error(&read) && face(&read).contains("fn f207()"), "{read}");
     // One process is one connection, whatever the revision: no session id is made up.
     assert!(read["result"]["_meta"].is_null(), "{read}");
 }
@@ -159,7 +160,9 @@ fn stdio_request_before_a_lifecycle_is_told_how_to_open_one() {
         json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2099-01-01",
                          "io.modelcontextprotocol/clientCapabilities": {}}}),
     );
-    assert!(unserved["error"]["message"].as_str().unwrap().contains("2099-01-01"), "{unserved}");
+    assert_eq!(unserved["error"]["code"], json!(-32022), "{unserved}");
+    assert_eq!(unserved["error"]["data"]["requested"], "2099-01-01", "{unserved}");
+    assert_eq!(unserved["error"]["data"]["supported"], json!(SERVED), "{unserved}");
 
     let answer = server.request(
         "initialize",
@@ -261,14 +264,15 @@ fn http_stateless_requests_of_one_client_share_a_session() {
         assert!(!is_error(&answer), "replaying {replay}: {}", face(&answer));
     }
 
-    let search = call("agent", 20, "search", json!({"query": "fn f7()", "type": "text"}));
+    let search = call("agent", 20, "search", json!({"query": "fn f207()", "type": "text"}));
     assert_eq!(search["result"]["_meta"]["loupe/session_id"], json!(session), "{search}");
     let candidate = envelope(&search)["meta"]["results"][0]["candidate_id"].clone();
     // A ref from the last request reads in this one: the same client is the same session.
     let read = call("agent", 21, "read", json!({"candidate_id": candidate}));
-    assert!(!is_error(&read) && face(&read).contains("fn f7()"), "{read}");
-    let outline = call("agent", 22, "read", json!({"mode": "outline", "target": "src/lib.rs"}));
-    assert!(!is_error(&outline), "a session that searched and holds refs: {}", face(&outline));
+    assert!(!is_error(&read) && face(&read).contains("fn f207()"), "{read}");
+    let bundle = envelope(&search)["meta"]["bundle_id"].clone();
+    let outline = call("agent", 22, "read", json!({"mode": "outline", "target": "src/lib.rs", "bundle_id": bundle}));
+    assert!(!is_error(&outline), "the search's bundle, two requests later: {}", face(&outline));
 
     // Another client is another session: the ref is not its own.
     let elsewhere = call("other-agent", 23, "read", json!({"candidate_id": candidate}));
