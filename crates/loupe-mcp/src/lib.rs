@@ -10,8 +10,9 @@
 //! them), `tools.rs` (schemas and annotations from the parameter table, the legacy names from
 //! the engine's legacy table when `legacy_tools = "listed"`) and
 //! `transport.rs` (the guarded stdio transport). Protocol revisions 2024-11-05, 2025-03-26,
-//! 2025-06-18 and 2025-11-25 are negotiated; a client offering a newer one (rmcp's own client
-//! offers 2026-07-28) is answered with 2025-11-25.
+//! 2025-06-18 and 2025-11-25 are negotiated over `initialize` (a newer offer there is answered
+//! with 2025-11-25); 2026-07-28 is served beside them, with `server/discover` and per-request
+//! `_meta` (stateless over HTTP: its sessions are keyed as §9.1 says, in `server.rs`).
 
 mod http;
 mod server;

@@ -5,8 +5,9 @@
 //! which root the engine opens (§2: the `--root` flag, else the client's roots, else
 //! `LOUPE_ROOT`, else the working directory's repository; a 2026-07-28 request has no roots),
 //! which session a call belongs to (§9.1, including the stateless 2026-07-28 HTTP requests),
-//! and turning each engine `Response` into a `CallToolResult` with both faces. Engine calls run on the blocking pool; a panic inside one becomes an `INTERNAL`
-//! result for that call and the server keeps serving.
+//! and turning each engine `Response` into a `CallToolResult` with both faces. Engine calls
+//! run on the blocking pool; a panic inside one becomes an `INTERNAL` result for that call and
+//! the server keeps serving.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
