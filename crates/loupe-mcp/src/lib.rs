@@ -20,5 +20,8 @@ mod tools;
 pub mod transport;
 
 pub use http::{HTTP_PATH, HttpOptions, serve_http};
-pub use server::{LoupeServer, NEWEST_PROTOCOL, serve_stdio, to_call_tool_result};
+pub use server::{
+    LoupeServer, NEWEST_INLINE_PROTOCOL, NEWEST_PROTOCOL, SESSION_META_KEY, serve_stdio, served_protocols,
+    to_call_tool_result,
+};
 pub use tools::{tools, tools_for};
