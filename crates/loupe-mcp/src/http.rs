@@ -1,7 +1,9 @@
 //! Streamable HTTP (§11): `loupe serve --http ADDR:PORT`, on rmcp's Streamable HTTP service.
 //!
 //! One engine and one root serve every HTTP session; each `Mcp-Session-Id` is a connection for
-//! the session layer (§9.1), as one stdio process is. Loopback by default: a bind to any other
+//! the session layer (§9.1), as one stdio process is. A 2026-07-28 request has no
+//! `Mcp-Session-Id` (rmcp serves it statelessly, on a fresh `for_new_connection`); its session
+//! is derived in `server.rs` from the token and its `clientInfo`. Loopback by default: a bind to any other
 //! address refuses to start without `LOUPE_TOKEN`, and with a token every request needs
 //! `Authorization: Bearer TOKEN`. `Host` and `Origin` are checked against DNS rebinding: loopback
 //! names, the bind address and the names given with `--allow-host`. SIGTERM or SIGINT stops

@@ -11,9 +11,10 @@
 //! the engine's legacy table when `legacy_tools = "listed"`) and
 //! `transport.rs` (the guarded stdio transport), `logging.rs` (the `tracing` layer that sends
 //! loupe's log events to the clients that asked, by `logging/setLevel`, as
-//! `notifications/message`). Protocol revisions 2024-11-05, 2025-03-26,
-//! 2025-06-18 and 2025-11-25 are negotiated; a client offering a newer one (rmcp's own client
-//! offers 2026-07-28) is answered with 2025-11-25.
+//! `notifications/message`). Protocol revisions 2024-11-05, 2025-03-26, 2025-06-18 and
+//! 2025-11-25 are negotiated over `initialize` (a newer offer there is answered with
+//! 2025-11-25); 2026-07-28 is served beside them, with `server/discover` and per-request `_meta`
+//! (stateless over HTTP: its sessions are keyed as §9.1 says, in `server.rs`).
 
 mod http;
 mod logging;
@@ -23,5 +24,8 @@ pub mod transport;
 
 pub use http::{HTTP_PATH, HttpOptions, serve_http};
 pub use logging::client_log_layer;
-pub use server::{LoupeServer, NEWEST_PROTOCOL, serve_stdio, to_call_tool_result};
+pub use server::{
+    LoupeServer, NEWEST_INLINE_PROTOCOL, NEWEST_PROTOCOL, SESSION_META_KEY, serve_stdio, served_protocols,
+    to_call_tool_result,
+};
 pub use tools::{tools, tools_for};

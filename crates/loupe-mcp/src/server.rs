@@ -1,10 +1,13 @@
 //! The MCP server: rmcp's `ServerHandler` over the engine.
 //!
-//! Owns the protocol-facing decisions: which protocol revisions are offered, which root the
-//! engine opens (the `--root` flag, else the client's first root, else `LOUPE_ROOT`, else the
-//! current directory), and turning each engine `Response` into a `CallToolResult` with both
-//! faces. Engine calls run on the blocking pool; a panic inside one becomes an `INTERNAL`
-//! result for that call and the server keeps serving.
+//! Owns the protocol-facing decisions: which protocol revisions are offered (the `initialize`
+//! handshake up to 2025-11-25; 2026-07-28 through `server/discover` and per-request `_meta`),
+//! which root the engine opens (§2: the `--root` flag, else the client's roots, else
+//! `LOUPE_ROOT`, else the working directory's repository; a 2026-07-28 request has no roots),
+//! which session a call belongs to (§9.1, including the stateless 2026-07-28 HTTP requests),
+//! and turning each engine `Response` into a `CallToolResult` with both faces. Engine calls
+//! run on the blocking pool; a panic inside one becomes an `INTERNAL` result for that call and
+//! the server keeps serving.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -31,11 +34,24 @@ use crate::tools::tools_for;
 use crate::transport::GuardedTransport;
 
 /// The newest revision this server speaks over the `initialize` handshake. A client offering
-/// a newer one (rmcp's own offers 2026-07-28) is answered with this one.
+/// a newer one in `initialize` is answered with this one.
 pub const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
+/// The newest revision served at all: 2026-07-28 has no handshake; its clients find it with
+/// `server/discover` and name it in every request's `_meta`.
+pub const NEWEST_INLINE_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+/// Every revision served, oldest first: the handshake ones and the per-request one.
+pub fn served_protocols() -> &'static [ProtocolVersion] {
+    ProtocolVersion::known_up_to(&NEWEST_INLINE_PROTOCOL)
+}
+
 /// The request methods passed on to rmcp; every other request gets -32601 at once.
-const SERVED_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/call", "logging/setLevel"];
+const SERVED_METHODS: &[&str] =
+    &["initialize", "ping", "server/discover", "tools/list", "tools/call", "logging/setLevel"];
+
+/// Where a stateless request's derived session id is stated in a tool result's `_meta` (§9.1).
+pub const SESSION_META_KEY: &str = "loupe/session_id";
 
 /// How long a server whose client left waits for a running first index build.
 const BUILD_GRACE: Duration = Duration::from_secs(120);
@@ -184,7 +200,13 @@ impl LoupeServer {
         }
     }
 
-    async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>) -> Response {
+    /// Runs one tool call; with it, the session id derived for a stateless request (§9.1).
+    async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> (Response, Option<String>) {
         // Failures outside the engine still name the tool that was called (a legacy name's
         // replacement).
         let tool_name = params::tool(name)
@@ -193,7 +215,7 @@ impl LoupeServer {
             .unwrap_or("unknown");
         let engine = match self.engine(context).await {
             Ok(engine) => engine,
-            Err(error) => return Response::failure(tool_name, error),
+            Err(error) => return (Response::failure(tool_name, error), None),
         };
         let panic_requested = self.test_hooks && arguments.get("target").and_then(Value::as_str) == Some(PANIC_TARGET);
         let tool = name.to_owned();
@@ -204,6 +226,12 @@ impl LoupeServer {
             .find_map(|key| context.meta.get(*key).and_then(Value::as_str))
             .map(str::to_owned);
         let connection = CallContext { connection_id: self.connection.connection_id.clone(), client_connection_id };
+        let mut arguments = arguments;
+        let derived = match stateless_session_id(context) {
+            // `strict_session_id` asks the client to pin its session: nothing is derived for it.
+            Some(derived) if !engine.config().strict_session_id => pin_session(&mut arguments, derived),
+            _ => None,
+        };
         let work = Arc::new(work_for(context));
         // `notifications/cancelled` for this request stops the work (rmcp cancels the token).
         let cancelled = context.ct.clone();
@@ -222,17 +250,15 @@ impl LoupeServer {
         .await;
         watch.abort();
         match joined {
-            Ok(response) => response,
+            Ok(response) => (response, derived),
             Err(join_error) => {
                 tracing::error!("tool `{name}` failed: {join_error}");
-                Response::failure(
-                    tool_name,
-                    ToolError::new(
-                        ErrorCode::Internal,
-                        format!("loupe hit an internal error while running `{name}`; the server is still running"),
-                        "retry once; if it fails again, report it with the arguments you sent",
-                    ),
-                )
+                let error = ToolError::new(
+                    ErrorCode::Internal,
+                    format!("loupe hit an internal error while running `{name}`; the server is still running"),
+                    "retry once; if it fails again, report it with the arguments you sent",
+                );
+                (Response::failure(tool_name, error), derived)
             }
         }
     }
@@ -271,10 +297,14 @@ fn work_for(context: &RequestContext<RoleServer>) -> Work {
 
 /// The client's roots as directory paths, when it offers roots and answers in time.
 ///
-/// Roots are deprecated from protocol 2026-07-28 on (SEP-2577), but every revision this
-/// server negotiates has them and §2 ranks them above `LOUPE_ROOT`.
+/// Roots are gone from protocol 2026-07-28 on (SEP-2577; a server may not send it requests):
+/// a request at that revision has none, and §2 then goes on to `LOUPE_ROOT` and the working
+/// directory's repository. The handshake revisions have them, ranked above `LOUPE_ROOT`.
 #[allow(deprecated)]
 async fn client_roots(context: &RequestContext<RoleServer>) -> Vec<PathBuf> {
+    if context.protocol_version().is_some_and(|version| !version.has_initialize()) {
+        return Vec::new();
+    }
     let offers_roots = context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
     if !offers_roots {
         return Vec::new();
@@ -298,6 +328,50 @@ async fn client_roots(context: &RequestContext<RoleServer>) -> Vec<PathBuf> {
             loupe_core::path::UserPath::Relative(_) => None,
         })
         .collect()
+}
+
+/// The session id of a stateless request (§9.1): a 2026-07-28 request over HTTP comes without
+/// `Mcp-Session-Id`, so no connection holds its session. The id is derived from the bearer token
+/// (if any) and the client's self-reported `clientInfo` (name and version), so the same client
+/// lands in the same session on every request; the token itself is never stored or shown.
+/// `None` for every other request: stdio (one process is one connection, whatever the
+/// revision) and HTTP requests of a handshake session.
+fn stateless_session_id(context: &RequestContext<RoleServer>) -> Option<String> {
+    let parts = context.extensions.get::<axum::http::request::Parts>()?;
+    if parts.headers.contains_key("mcp-session-id") {
+        return None;
+    }
+    let token = parts
+        .headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    let client = context.meta.client_info();
+    let (name, version) = client.as_ref().map_or(("", ""), |info| (info.name.as_str(), info.version.as_str()));
+    let mut hasher = blake3::Hasher::new();
+    for part in [token, name, version] {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    let hash = hasher.finalize().to_hex();
+    Some(format!("client-{}", &hash[..16]))
+}
+
+/// Pins a stateless call to `derived` unless it names a session itself; the id that keys it.
+fn pin_session(arguments: &mut Value, derived: String) -> Option<String> {
+    if arguments.is_null() {
+        *arguments = Value::Object(serde_json::Map::new());
+    }
+    let object = arguments.as_object_mut()?;
+    let named = ["session_id", "sessionId"]
+        .iter()
+        .find_map(|key| object.get(*key).and_then(Value::as_str).filter(|id| !id.trim().is_empty()));
+    if let Some(named) = named {
+        return Some(named.to_owned());
+    }
+    object.insert("session_id".into(), Value::from(derived.clone()));
+    Some(derived)
 }
 
 fn config_error(message: String) -> ToolError {
@@ -331,7 +405,7 @@ impl ServerHandler for LoupeServer {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST_PROTOCOL))
+        Cow::Borrowed(served_protocols())
     }
 
     async fn initialize(
@@ -375,8 +449,14 @@ impl ServerHandler for LoupeServer {
             ));
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let response = self.call(&name, arguments, &context).await;
-        Ok(to_call_tool_result(&response).into())
+        let (response, derived) = self.call(&name, arguments, &context).await;
+        let mut result = to_call_tool_result(&response);
+        if let Some(session_id) = derived {
+            let mut meta = serde_json::Map::new();
+            meta.insert(SESSION_META_KEY.into(), Value::from(session_id));
+            result.meta = Some(rmcp::model::MetaObject(meta));
+        }
+        Ok(result.into())
     }
 
     /// `logging/setLevel`: this connection is sent loupe's log events at `level` and above, as
@@ -404,7 +484,7 @@ pub async fn serve_stdio(server: LoupeServer) -> Result<(), String> {
     // Listening from the start: a SIGTERM that arrives while the connection winds down must
     // not be missed (nor kill the process before the index build is kept).
     let terminated = termination();
-    let transport = GuardedTransport::new(tokio::io::stdin(), tokio::io::stdout(), SERVED_METHODS);
+    let transport = GuardedTransport::new(tokio::io::stdin(), tokio::io::stdout(), SERVED_METHODS, served_protocols());
     let handle = server.clone();
     let running = server.serve(transport).await.map_err(|error| format!("MCP session failed to start: {error}"))?;
     let ended = tokio::select! {

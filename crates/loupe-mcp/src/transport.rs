@@ -4,10 +4,12 @@
 //! It owns the byte framing of the connection (one JSON message per line on the way in and on
 //! the way out) and the answers to every incoming line that rmcp would otherwise mishandle:
 //! syntax errors (-32700), batches and other non-requests (-32600), request methods the server
-//! does not serve (-32601, including `server/discover`) and requests whose params do not fit
-//! (-32602), each with the request's own id so that no client is left waiting. It also keeps
-//! rmcp's pre-`initialize` loop alive by dropping the notifications and responses that would
-//! end it.
+//! does not serve (-32601) and requests whose params do not fit (-32602), each with the
+//! request's own id so that no client is left waiting. Before a lifecycle is open (an
+//! `initialize` handshake, or a first request carrying the 2026-07-28 per-request `_meta`) it
+//! answers a request that opens neither with a -32602 that says how to open one, and keeps
+//! rmcp's pre-lifecycle loop alive by dropping the notifications and responses that would end
+//! it. `server/discover` and `ping` pass through at any time (rmcp answers both).
 //!
 //! It must not know anything about loupe's tools or schemas, must not answer a request that it
 //! passes on to rmcp, must never reply to a response or a notification, and must never write
@@ -17,7 +19,9 @@ use std::{io, time::Duration};
 
 use rmcp::{
     RoleServer,
-    model::{self, ClientJsonRpcMessage, ClientNotification, ClientRequest, ConstString, ErrorCode},
+    model::{
+        self, ClientJsonRpcMessage, ClientNotification, ClientRequest, ConstString, ErrorCode, GetMeta, ProtocolVersion,
+    },
     transport::Transport,
 };
 use serde::Deserialize;
@@ -39,6 +43,12 @@ const CLOSE_FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest method name (or other client text) quoted back in an error message or a log line.
 const MAX_QUOTED_CHARS: usize = 200;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The answer to a request that comes before any lifecycle and cannot open one.
+const NO_LIFECYCLE: &str = "Invalid params: no session is open: send `initialize` first (protocol 2025-11-25 and \
+earlier), or carry `_meta` with `io.modelcontextprotocol/protocolVersion` and \
+`io.modelcontextprotocol/clientCapabilities` on every request (protocol 2026-07-28; `server/discover` lists the \
+revisions served)";
 
 /// Notifications passed on to rmcp once `initialize` has gone through; all others are dropped.
 const FORWARDED_NOTIFICATIONS: &[&str] = &[
@@ -64,7 +74,11 @@ pub struct GuardedTransport {
     discarding: bool,
     max_line_bytes: usize,
     served_methods: &'static [&'static str],
-    /// An `initialize` request has been passed on to rmcp.
+    /// The protocol revisions the server accepts in a request's own `_meta` (rmcp answers the
+    /// others with -32001 and stays before the lifecycle).
+    inline_versions: &'static [ProtocolVersion],
+    /// A lifecycle is open: an `initialize` request, or a request with complete per-request
+    /// `_meta` naming a served revision, has been passed on to rmcp.
     initialized: bool,
     lines_out: Option<mpsc::UnboundedSender<Vec<u8>>>,
     writer: Option<JoinHandle<()>>,
@@ -73,11 +87,18 @@ pub struct GuardedTransport {
 impl GuardedTransport {
     /// `served_methods`: the request methods passed through to rmcp; any other request method
     /// with an id is answered -32601 directly. It must include `initialize` or no session can
-    /// start, and normally `ping`, which rmcp answers even before `initialize`.
+    /// start, and normally `ping` and `server/discover`, which rmcp answers even before a
+    /// lifecycle. `inline_versions`: the revisions a request may name in its own `_meta` to open
+    /// the per-request (2026-07-28) lifecycle, as the server's `supported_protocol_versions`.
     ///
     /// Spawns the writer task on the current tokio runtime, so it must be called from within
     /// one (it panics otherwise, like [`tokio::spawn`]).
-    pub fn new<R, W>(read: R, write: W, served_methods: &'static [&'static str]) -> Self
+    pub fn new<R, W>(
+        read: R,
+        write: W,
+        served_methods: &'static [&'static str],
+        inline_versions: &'static [ProtocolVersion],
+    ) -> Self
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -91,6 +112,7 @@ impl GuardedTransport {
             discarding: false,
             max_line_bytes: MAX_LINE_BYTES,
             served_methods,
+            inline_versions,
             initialized: false,
             lines_out: Some(lines_out),
             writer: Some(writer),
@@ -260,8 +282,10 @@ impl GuardedTransport {
             Ok(ClientJsonRpcMessage::Request(request))
                 if !(is_typed && matches!(request.request, ClientRequest::CustomRequest(_))) =>
             {
-                if matches!(request.request, ClientRequest::InitializeRequest(_)) {
-                    self.initialized = true;
+                if !self.initialized && !self.opens_or_precedes_a_lifecycle(&request.request) {
+                    tracing::debug!(method = clip(&method), %id, "request before any lifecycle; answering -32602");
+                    self.reply_error(&id, ErrorCode::INVALID_PARAMS, NO_LIFECYCLE);
+                    return None;
                 }
                 return Some(ClientJsonRpcMessage::Request(request));
             }
@@ -277,6 +301,30 @@ impl GuardedTransport {
         tracing::debug!(method = clip(&method), %id, error = %params_error, "answering -32602");
         self.reply_error(&id, ErrorCode::INVALID_PARAMS, &format!("Invalid params: {params_error}"));
         None
+    }
+
+    /// Before a lifecycle: whether rmcp may have `request`. `initialize` opens the handshake
+    /// lifecycle; a request whose `_meta` names a served revision with the client's capabilities
+    /// opens the per-request one; `ping` and `server/discover` (which rmcp checks itself) open
+    /// none and pass. A request with complete `_meta` naming a revision not served passes too:
+    /// rmcp answers it -32001 with the revisions it serves.
+    fn opens_or_precedes_a_lifecycle(&mut self, request: &ClientRequest) -> bool {
+        match request {
+            ClientRequest::InitializeRequest(_) => {
+                self.initialized = true;
+                true
+            }
+            ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => true,
+            request => {
+                let meta = request.get_meta();
+                if !meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty() {
+                    return false;
+                }
+                let Some(version) = meta.protocol_version() else { return false };
+                self.initialized = self.inline_versions.contains(&version);
+                true
+            }
+        }
     }
 
     fn handle_notification(&mut self, object: Map<String, Value>) -> Option<ClientJsonRpcMessage> {
@@ -500,6 +548,7 @@ typed_requests! {
 mod tests {
     use std::time::Duration;
 
+    use rmcp::model::ProtocolVersion;
     use rmcp::{
         model::{
             ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData, NumberOrString, ServerJsonRpcMessage,
@@ -512,7 +561,9 @@ mod tests {
 
     use super::GuardedTransport;
 
-    const SERVED: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
+    const SERVED: &[&str] = &["initialize", "ping", "server/discover", "tools/list", "tools/call"];
+    const VERSIONS: &[ProtocolVersion] = &[ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+    const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"}}"#;
     const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
     const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":"abc","method":"tools/list"}"#;
     const WAIT: Duration = Duration::from_secs(5);
@@ -555,7 +606,7 @@ mod tests {
     fn connect() -> (GuardedTransport, Client) {
         let (to_server, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, from_server) = tokio::io::duplex(1 << 16);
-        let transport = GuardedTransport::new(server_in, server_out, SERVED);
+        let transport = GuardedTransport::new(server_in, server_out, SERVED, VERSIONS);
         let from_server = BufReader::new(from_server).lines();
         (transport, Client { to_server, from_server })
     }
@@ -603,14 +654,63 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn server_discover_is_method_not_found_with_its_id() {
+    async fn server_discover_passes_before_and_after_a_lifecycle() {
         let (mut transport, mut client) = connect();
-        client.write("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"server/discover\",\"params\":{}}\n").await;
+        client
+            .write(&format!("{{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"server/discover\",\"params\":{{{META}}}}}\n"))
+            .await;
+        let request = receive_request(&mut transport, NumberOrString::Number(3)).await;
+        assert!(matches!(request, ClientRequest::DiscoverRequest(_)), "{request:?}");
         initialize(&mut transport, &mut client).await;
-        assert_eq!(
-            client.raw_reply().await,
-            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found: server/discover"}}"#
-        );
+        client.write("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"server/discover\",\"params\":{}}\n").await;
+        let request = receive_request(&mut transport, NumberOrString::Number(4)).await;
+        assert!(matches!(request, ClientRequest::DiscoverRequest(_)), "{request:?}");
+        expect_nothing_else_written(&mut transport, &mut client).await;
+    }
+
+    #[tokio::test]
+    async fn a_request_before_any_lifecycle_is_told_how_to_open_one() {
+        let (mut transport, mut client) = connect();
+        client.write(&format!("{TOOLS_LIST}\n")).await;
+        // Incomplete per-request metadata (no client capabilities) opens nothing either.
+        client
+            .write("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}\n")
+            .await;
+        // Notifications before a lifecycle are still dropped.
+        client.write("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await;
+        client
+            .write(&format!("{{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\",\"params\":{{{META}}}}}\n"))
+            .await;
+        let request = receive_request(&mut transport, NumberOrString::Number(6)).await;
+        assert!(matches!(request, ClientRequest::ListToolsRequest(_)), "{request:?}");
+        for id in [json!("abc"), json!(5)] {
+            let message = client.expect_error(id, -32602).await;
+            assert!(message.contains("send `initialize` first"), "{message}");
+            assert!(message.contains("io.modelcontextprotocol/clientCapabilities"), "{message}");
+        }
+        // The per-request lifecycle is open: requests without `_meta` go on to rmcp, which
+        // judges them per request.
+        client.write(&format!("{TOOLS_LIST}\n")).await;
+        let request = receive_request(&mut transport, NumberOrString::String("abc".into())).await;
+        assert!(matches!(request, ClientRequest::ListToolsRequest(_)), "{request:?}");
+        expect_nothing_else_written(&mut transport, &mut client).await;
+    }
+
+    #[tokio::test]
+    async fn a_revision_not_served_leaves_the_lifecycle_closed() {
+        let (mut transport, mut client) = connect();
+        let unserved = META.replace("2026-07-28", "2099-01-01");
+        client
+            .write(&format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{{{unserved}}}}}\n"))
+            .await;
+        // rmcp answers that one (-32001); the guard still holds the next bare request back.
+        let request = receive_request(&mut transport, NumberOrString::Number(1)).await;
+        assert!(matches!(request, ClientRequest::ListToolsRequest(_)), "{request:?}");
+        client.write(&format!("{TOOLS_LIST}\n")).await;
+        client.write("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n").await;
+        let request = receive_request(&mut transport, NumberOrString::Number(2)).await;
+        assert!(matches!(request, ClientRequest::PingRequest(_)), "{request:?}");
+        client.expect_error(json!("abc"), -32602).await;
     }
 
     #[tokio::test]
@@ -794,7 +894,9 @@ mod tests {
         let (transport, mut client) = connect();
         let server = tokio::spawn(async move { Bare.serve(transport).await.unwrap().waiting().await });
         client.write("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await;
-        client.write("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{}}\n").await;
+        client
+            .write(&format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{{{META}}}}}\n"))
+            .await;
         client.write("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{}}\n").await;
         client.write("not json\n").await;
         client.write(&format!("{INITIALIZE}\n")).await;
@@ -808,7 +910,7 @@ mod tests {
             let reply = client.reply().await;
             replies.insert(reply["id"].to_string(), reply);
         }
-        assert_eq!(replies["1"]["error"]["code"], -32601);
+        assert_eq!(replies["1"]["result"]["supportedVersions"][0], "2024-11-05", "{}", replies["1"]);
         assert_eq!(replies["2"]["error"]["code"], -32602);
         assert_eq!(replies["null"]["error"]["code"], -32700);
         assert!(replies["0"]["result"]["serverInfo"].is_object(), "{}", replies["0"]);

@@ -12,13 +12,24 @@ use serde_json::{Value, json};
 
 const LOUPE: &str = env!("CARGO_BIN_EXE_loupe");
 
-struct Server {
+pub(crate) struct Server {
     child: Child,
     port: u16,
 }
 
 impl Server {
-    fn start(root: &std::path::Path, index: &std::path::Path, bind: &str, token: Option<&str>) -> Server {
+    pub(crate) fn start(root: &std::path::Path, index: &std::path::Path, bind: &str, token: Option<&str>) -> Server {
+        Server::start_with(root, index, bind, token, &[])
+    }
+
+    /// `start` with more environment for the server.
+    pub(crate) fn start_with(
+        root: &std::path::Path,
+        index: &std::path::Path,
+        bind: &str,
+        token: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut command = Command::new(LOUPE);
         command
             .args(["serve", "--http", bind, "--root", root.to_str().unwrap(), "--index-dir", index.to_str().unwrap()])
@@ -29,6 +40,7 @@ impl Server {
         if let Some(token) = token {
             command.env("LOUPE_TOKEN", token);
         }
+        command.envs(env.iter().copied());
         let mut child = command.spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let mut line = String::new();
@@ -42,7 +54,7 @@ impl Server {
     }
 
     /// One HTTP/1.1 request; the status, the headers (lower-cased names) and the body.
-    fn post(&self, headers: &[(&str, &str)], body: &Value) -> (u16, Vec<(String, String)>, String) {
+    pub(crate) fn post(&self, headers: &[(&str, &str)], body: &Value) -> (u16, Vec<(String, String)>, String) {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let body = body.to_string();
@@ -72,7 +84,7 @@ impl Server {
     }
 
     /// The JSON-RPC answer in a response body (an SSE `data:` line, or plain JSON).
-    fn answer(body: &str) -> Value {
+    pub(crate) fn answer(body: &str) -> Value {
         body.lines()
             .filter_map(|line| line.strip_prefix("data:"))
             .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
@@ -82,7 +94,7 @@ impl Server {
     }
 
     /// A session: initialize, then `notifications/initialized`; its `Mcp-Session-Id`.
-    fn session(&self, extra: &[(&str, &str)]) -> String {
+    pub(crate) fn session(&self, extra: &[(&str, &str)]) -> String {
         let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw-http", "version": "1"}}});
         let (status, headers, body) = self.post(extra, &initialize);
@@ -96,7 +108,7 @@ impl Server {
         id
     }
 
-    fn call(&self, session: &str, extra: &[(&str, &str)], id: u64, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&self, session: &str, extra: &[(&str, &str)], id: u64, tool: &str, arguments: Value) -> Value {
         let mut headers = extra.to_vec();
         headers.push(("Mcp-Session-Id", session));
         let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});

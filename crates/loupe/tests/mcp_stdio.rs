@@ -248,8 +248,14 @@ fn bad_input_gets_an_answer_and_the_server_keeps_serving() {
     let answer = server.receive();
     assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (Value::Null, json!(-32700)));
 
+    // `server/discover` is served in a handshake session too; without the per-request `_meta`
+    // it names what is missing.
     let answer = server.request(json!("discover-1"), "server/discover", json!({}));
-    assert_eq!(answer["error"]["code"], json!(-32601));
+    assert_eq!(answer["error"]["code"], json!(-32602));
+    assert!(
+        answer["error"]["message"].as_str().unwrap().contains("io.modelcontextprotocol/protocolVersion"),
+        "{answer}"
+    );
     let answer = server.request(json!(0), "resources/list", json!({}));
     assert_eq!(answer["error"]["code"], json!(-32601));
     let answer = server.request(json!(7), "tools/call", json!({}));

@@ -13,5 +13,6 @@ mod legacy_mcp;
 mod mcp_http;
 mod mcp_schema;
 mod mcp_stdio;
+mod protocol_2026;
 mod session_mcp;
 mod tidy;
