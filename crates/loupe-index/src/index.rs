@@ -428,26 +428,33 @@ impl Index {
             walked,
             |index, processed| {
                 let entry = &walked[index];
-                let (record, definitions, file_links, trigrams) = match processed {
-                    Processed::Indexed { record, definitions, links, trigrams } => {
-                        (record, definitions, links, trigrams)
+                // Each arm fills the file's symbol rows and links; the text index and the file
+                // table take the record and trigrams below.
+                let (record, trigrams) = match processed {
+                    Processed::Indexed { record, definitions, links: file_links, trigrams } => {
+                        symbols.push_file(&definitions);
+                        links.set_encoded(index as u32, file_links);
+                        (record, trigrams)
                     }
-                    Processed::Reused { record, trigrams } => match old.by_path.get(&record.path) {
-                        Some(&old_doc) => {
-                            reused += 1;
-                            symbols.push_file_from(&old.symbols, old_doc);
-                            links.set_encoded(index as u32, old.links.encoded(old_doc));
-                            builder.add(index as u32, &trigrams);
-                            files.push(record);
-                            let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
-                            progress(done, total);
-                            stopped = stop();
-                            return !self.is_interrupted() && !stopped;
+                    Processed::Reused { record, trigrams } => {
+                        // `Reused` comes only from a live record of the old tables.
+                        match old.by_path.get(&record.path) {
+                            Some(&old_doc) => {
+                                reused += 1;
+                                symbols.push_file_from(&old.symbols, old_doc);
+                                links.set_encoded(index as u32, old.links.encoded(old_doc));
+                            }
+                            None => {
+                                symbols.push_file(&[]);
+                                links.set_encoded(index as u32, None);
+                            }
                         }
-                        None => unreachable!("a reused file is one the old tables hold"),
-                    },
+                        (record, trigrams)
+                    }
                     Processed::SameContent { .. } | Processed::Missing => {
                         // Unreadable now: keep a dead slot so doc ids stay aligned.
+                        symbols.push_file(&[]);
+                        links.set_encoded(index as u32, None);
                         let dead = FileRecord {
                             path: entry.path.clone(),
                             size: entry.size,
@@ -457,13 +464,11 @@ impl Index {
                             text: false,
                             live: false,
                         };
-                        (dead, Vec::new(), None, Vec::new())
+                        (dead, Vec::new())
                     }
                 };
                 builder.add(index as u32, &trigrams);
                 files.push(record);
-                symbols.push_file(&definitions);
-                links.set_encoded(index as u32, file_links);
                 let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
                 progress(done, total);
                 stopped = stop();
