@@ -340,7 +340,8 @@ impl Args {
     }
 }
 
-fn kind_of(value: &Value) -> &'static str {
+/// What a JSON value is, for an error message: "a string", "an array"…
+pub(crate) fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

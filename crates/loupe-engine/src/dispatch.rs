@@ -183,10 +183,10 @@ impl Engine {
             return Value::Object(given);
         };
         let session_id = text("session_id").or_else(|| text("sessionId"));
-        let Some(read) = self.session_layer().candidate_read(context, session_id.as_deref(), &candidate_id) else {
+        let Some(candidate) = self.session_layer().candidate(context, session_id.as_deref(), &candidate_id) else {
             return Value::Object(given);
         };
-        for (key, value) in read {
+        for (key, value) in candidate.read {
             given.entry(key).or_insert(value);
         }
         Value::Object(given)

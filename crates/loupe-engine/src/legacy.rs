@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use loupe_core::{ErrorCode, NextCall, ToolError};
 use serde_json::{Map, Value, json};
 
+use crate::args::kind_of;
 use crate::errors::quoted;
 use crate::params::{Param, ParamType, boolean, choice, integer, string};
 
@@ -451,17 +452,6 @@ fn fix(map: &mut Map<String, Value>, legacy: &LegacyTool, key: &str, value: &str
 /// can be offered.
 fn guidance() -> NextCall {
     NextCall::new("manage", json!({"command": "guidance"}))
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Calls per legacy name since the engine started, for `manage metrics` (§12).

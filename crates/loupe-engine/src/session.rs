@@ -490,24 +490,6 @@ impl SessionLayer {
         response
     }
 
-    /// The read a candidate id stands for, when one of the session's last searches issued it.
-    pub(crate) fn candidate_read(
-        &self,
-        context: &CallContext,
-        session_id: Option<&str>,
-        candidate_id: &str,
-    ) -> Option<Map<String, Value>> {
-        let key = self.key(context, session_id);
-        let store = self.lock();
-        let session = store.peek(&key, Instant::now())?;
-        session
-            .searches
-            .iter()
-            .flat_map(|search| search.candidates.iter())
-            .find(|candidate| candidate.id == candidate_id)
-            .map(|candidate| candidate.read.clone())
-    }
-
     /// A hit one of the session's last searches showed, by its candidate id.
     pub(crate) fn candidate(
         &self,

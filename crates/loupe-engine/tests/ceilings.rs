@@ -2,27 +2,11 @@
 //! case lowers the ceiling in its `Config` instead of building huge trees, then checks both
 //! faces of the answer and that the continuation it offers reaches everything that was cut.
 
-use loupe_core::Config;
 use loupe_core::tokens;
-use loupe_engine::{Engine, MetadataLevel, Response};
+use loupe_engine::{MetadataLevel, Response};
 use serde_json::{Value, json};
 
-use crate::common::{git, write};
-
-/// A git repository with one committed file, and an engine on it with the given ceilings.
-fn repo(configure: impl FnOnce(&mut Config)) -> (tempfile::TempDir, tempfile::TempDir, Engine) {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path();
-    git(dir, &["init", "-q"]);
-    write(dir, "base.txt", "base\n");
-    git(dir, &["add", "."]);
-    git(dir, &["commit", "-q", "-m", "base"]);
-    let index = tempfile::tempdir().unwrap();
-    let mut config = crate::common::tool_config(dir, index.path());
-    configure(&mut config);
-    let engine = Engine::new(config).unwrap();
-    (root, index, engine)
-}
+use crate::common::write;
 
 /// The tokens of the text face and of `JSON.stringify(structuredContent)` at a level.
 fn sizes(response: &Response, level: MetadataLevel) -> (usize, usize) {
@@ -48,7 +32,7 @@ fn next_arguments(response: &Response) -> Option<Value> {
 #[test]
 fn r8_directory_diff_preview_is_bounded() {
     let ceiling = 2_000;
-    let (root, _index, engine) = repo(|config| config.max_response_tokens = ceiling);
+    let (root, _index, engine) = crate::common::git_repo_engine(|config| config.max_response_tokens = ceiling);
     for number in 0..3_000 {
         write(root.path(), &format!("d{}/f{number:04}.txt", number % 3), "x\n");
     }
@@ -86,7 +70,7 @@ fn r8_directory_diff_preview_is_bounded() {
 
 #[test]
 fn r8_cut_diff_preview_continues_without_content() {
-    let (root, _index, engine) = repo(|_| {});
+    let (root, _index, engine) = crate::common::git_repo_engine(|_| {});
     let proposed: String = (1..=2_000).map(|number| format!("proposed line {number}\n")).collect();
     let start = json!({"mode": "diff_preview", "target": "base.txt", "against": "WORKTREE", "content": proposed, "max_tokens": 600});
     let first = engine.call("read", start.clone());
@@ -147,7 +131,7 @@ fn r8_cut_diff_preview_continues_without_content() {
 
 #[test]
 fn r8_a_long_line_is_bounded_in_every_field() {
-    let (root, _index, engine) = repo(|_| {});
+    let (root, _index, engine) = crate::common::git_repo_engine(|_| {});
     let line = "y".repeat(2_000_000);
     write(root.path(), "one-line.txt", &format!("{line}\n"));
     let read = engine.call("read", json!({"mode": "file", "target": "one-line.txt"}));
@@ -185,7 +169,7 @@ fn r8_a_long_line_is_bounded_in_every_field() {
 #[test]
 fn r8_edit_reply_is_bounded() {
     let ceiling = 1_500;
-    let (root, _index, engine) = repo(|config| config.max_response_tokens = ceiling);
+    let (root, _index, engine) = crate::common::git_repo_engine(|config| config.max_response_tokens = ceiling);
     let big = |tag: &str| (1..=2_000).map(|number| format!("{tag} line {number}\n")).collect::<String>();
     let edits: Vec<Value> = (0..3)
         .map(|file| json!({"path": format!("big{file}.txt"), "operation": "create", "content": big(&format!("f{file}"))}))
@@ -221,7 +205,7 @@ fn r8_edit_reply_is_bounded() {
 
 #[test]
 fn r8_errors_quote_a_long_argument_bounded() {
-    let (root, _index, engine) = repo(|_| {});
+    let (root, _index, engine) = crate::common::git_repo_engine(|_| {});
     write(root.path(), "a.txt", "alpha\nbeta\n");
     let long = "q".repeat(200_000);
     let cases = [
@@ -259,7 +243,7 @@ fn r8_errors_quote_a_long_argument_bounded() {
 #[test]
 fn r8_outlines_and_symbol_reads_are_bounded() {
     let ceiling = 2_000;
-    let (root, _index, engine) = repo(|config| {
+    let (root, _index, engine) = crate::common::git_repo_engine(|config| {
         config.max_response_tokens = ceiling;
         config.max_index_file_bytes = 20_000;
     });

@@ -4,27 +4,11 @@
 //! takes a candidate id; reads name their language; a gate refusal's expected target is data;
 //! and `auto` searches a question's terms.
 
-use loupe_core::Config;
 use loupe_core::config::GateMode;
 use loupe_engine::{CallContext, Engine, MetadataLevel, Response};
 use serde_json::{Value, json};
 
-use crate::common::{git, write};
-
-/// A git repository with one committed file, and an engine on it (gate off) with `configure`.
-fn repo(configure: impl FnOnce(&mut Config)) -> (tempfile::TempDir, tempfile::TempDir, Engine) {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path();
-    git(dir, &["init", "-q"]);
-    write(dir, "base.txt", "base\n");
-    git(dir, &["add", "."]);
-    git(dir, &["commit", "-q", "-m", "base"]);
-    let index = tempfile::tempdir().unwrap();
-    let mut config = crate::common::tool_config(dir, index.path());
-    configure(&mut config);
-    let engine = Engine::new(config).unwrap();
-    (root, index, engine)
-}
+use crate::common::write;
 
 fn codes(response: &Response) -> Vec<&str> {
     response.reason_codes().iter().map(String::as_str).collect()
@@ -38,7 +22,7 @@ fn first_next_arguments(response: &Response) -> Value {
 /// `PREVIEW_DEGRADED`, names its limits, and continues by an opaque cursor without the content.
 #[test]
 fn a_diff_preview_cut_by_a_ceiling_is_degraded_and_continues_by_cursor() {
-    let (_root, _index, engine) = repo(|config| config.max_preview_chars = 2_000);
+    let (_root, _index, engine) = crate::common::git_repo_engine(|config| config.max_preview_chars = 2_000);
     let proposed: String = (1..=400).map(|number| format!("proposed line {number}\n")).collect();
     let first = engine.call(
         "read",
@@ -94,7 +78,7 @@ fn a_diff_preview_cut_by_a_ceiling_is_degraded_and_continues_by_cursor() {
 /// Edge 1: a directory diff cut by the response ceiling is degraded and names its limits too.
 #[test]
 fn a_directory_diff_cut_by_the_ceiling_is_degraded() {
-    let (root, _index, engine) = repo(|config| config.max_response_tokens = 1_500);
+    let (root, _index, engine) = crate::common::git_repo_engine(|config| config.max_response_tokens = 1_500);
     for number in 0..40 {
         let body: String = (0..30).map(|line| format!("file {number} line {line}\n")).collect();
         write(root.path(), &format!("f{number:02}.txt"), &body);
@@ -186,7 +170,7 @@ fn a_cut_directory_outline_continues_by_cursor() {
 /// Edge 2: the codes an edit and a cut diff emit are registered (and printed by guidance).
 #[test]
 fn every_emitted_reason_code_is_in_the_registry() {
-    let (root, _index, engine) = repo(|config| config.max_preview_chars = 1_000);
+    let (root, _index, engine) = crate::common::git_repo_engine(|config| config.max_preview_chars = 1_000);
     write(root.path(), "code.py", "def f():\n        return 1\n");
     let fuzzy = engine.call(
         "edit",
@@ -216,19 +200,6 @@ fn every_emitted_reason_code_is_in_the_registry() {
     }
 }
 
-/// The session layer at its defaults, with `configure`; the index built.
-fn session_fixture(configure: impl FnOnce(&mut Config)) -> crate::common::Fixture {
-    let fixture = crate::common::fixture_with(|config| {
-        let defaults = Config::default();
-        config.gate_mode = defaults.gate_mode;
-        config.max_reads_per_session = defaults.max_reads_per_session;
-        config.max_total_read_lines = defaults.max_total_read_lines;
-        configure(config);
-    });
-    fixture.engine.refresh_index(&|_, _| {});
-    fixture
-}
-
 fn warnings(response: &Response) -> Vec<Value> {
     response.meta["stabilization"]["warnings"].as_array().cloned().unwrap_or_default()
 }
@@ -236,7 +207,7 @@ fn warnings(response: &Response) -> Vec<Value> {
 /// Edge 3: the warning at 80% of a session limit carries a registered reason code.
 #[test]
 fn the_budget_warning_at_eighty_percent_carries_a_reason_code() {
-    let fixture = session_fixture(|config| {
+    let fixture = crate::common::session_fixture(|config| {
         config.gate_mode = GateMode::Off;
         config.max_reads_per_session = 5;
     });
@@ -263,7 +234,7 @@ fn the_budget_warning_at_eighty_percent_carries_a_reason_code() {
 /// Edge 4: a read outside the last searches' top results gets the seeds' `LOW_RELEVANCE`.
 #[test]
 fn a_read_outside_the_top_results_is_low_relevance() {
-    let fixture = session_fixture(|config| config.gate_mode = GateMode::Off);
+    let fixture = crate::common::session_fixture(|config| config.gate_mode = GateMode::Off);
     let context = CallContext::new("relevance");
     let search = fixture.engine.call_in(&context, "search", json!({"query": "greet"}));
     assert!(search.ok);
@@ -285,7 +256,7 @@ fn a_read_outside_the_top_results_is_low_relevance() {
 /// enforced: the id is the ref), and a text hit's id reads the definition around its line.
 #[test]
 fn a_symbol_read_takes_a_candidate_id_as_its_target() {
-    let fixture = session_fixture(|_| {});
+    let fixture = crate::common::session_fixture(|_| {});
     let context = CallContext::new("by-id");
     let search = fixture.engine.call_in(&context, "search", json!({"query": "greet", "type": "symbol"}));
     let id = search.meta["results"][0]["candidate_id"].as_str().unwrap().to_owned();
@@ -333,7 +304,7 @@ fn reads_name_their_language() {
 /// Edge 7: a ref for another target says which, as data a program acts on.
 #[test]
 fn a_gate_refusal_names_the_expected_target_as_data() {
-    let fixture = session_fixture(|_| {});
+    let fixture = crate::common::session_fixture(|_| {});
     let context = CallContext::new("gate");
     let search = fixture.engine.call_in(&context, "search", json!({"query": "greet", "type": "symbol"}));
     let id = search.meta["results"][0]["candidate_id"].as_str().unwrap().to_owned();

@@ -9,20 +9,6 @@ use loupe_core::config::{GateMode, RelevanceMode};
 use loupe_engine::{CallContext, Engine, Response};
 use serde_json::{Value, json};
 
-/// The common fixture with the session layer at its defaults (the read tests turn it off),
-/// then `configure`; the index is built so that symbol search works.
-fn fixture_with(configure: impl FnOnce(&mut loupe_core::Config)) -> common::Fixture {
-    let fixture = common::fixture_with(|config| {
-        let defaults = loupe_core::Config::default();
-        config.gate_mode = defaults.gate_mode;
-        config.max_reads_per_session = defaults.max_reads_per_session;
-        config.max_total_read_lines = defaults.max_total_read_lines;
-        configure(config);
-    });
-    fixture.engine.refresh_index(&|_, _| {});
-    fixture
-}
-
 /// One session's transcript: every call with its face and its stabilization decisions.
 struct Transcript<'a> {
     fixture: &'a common::Fixture,
@@ -95,7 +81,7 @@ fn first_candidate(response: &Response, path: &str) -> String {
 /// open the gate, a ref for another target is CANDIDATE_REF_REQUIRED.
 #[test]
 fn gate_blocks_without_a_ref_and_allows_precision_reads() {
-    let fixture = fixture_with(|_| {});
+    let fixture = common::session_fixture(|_| {});
     let mut t = Transcript::new(&fixture);
     let refused = t.call("read", json!({"mode": "file", "target": "src/main.rs"}));
     assert_eq!(refused.error_code(), Some("SEARCH_FIRST_REQUIRED"));
@@ -127,7 +113,7 @@ fn gate_blocks_without_a_ref_and_allows_precision_reads() {
 /// says nothing.
 #[test]
 fn gate_warn_and_off() {
-    let fixture = fixture_with(|config| config.gate_mode = GateMode::Warn);
+    let fixture = common::session_fixture(|config| config.gate_mode = GateMode::Warn);
     let mut t = Transcript::new(&fixture);
     let warned = t.call("read", json!({"mode": "file", "target": "dir/a.rs"}));
     assert!(warned.ok);
@@ -135,7 +121,7 @@ fn gate_warn_and_off() {
     assert!(warned.face.contains("── session [SEARCH_FIRST_REQUIRED]: search first"), "{}", warned.face);
     t.snapshot("gate_warn");
 
-    let fixture = fixture_with(|config| config.gate_mode = GateMode::Off);
+    let fixture = common::session_fixture(|config| config.gate_mode = GateMode::Off);
     let silent = fixture.engine.call("read", json!({"mode": "file", "target": "dir/a.rs"}));
     assert!(silent.ok);
     assert_eq!(silent.meta["reason_codes"], json!([]));
@@ -145,7 +131,7 @@ fn gate_warn_and_off() {
 /// §9.7: every refusal's next_calls pass when replayed as they are, in the same session.
 #[test]
 fn replaying_the_next_calls_of_every_refusal_succeeds() {
-    let fixture = fixture_with(|_| {});
+    let fixture = common::session_fixture(|_| {});
     let engine = &fixture.engine;
     let refusals = [
         json!({"mode": "file", "target": "src/main.rs"}),
@@ -199,7 +185,7 @@ fn replaying_the_next_calls_of_every_refusal_succeeds() {
 /// and a warning comes at 80%.
 #[test]
 fn budget_soft_and_hard_limits() {
-    let fixture = fixture_with(|config| {
+    let fixture = common::session_fixture(|config| {
         config.gate_mode = GateMode::Off;
         config.max_reads_per_session = 5;
         config.max_total_read_lines = 2500;
@@ -221,7 +207,7 @@ fn budget_soft_and_hard_limits() {
     assert!(t.call("manage", json!({"command": "status"})).ok, "manage is never budget-blocked");
     t.snapshot("budget_reads");
 
-    let fixture = fixture_with(|config| {
+    let fixture = common::session_fixture(|config| {
         config.gate_mode = GateMode::Off;
         config.max_total_read_lines = 100;
     });
@@ -237,7 +223,7 @@ fn budget_soft_and_hard_limits() {
 /// 3 alternatives; excluded trees are not judged; `block` refuses.
 #[test]
 fn relevance_hit_and_miss() {
-    let fixture = fixture_with(|config| config.gate_mode = GateMode::Off);
+    let fixture = common::session_fixture(|config| config.gate_mode = GateMode::Off);
     std::fs::create_dir_all(fixture.path().join("node_modules/pkg")).unwrap();
     std::fs::write(fixture.path().join("node_modules/pkg/index.js"), "module.exports = 1;\n").unwrap();
     let mut t = Transcript::new(&fixture);
@@ -252,7 +238,7 @@ fn relevance_hit_and_miss() {
     assert!(!vendor.meta["reason_codes"].as_array().unwrap().contains(&json!("LOW_RELEVANCE_OUTSIDE_TOPK")));
     t.snapshot("relevance_warn");
 
-    let fixture = fixture_with(|config| {
+    let fixture = common::session_fixture(|config| {
         config.gate_mode = GateMode::Off;
         config.relevance = RelevanceMode::Block;
     });
@@ -272,7 +258,7 @@ fn relevance_hit_and_miss() {
 #[test]
 fn aggregation_is_deduplicated_and_stable() {
     let run = || {
-        let fixture = fixture_with(|config| config.gate_mode = GateMode::Off);
+        let fixture = common::session_fixture(|config| config.gate_mode = GateMode::Off);
         let mut t = Transcript::new(&fixture);
         let window = |first: usize, last: usize| json!({"mode": "snippet", "target": "big.txt", "start_line": first, "end_line": last});
         let first = t.call("read", window(10, 20));
@@ -313,7 +299,7 @@ fn aggregation_is_deduplicated_and_stable() {
 /// §9.3: after a fixed sequence, every metric is exact.
 #[test]
 fn metrics_are_exact_after_a_fixed_sequence() {
-    let fixture = fixture_with(|_| {});
+    let fixture = common::session_fixture(|_| {});
     let engine = &fixture.engine;
     let context = CallContext::new("metrics");
     let calls = [
@@ -364,8 +350,8 @@ fn candidate_and_bundle_ids_are_deterministic() {
             response.meta["results"].as_array().unwrap().iter().map(|hit| hit["candidate_id"].clone()).collect();
         (candidates, response.meta["bundle_id"].clone())
     };
-    let one = fixture_with(|_| {});
-    let two = fixture_with(|_| {});
+    let one = common::session_fixture(|_| {});
+    let two = common::session_fixture(|_| {});
     let first = ids(&one.engine, "a");
     assert!(!first.0.is_empty());
     assert_eq!(first, ids(&one.engine, "b"));
@@ -375,7 +361,7 @@ fn candidate_and_bundle_ids_are_deterministic() {
 /// §9.1, §9.7: refs are per session: another session_id, or another connection, is refused.
 #[test]
 fn ids_from_one_session_are_refused_in_another() {
-    let fixture = fixture_with(|_| {});
+    let fixture = common::session_fixture(|_| {});
     let engine = &fixture.engine;
     let connection = CallContext::new("one");
     let search = engine.call_in(&connection, "search", json!({"query": "greet", "session_id": "a"}));
@@ -410,26 +396,8 @@ fn ids_from_one_session_are_refused_in_another() {
 /// §9.9: reason codes come in the enum's fixed order and the same run gives the same codes.
 #[test]
 fn reason_codes_are_deterministic_and_ordered() {
-    const ORDER: &[&str] = &[
-        "SEARCH_FIRST_REQUIRED",
-        "SEARCH_REF_REQUIRED",
-        "CANDIDATE_REF_REQUIRED",
-        "BUDGET_SOFT_LIMIT",
-        "BUDGET_HARD_LIMIT",
-        "LOW_RELEVANCE_OUTSIDE_TOPK",
-        "PREVIEW_DEGRADED",
-        "SESSION_ID_REQUIRED",
-        "NO_MATCH",
-        "DUPLICATE_READ_ELIDED",
-        "LEGACY_TOOL_DEPRECATED",
-        "LOW_RELEVANCE",
-        "BUDGET_NEAR_LIMIT",
-        "DIFF_TRUNCATED",
-        "FUZZY_MATCH",
-        "SYNTAX_ERRORS_INTRODUCED",
-    ];
     let run = || {
-        let fixture = fixture_with(|config| {
+        let fixture = common::session_fixture(|config| {
             config.gate_mode = GateMode::Warn;
             config.max_preview_chars = 400;
         });
@@ -457,7 +425,7 @@ fn reason_codes_are_deterministic_and_ordered() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|code| ORDER.iter().position(|known| *known == code.as_str().unwrap()).unwrap())
+            .map(|code| common::REASON_ORDER.iter().position(|known| *known == code.as_str().unwrap()).unwrap())
             .collect();
         assert!(positions.windows(2).all(|pair| pair[0] < pair[1]), "{list}");
     }
@@ -483,7 +451,7 @@ fn reason_codes_are_deterministic_and_ordered() {
 /// §9.1: with `strict_session_id`, calls without one are refused with a call that passes.
 #[test]
 fn strict_session_ids() {
-    let fixture = fixture_with(|config| config.strict_session_id = true);
+    let fixture = common::session_fixture(|config| config.strict_session_id = true);
     let mut t = Transcript::new(&fixture);
     for (tool, arguments) in [
         ("search", json!({"query": "greet"})),
@@ -507,7 +475,7 @@ fn strict_session_ids() {
 /// §8.3: `manage` reports the session and the registry; later commands are not faked.
 #[test]
 fn manage_status_metrics_guidance() {
-    let fixture = fixture_with(|_| {});
+    let fixture = common::session_fixture(|_| {});
     let engine = &fixture.engine;
     let _ = engine.call("search", json!({"query": "greet"}));
     let status = engine.call("manage", json!({"command": "status"}));
@@ -535,7 +503,7 @@ fn manage_status_metrics_guidance() {
 #[test]
 fn analytics_overflow_drop_counts_are_deterministic() {
     let run = || {
-        let mut fixture = fixture_with(|config| config.analytics = true);
+        let mut fixture = common::session_fixture(|config| config.analytics = true);
         fixture.engine.park_analytics_for_tests(3);
         let engine = &fixture.engine;
         let calls = [
@@ -566,7 +534,7 @@ fn analytics_overflow_drop_counts_are_deterministic() {
 /// served at the end.
 #[test]
 fn a_long_session_never_dead_ends() {
-    let fixture = fixture_with(|_| {});
+    let fixture = common::session_fixture(|_| {});
     let context = CallContext::new("long");
     let call = |tool: &str, arguments: Value| fixture.engine.call_in(&context, tool, arguments);
     let queries = ["greet", "main", "line", "fox", "alpha", "fn", "quick", "dog"];
@@ -637,7 +605,7 @@ fn follow(call: &dyn Fn(&str, Value) -> Response, refusal: &Response, depth: usi
 fn de_duplication_elides_only_what_was_sent_recently() {
     let mut saved_by_window = Vec::new();
     for window in [1, 300, 3_000, 1_000_000] {
-        let fixture = fixture_with(|config| {
+        let fixture = common::session_fixture(|config| {
             config.gate_mode = GateMode::Off;
             config.dedup_window_tokens = window;
         });

@@ -430,7 +430,6 @@ fn without_a_named_root_the_repository_around_the_working_directory_is_served() 
 /// exiting, so the next run starts warm.
 #[test]
 fn a_build_running_when_the_client_leaves_is_finished_and_persisted() {
-    use std::io::Write as _;
     let dir = workspace();
     let cache = tempfile::tempdir().unwrap();
     let mut child = Command::new(LOUPE)
@@ -446,14 +445,7 @@ fn a_build_running_when_the_client_leaves_is_finished_and_persisted() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let messages = [
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "one-shot", "version": "1"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "manage", "arguments": {"command": "status"}}}),
-    ];
-    for message in messages {
-        writeln!(stdin, "{message}").unwrap();
-    }
+    send_one_shot_call(&mut stdin);
     std::thread::sleep(Duration::from_millis(300));
     drop(stdin);
     let started = Instant::now();
@@ -474,7 +466,6 @@ fn a_build_running_when_the_client_leaves_is_finished_and_persisted() {
 /// from it instead of parsing those files again.
 #[test]
 fn a_build_cut_short_by_sigterm_is_kept_and_the_next_session_resumes_from_it() {
-    use std::io::Write as _;
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     for n in 0..60 {
@@ -498,14 +489,7 @@ fn a_build_cut_short_by_sigterm_is_kept_and_the_next_session_resumes_from_it() {
         }
         let mut child = command.spawn().unwrap();
         let mut stdin = child.stdin.take().unwrap();
-        let messages = [
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "one-shot", "version": "1"}}}),
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "manage", "arguments": {"command": "status"}}}),
-        ];
-        for message in messages {
-            writeln!(stdin, "{message}").unwrap();
-        }
+        send_one_shot_call(&mut stdin);
         (child, stdin)
     };
     let stderr_of = |child: std::process::Child| {
@@ -544,6 +528,19 @@ fn a_build_cut_short_by_sigterm_is_kept_and_the_next_session_resumes_from_it() {
         .unwrap_or_else(|| panic!("{ready}"));
     assert!(reused > 0 && reused < 60, "{ready}");
     assert!(ready.contains("interrupted: false") && ready.contains("walked: 60"), "{ready}");
+}
+
+/// What a one-shot client writes before it closes stdin: the handshake and one call.
+fn send_one_shot_call(stdin: &mut std::process::ChildStdin) {
+    use std::io::Write as _;
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "one-shot", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "manage", "arguments": {"command": "status"}}}),
+    ];
+    for message in messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
 }
 
 fn walkdir_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

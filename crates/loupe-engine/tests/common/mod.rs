@@ -152,3 +152,53 @@ pub fn write(dir: &Path, path: &str, text: &str) {
     fs::create_dir_all(full.parent().unwrap()).unwrap();
     fs::write(full, text).unwrap();
 }
+
+/// A git repository with one committed file, and an engine on it (gate off) with `configure`.
+pub fn git_repo_engine(configure: impl FnOnce(&mut Config)) -> (tempfile::TempDir, tempfile::TempDir, Engine) {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    git(dir, &["init", "-q"]);
+    write(dir, "base.txt", "base\n");
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    let index = tempfile::tempdir().unwrap();
+    let mut config = tool_config(dir, index.path());
+    configure(&mut config);
+    let engine = Engine::new(config).unwrap();
+    (root, index, engine)
+}
+
+/// The common fixture with the session layer at its defaults (the tool tests turn it off), then
+/// `configure`; the index is built so that symbol search works.
+pub fn session_fixture(configure: impl FnOnce(&mut Config)) -> Fixture {
+    let fixture = fixture_with(|config| {
+        let defaults = Config::default();
+        config.gate_mode = defaults.gate_mode;
+        config.max_reads_per_session = defaults.max_reads_per_session;
+        config.max_total_read_lines = defaults.max_total_read_lines;
+        configure(config);
+    });
+    fixture.engine.refresh_index(&|_, _| {});
+    fixture
+}
+
+/// Every reason code in the fixed order answers list them in (§9.9: the core enum, then the
+/// extensions).
+pub const REASON_ORDER: &[&str] = &[
+    "SEARCH_FIRST_REQUIRED",
+    "SEARCH_REF_REQUIRED",
+    "CANDIDATE_REF_REQUIRED",
+    "BUDGET_SOFT_LIMIT",
+    "BUDGET_HARD_LIMIT",
+    "LOW_RELEVANCE_OUTSIDE_TOPK",
+    "PREVIEW_DEGRADED",
+    "SESSION_ID_REQUIRED",
+    "NO_MATCH",
+    "DUPLICATE_READ_ELIDED",
+    "LEGACY_TOOL_DEPRECATED",
+    "LOW_RELEVANCE",
+    "BUDGET_NEAR_LIMIT",
+    "DIFF_TRUNCATED",
+    "FUZZY_MATCH",
+    "SYNTAX_ERRORS_INTRODUCED",
+];
