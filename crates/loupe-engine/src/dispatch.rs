@@ -12,6 +12,7 @@ use crate::analyze::{self, AnalyzeRequest};
 use crate::args::{Parsed, Rejected};
 use crate::edit::{self, EditRequest};
 use crate::engine::Engine;
+use crate::latency::{self, Stage};
 use crate::legacy::{self, LegacyTool};
 use crate::manage::{self, ManageRequest};
 use crate::params;
@@ -86,6 +87,14 @@ impl Engine {
     /// `tool` may be a legacy name (§12, `legacy.rs`): it is translated here, once, into the call
     /// it stands for, which then runs like any other.
     pub fn call_with(&self, context: &CallContext, tool: &str, arguments: Value, work: &Work) -> Response {
+        let started = std::time::Instant::now();
+        let response = self.answer(context, tool, arguments, work);
+        self.latency().record(Stage::Engine, started.elapsed());
+        self.latency().file_pending();
+        response
+    }
+
+    fn answer(&self, context: &CallContext, tool: &str, arguments: Value, work: &Work) -> Response {
         match legacy::legacy_tool(tool) {
             Some(legacy) => self.call_legacy(context, legacy, arguments, work),
             None => {
@@ -110,7 +119,10 @@ impl Engine {
                 match call {
                     ToolCall::Read(request) => self.session_layer().read(self, context, Ok(request), work),
                     ToolCall::Search(request) => self.session_layer().search(self, context, Ok(request), work),
-                    call => self.run(context, &call, work).render(self.config().structured_content),
+                    call => {
+                        let outcome = latency::timed(Stage::Tool, || self.run(context, &call, work));
+                        outcome.render(self.config().structured_content)
+                    }
                 }
             }
             // A refused read or search still counts in its session (§9.3).

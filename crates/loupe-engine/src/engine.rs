@@ -36,6 +36,9 @@ pub struct Engine {
     pub(crate) proposed: crate::read::diff_preview::ProposedTexts,
     /// Calls per legacy name (§12), for `manage metrics`.
     pub(crate) legacy_calls: crate::legacy::LegacyCounts,
+    /// Where calls spend their time, stage by stage (`manage metrics`); a server shares one
+    /// with its transport (`with_latency_log`).
+    latency: Arc<crate::latency::LatencyLog>,
 }
 
 impl Engine {
@@ -68,7 +71,19 @@ impl Engine {
             relations: analyze::workspace::Relations::default(),
             proposed: Default::default(),
             legacy_calls: Default::default(),
+            latency: Default::default(),
         })
+    }
+
+    /// Files the engine's stage durations in `log`, which the server's transport shares.
+    pub fn with_latency_log(mut self, log: Arc<crate::latency::LatencyLog>) -> Engine {
+        self.latency = log;
+        self
+    }
+
+    /// Where calls spend their time, stage by stage.
+    pub fn latency(&self) -> &Arc<crate::latency::LatencyLog> {
+        &self.latency
     }
 
     /// The index, when this engine has one. Lookups from it are proposals to verify.

@@ -67,6 +67,7 @@ mod engine;
 mod errors;
 #[cfg(test)]
 mod fuzz;
+pub mod latency;
 pub mod legacy;
 mod manage;
 pub mod params;

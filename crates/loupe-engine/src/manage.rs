@@ -8,11 +8,12 @@ mod journal;
 
 use loupe_core::{ErrorCode, NextCall, ToolError};
 use loupe_index::IndexState;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::args::choice_enum;
 use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
+use crate::latency::millis;
 use crate::params;
 use crate::reasons;
 use crate::response::{Face, MetadataLevel, Outcome, next_line};
@@ -316,6 +317,23 @@ fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> 
         facts_bytes / 1024
     ));
     let caches = json!({"analyze_facts_files": facts_files, "analyze_facts_bytes": facts_bytes});
+    // Where the calls of this server spent their time, stage by stage (`latency.rs`).
+    let figures = engine.latency().figures();
+    if !figures.is_empty() {
+        let stages: Vec<String> = figures
+            .iter()
+            .map(|figure| format!("{} {}/{}", figure.stage.as_str(), millis(figure.p50), millis(figure.p95)))
+            .collect();
+        face.push_str(&format!("latency, ms p50/p95 of the last calls: {}\n", stages.join(" · ")));
+    }
+    let latency: Map<String, Value> = figures
+        .iter()
+        .map(|figure| {
+            let ms = |duration: std::time::Duration| (duration.as_secs_f64() * 1e5).round() / 100.0;
+            let figures = json!({"count": figure.count, "p50_ms": ms(figure.p50), "p95_ms": ms(figure.p95)});
+            (figure.stage.as_str().to_owned(), figures)
+        })
+        .collect();
     // Calls by the legacy names (§12) since the server started, per name: who still uses them.
     let legacy_calls = engine.legacy_calls.snapshot();
     let legacy_mode = serde_json::to_value(config.legacy_tools).unwrap_or_default();
@@ -328,7 +346,8 @@ fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> 
         ));
     }
     let legacy = json!({"mode": legacy_mode, "calls": legacy_calls});
-    (face, json!({"session": session, "analytics": analytics, "caches": caches, "legacy_tools": legacy}))
+    let metrics = json!({"session": session, "analytics": analytics, "caches": caches, "legacy_tools": legacy, "latency": latency});
+    (face, metrics)
 }
 
 const GUIDANCE: &str = "How to work with loupe cheaply:

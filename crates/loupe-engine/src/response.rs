@@ -310,6 +310,10 @@ impl Outcome {
 
     /// Renders both faces once: the text, its exact token count, and the envelope.
     pub(crate) fn render(self, default_level: MetadataLevel) -> Response {
+        crate::latency::timed(crate::latency::Stage::Render, || self.render_now(default_level))
+    }
+
+    fn render_now(self, default_level: MetadataLevel) -> Response {
         let token_estimate = self.face.tokens();
         let face = self.face.render();
         let compact = self.face.render_compact(&self.act.next_calls);

@@ -66,6 +66,7 @@ pub(crate) use identity::normalize_lexically;
 
 use crate::args::Parsed;
 use crate::engine::Engine;
+use crate::latency::{Stage, timed};
 use crate::read::{ReadKey, ReadMode, ReadRequest};
 use crate::reasons::ReasonCode;
 use crate::response::{MetadataLevel, Outcome, Response};
@@ -195,7 +196,7 @@ impl SessionLayer {
                 }
             }
         };
-        let outcome = crate::read::run(engine, &request, work);
+        let outcome = timed(Stage::Tool, || crate::read::run(engine, &request, work));
         self.after_read(config, context, &key, Some(&request), outcome, pre)
     }
 
@@ -468,7 +469,10 @@ impl SessionLayer {
                     let refusal = Refusal::unattributed(error, ReasonCode::SessionIdRequired);
                     return self.refuse(context, "", asked, refusal);
                 }
-                (self.key(context, request.session_id.as_deref()), crate::search::run(engine, &request, work))
+                (
+                    self.key(context, request.session_id.as_deref()),
+                    timed(Stage::Tool, || crate::search::run(engine, &request, work)),
+                )
             }
         };
         let now = Instant::now();

@@ -12,11 +12,12 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use loupe_core::config::LegacyTools;
 use loupe_core::{ErrorCode, ToolError};
 use loupe_engine::config::{Sources, choose_root, legacy_tools, load};
+use loupe_engine::latency::{LatencyLog, Stage};
 use loupe_engine::legacy::legacy_tool;
 use loupe_engine::{CallContext, Engine, Progress, Response, Work, params};
 use rmcp::model::{
@@ -91,6 +92,9 @@ pub struct LoupeServer {
     /// This connection's identity for the session layer (§9.1): a UUID issued by the server.
     /// One stdio process is one connection.
     connection: Arc<CallContext>,
+    /// Where calls spend their time, stage by stage: shared by the transport, every
+    /// connection and the engine (`manage metrics`).
+    latency: Arc<LatencyLog>,
 }
 
 impl LoupeServer {
@@ -114,13 +118,14 @@ impl LoupeServer {
             file_delay,
             analytics_capacity,
             connection,
+            latency: Arc::default(),
         }
     }
 
     /// A server on an engine that is already open.
     pub fn with_engine(sources: Sources, engine: Engine) -> LoupeServer {
         let server = LoupeServer::new(sources);
-        let engine = Arc::new(server.with_test_hooks(engine));
+        let engine = Arc::new(server.prepared(engine));
         server.start_indexing(&engine);
         *server.engine.try_lock().expect("a new server's engine lock is free") = Some(engine);
         server
@@ -144,7 +149,14 @@ impl LoupeServer {
         }
     }
 
-    fn with_test_hooks(&self, mut engine: Engine) -> Engine {
+    /// The log the transport files its stages in.
+    pub fn latency(&self) -> Arc<LatencyLog> {
+        Arc::clone(&self.latency)
+    }
+
+    /// The engine as this server runs it: sharing its latency log, with the test hooks set.
+    fn prepared(&self, engine: Engine) -> Engine {
+        let mut engine = engine.with_latency_log(self.latency());
         if let Some(capacity) = self.analytics_capacity {
             engine.park_analytics_for_tests(capacity);
         }
@@ -184,7 +196,7 @@ impl LoupeServer {
         for warning in warnings {
             tracing::warn!("{warning}");
         }
-        let engine = Arc::new(self.with_test_hooks(Engine::new(config).map_err(config_error)?));
+        let engine = Arc::new(self.prepared(Engine::new(config).map_err(config_error)?));
         tracing::info!(root = %engine.root_path().display(), "engine open");
         self.start_indexing(&engine);
         *slot = Some(engine.clone());
@@ -207,6 +219,7 @@ impl LoupeServer {
         arguments: Value,
         context: &RequestContext<RoleServer>,
     ) -> (Response, Option<String>) {
+        let received = Instant::now();
         // Failures outside the engine still name the tool that was called (a legacy name's
         // replacement).
         let tool_name = params::tool(name)
@@ -242,6 +255,7 @@ impl LoupeServer {
         });
         let running = Arc::clone(&work);
         let joined = tokio::task::spawn_blocking(move || {
+            engine.latency().record(Stage::Queue, received.elapsed());
             if panic_requested {
                 panic!("test hook: panic inside a tool call");
             }
@@ -450,7 +464,9 @@ impl ServerHandler for LoupeServer {
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let (response, derived) = self.call(&name, arguments, &context).await;
+        let started = Instant::now();
         let mut result = to_call_tool_result(&response);
+        self.latency.record(Stage::Convert, started.elapsed());
         if let Some(session_id) = derived {
             let mut meta = serde_json::Map::new();
             meta.insert(SESSION_META_KEY.into(), Value::from(session_id));
@@ -484,7 +500,8 @@ pub async fn serve_stdio(server: LoupeServer) -> Result<(), String> {
     // Listening from the start: a SIGTERM that arrives while the connection winds down must
     // not be missed (nor kill the process before the index build is kept).
     let terminated = termination();
-    let transport = GuardedTransport::new(tokio::io::stdin(), tokio::io::stdout(), SERVED_METHODS, served_protocols());
+    let transport = GuardedTransport::new(tokio::io::stdin(), tokio::io::stdout(), SERVED_METHODS, served_protocols())
+        .with_latency(server.latency());
     let handle = server.clone();
     let running = server.serve(transport).await.map_err(|error| format!("MCP session failed to start: {error}"))?;
     let ended = tokio::select! {

@@ -15,7 +15,11 @@
 //! passes on to rmcp, must never reply to a response or a notification, and must never write
 //! anything to the output except whole JSON-RPC lines (diagnostics go to `tracing`).
 
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 use std::{io, time::Duration};
+
+use loupe_engine::latency::{LatencyLog, Stage};
 
 use rmcp::{
     RoleServer,
@@ -82,6 +86,8 @@ pub struct GuardedTransport {
     initialized: bool,
     lines_out: Option<mpsc::UnboundedSender<Vec<u8>>>,
     writer: Option<JoinHandle<()>>,
+    /// Where the time of receiving, serialising and writing goes (`with_latency`).
+    latency: Arc<OnceLock<Arc<LatencyLog>>>,
 }
 
 impl GuardedTransport {
@@ -104,7 +110,8 @@ impl GuardedTransport {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let (lines_out, lines_in) = mpsc::unbounded_channel();
-        let writer = tokio::spawn(write_lines(write, lines_in));
+        let latency = Arc::new(OnceLock::new());
+        let writer = tokio::spawn(write_lines(write, lines_in, Arc::clone(&latency)));
         let read: Box<dyn AsyncRead + Send + Unpin> = Box::new(read);
         Self {
             read: BufReader::with_capacity(READ_BUFFER_BYTES, read),
@@ -116,6 +123,19 @@ impl GuardedTransport {
             initialized: false,
             lines_out: Some(lines_out),
             writer: Some(writer),
+            latency,
+        }
+    }
+
+    /// Files the durations of the `receive`, `send` and `write` stages in `log`.
+    pub fn with_latency(self, log: Arc<LatencyLog>) -> Self {
+        let _ = self.latency.set(log);
+        self
+    }
+
+    fn record(&self, stage: Stage, duration: Duration) {
+        if let Some(log) = self.latency.get() {
+            log.record(stage, duration);
         }
     }
 
@@ -398,8 +418,13 @@ impl Transport<RoleServer> for GuardedTransport {
         item: model::ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let lines_out = self.lines_out.clone();
+        let latency = self.latency.get().cloned();
         async move {
+            let started = Instant::now();
             let line = serde_json::to_vec(&item)?;
+            if let Some(log) = latency {
+                log.record(Stage::Send, started.elapsed());
+            }
             let lines_out =
                 lines_out.ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "transport is closed"))?;
             lines_out.send(line).map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the output writer has stopped"))
@@ -426,7 +451,9 @@ impl Transport<RoleServer> for GuardedTransport {
                 }
             }
             let mut line = std::mem::take(&mut self.line);
+            let started = Instant::now();
             let message = self.handle_line(&line);
+            self.record(Stage::Receive, started.elapsed());
             line.clear();
             if line.capacity() <= KEEP_LINE_CAPACITY {
                 self.line = line;
@@ -470,16 +497,23 @@ enum Step {
 }
 
 /// The writer task: one whole line per message, each followed by `\n` and a flush.
-async fn write_lines<W>(mut write: W, mut lines: mpsc::UnboundedReceiver<Vec<u8>>)
-where
+async fn write_lines<W>(
+    mut write: W,
+    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
+    latency: Arc<OnceLock<Arc<LatencyLog>>>,
+) where
     W: AsyncWrite + Unpin,
 {
     while let Some(mut line) = lines.recv().await {
         line.push(b'\n');
+        let started = Instant::now();
         let written = match write.write_all(&line).await {
             Ok(()) => write.flush().await,
             Err(error) => Err(error),
         };
+        if let Some(log) = latency.get() {
+            log.record(Stage::Write, started.elapsed());
+        }
         if let Err(error) = written {
             tracing::warn!(%error, "writing output failed; no more messages will be sent");
             return;

@@ -16,6 +16,7 @@
 use mimalloc as _;
 
 mod mcp;
+mod mcp_search;
 mod queries;
 mod recall;
 mod report;
@@ -66,8 +67,9 @@ struct Cli {
     #[arg(long, default_value_t = 50)]
     outline_files: usize,
     /// Run one step only (after the cold build it needs): `outline` prints the outline table
-    /// and every sampled file's ratio.
-    #[arg(long, value_parser = ["outline"])]
+    /// and every sampled file's ratio; `mcp` measures search through `loupe serve` next to
+    /// `rg -m 20` (after the warm starts).
+    #[arg(long, value_parser = ["outline", "mcp"])]
     only: Option<String>,
     /// Internal: measure the single corpus given and print its report as JSON.
     #[arg(long, hide = true)]
@@ -109,7 +111,8 @@ fn run(cli: &Cli) -> Result<(), String> {
             touch_runs: cli.touch_runs,
             cli_touch_runs: cli.cli_touch_runs,
             outline_files: cli.outline_files,
-            only_outline: cli.only.is_some(),
+            only_outline: cli.only.as_deref() == Some("outline"),
+            only_mcp: cli.only.as_deref() == Some("mcp"),
         };
         let report = worker::run(&options)?;
         println!("{}", serde_json::to_string(&report).map_err(|error| error.to_string())?);
@@ -123,7 +126,11 @@ fn run(cli: &Cli) -> Result<(), String> {
         report.version = corpus_version(name, dir);
         reports.push(report);
     }
-    let tables = if cli.only.is_some() { report::render_outline_only(&reports) } else { report::render(&reports) };
+    let tables = match cli.only.as_deref() {
+        Some("outline") => report::render_outline_only(&reports),
+        Some(_) => report::render_mcp_only(&reports),
+        None => report::render(&reports),
+    };
     print!("{tables}");
     if let Some(out) = &cli.out {
         let header = header(cli, &load_start);

@@ -54,6 +54,11 @@ impl Server {
 
     /// Reads lines until the answer to request `id`, skipping notifications.
     pub(crate) fn answer(&mut self, id: u64) -> Result<Value, String> {
+        self.answer_sized(id).map(|(answer, _)| answer)
+    }
+
+    /// `answer`, with the size of its line in bytes.
+    pub(crate) fn answer_sized(&mut self, id: u64) -> Result<(Value, usize), String> {
         let mut line = String::new();
         loop {
             line.clear();
@@ -65,7 +70,8 @@ impl Server {
             let message: Value = serde_json::from_str(line.trim_end())
                 .map_err(|error| format!("not JSON ({error}): {}", line.chars().take(200).collect::<String>()))?;
             if message.get("id").and_then(Value::as_u64) == Some(id) {
-                return message.get("result").cloned().ok_or_else(|| format!("request {id} failed: {message}"));
+                let result = message.get("result").cloned().ok_or_else(|| format!("request {id} failed: {message}"))?;
+                return Ok((result, line.len()));
             }
         }
     }

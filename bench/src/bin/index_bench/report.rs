@@ -71,6 +71,7 @@ pub(crate) fn render(reports: &[CorpusReport]) -> String {
     warm(&mut out, reports);
     freshness(&mut out, reports);
     search(&mut out, reports);
+    mcp_search(&mut out, reports);
     recall(&mut out, reports);
     outline(&mut out, reports);
     for report in reports {
@@ -244,6 +245,95 @@ fn search(out: &mut String, reports: &[CorpusReport]) {
 }
 
 /// loupe stops verifying at 2000 matching lines and says so; below that its count must be rg's.
+/// `rg ÷ loupe` goals through MCP (issue 17): (corpus, literal, regex).
+const MCP_GOALS: &[(&str, f64, Option<f64>)] = &[("linux", 40.0, Some(15.0)), ("django", 20.0, None)];
+/// Linux literal p95 through MCP.
+const MCP_LITERAL_P95: Target = Target { corpus: "linux", bound: 30.0, text: "p95 ≤ 30 ms" };
+
+/// Only the MCP search tables (`--only mcp`).
+pub(crate) fn render_mcp_only(reports: &[CorpusReport]) -> String {
+    let mut out = String::new();
+    mcp_search(&mut out, reports);
+    out
+}
+
+fn speedup_goal(goal: Option<f64>, loupe: Option<f64>, rg: Option<f64>) -> String {
+    let Some(goal) = goal else { return "—".to_owned() };
+    match (loupe, rg) {
+        (Some(loupe), Some(rg)) if loupe > 0.0 && rg / loupe >= goal => format!("≥ {goal:.0}×: met"),
+        (Some(_), Some(_)) => format!("≥ {goal:.0}×: **missed**"),
+        _ => format!("≥ {goal:.0}×: not measured"),
+    }
+}
+
+fn speedup(loupe: Option<f64>, rg: Option<f64>) -> String {
+    match (loupe, rg) {
+        (Some(loupe), Some(rg)) if loupe > 0.0 => format!("{:.1}×", rg / loupe),
+        _ => "—".to_owned(),
+    }
+}
+
+fn mcp_search(out: &mut String, reports: &[CorpusReport]) {
+    out.push_str("## Search through MCP (`loupe serve`, raw `tools/call` lines over stdio, vs `rg -m 20` per query, same run)\n\n");
+    out.push_str("| corpus | literal p50 / p95 | rg -F -m 20 p50 / p95 | rg ÷ loupe (p50) | goal | regex p50 / p95 | rg -m 20 p50 / p95 | rg ÷ loupe (p50) | goal | answer bytes p50 | serve RSS |\n");
+    out.push_str("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: | ---: |\n");
+    for r in reports {
+        let m = &r.mcp_search;
+        if let Some(error) = &m.error {
+            let _ = writeln!(out, "| {} | failed: {} | | | | | | | | | |", r.name, error.replace('|', "\\|"));
+            continue;
+        }
+        let collect = |regex: bool, rg: bool| -> Vec<f64> {
+            m.queries
+                .iter()
+                .filter(|q| q.regex == regex)
+                .flat_map(|q| if rg { q.rg_millis.clone() } else { q.millis.clone() })
+                .collect()
+        };
+        let (literal, literal_rg, regex, regex_rg) =
+            (collect(false, false), collect(false, true), collect(true, false), collect(true, true));
+        let goals = MCP_GOALS.iter().find(|(corpus, _, _)| *corpus == r.name);
+        let mut literal_goal = speedup_goal(goals.map(|goal| goal.1), p50(&literal), p50(&literal_rg));
+        if r.name == MCP_LITERAL_P95.corpus {
+            literal_goal = format!("{literal_goal}; {}", judge(&[&MCP_LITERAL_P95], &r.name, p95(&literal)));
+        }
+        let bytes: Vec<f64> = m.queries.iter().map(|q| q.answer_bytes as f64).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
+            r.name,
+            p50_p95(&literal),
+            p50_p95(&literal_rg),
+            speedup(p50(&literal), p50(&literal_rg)),
+            literal_goal,
+            p50_p95(&regex),
+            p50_p95(&regex_rg),
+            speedup(p50(&regex), p50(&regex_rg)),
+            speedup_goal(goals.and_then(|goal| goal.2), p50(&regex), p50(&regex_rg)),
+            p50(&bytes).unwrap_or(0.0),
+            stats::bytes(m.serve_rss_bytes),
+        );
+    }
+    out.push('\n');
+    out.push_str("Where the server spends an MCP call (`manage metrics` after the run, over every search call above; ms p50 / p95). `receive`: the line parsed; `queue`: handler to the blocking pool; `engine`: the whole engine call, of which `tool` is the search itself and `render` both faces with the token count; `convert`: the answer made a `CallToolResult`; `send`: serialised to a line; `write`: written and flushed to the pipe. The client's round trip adds the pipes and its own reading.\n\n");
+    let stages = ["receive", "queue", "engine", "tool", "render", "convert", "send", "write"];
+    let _ = writeln!(out, "| corpus | client round trip | {} |", stages.join(" | "));
+    let _ = writeln!(out, "| --- | ---: |{}", " ---: |".repeat(stages.len()));
+    for r in reports {
+        let m = &r.mcp_search;
+        let all: Vec<f64> = m.queries.iter().flat_map(|q| q.millis.clone()).collect();
+        let cells: Vec<String> = stages
+            .iter()
+            .map(|stage| match m.stages.iter().find(|figure| figure.stage == *stage) {
+                Some(figure) => format!("{} / {}", ms(Some(figure.p50_ms)), ms(Some(figure.p95_ms))),
+                None => "—".to_owned(),
+            })
+            .collect();
+        let _ = writeln!(out, "| {} | {} | {} |", r.name, p50_p95(&all), cells.join(" | "));
+    }
+    out.push('\n');
+}
+
 fn counts_differ(query: &crate::worker::QueryResult) -> bool {
     query.error.is_some()
         || if query.loupe_lower_bound {

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::mcp::{self, Server};
+use crate::mcp_search::{self, McpSearch};
 use crate::queries::{self, Kind};
 use crate::recall::{self, Recall};
 use crate::stats::millis;
@@ -50,6 +51,8 @@ pub(crate) struct WorkerOptions {
     pub(crate) outline_files: usize,
     /// Only the cold build and the outline ratios (`--only outline`).
     pub(crate) only_outline: bool,
+    /// Only the cold build and search through MCP (`--only mcp`).
+    pub(crate) only_mcp: bool,
 }
 
 /// Everything measured on one corpus; the worker prints it as one JSON line.
@@ -69,6 +72,8 @@ pub(crate) struct CorpusReport {
     pub(crate) cold: Cold,
     pub(crate) noop_index_cli_millis: Option<f64>,
     pub(crate) warm: Warm,
+    /// Search through `loupe serve`, next to `rg -m 20`, and the server's stage figures.
+    pub(crate) mcp_search: McpSearch,
     /// A second engine on the persisted index: `Engine::new`, `load_snapshot`, `refresh_index`.
     pub(crate) reopen_open_millis: f64,
     pub(crate) reopen_load_millis: f64,
@@ -236,9 +241,15 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
         Err(error) => report.notes.push(format!("`loupe index` could not start: {error}")),
     }
 
-    // 4. Warm starts.
+    // 4. Warm starts, and search through MCP.
     log(options, "warm starts");
     report.warm = warm_starts(options, &root, &index_dir, set.warm_start_query);
+    log(options, "search through MCP (loupe serve and rg -m 20)");
+    report.mcp_search = mcp_search::measure(options, &root, &index_dir, &set);
+    if options.only_mcp {
+        report.load_end = load_1min();
+        return Ok(report);
+    }
 
     // 5. A second engine on the persisted index.
     log(options, "reopen");
@@ -631,7 +642,7 @@ fn dir_files(dir: &Path) -> Vec<(String, u64)> {
 /// The file set loupe walks, as rg sees it: hidden files in, over 1 MiB out, and no ignore
 /// files from above the corpus (loupe reads none; the loupe checkout's own `.gitignore`, with
 /// `target/`, would otherwise hide parts of a corpus from rg).
-fn rg_base(root: &Path) -> Command {
+pub(crate) fn rg_base(root: &Path) -> Command {
     let mut command = Command::new("rg");
     command.current_dir(root).args(["--hidden", "--no-ignore-parent", "--max-filesize", "1M", "--no-messages"]);
     command.stdin(Stdio::null()).stderr(Stdio::null());
@@ -674,7 +685,7 @@ fn load_1min() -> String {
 }
 
 /// A `kB` field of `/proc/<pid>/status` (`None`: this process), in kB; 0 when unknown.
-fn proc_status_kb(pid: Option<u32>, field: &str) -> u64 {
+pub(crate) fn proc_status_kb(pid: Option<u32>, field: &str) -> u64 {
     let path = match pid {
         Some(pid) => format!("/proc/{pid}/status"),
         None => "/proc/self/status".to_owned(),
