@@ -34,11 +34,13 @@ pub(crate) enum ToolCall {
 }
 
 impl ToolCall {
-    /// Whether the answer comes from the index: search, symbol and outline reads, analyze.
+    /// Whether the answer waits for a first index build: symbol and outline reads, analyze,
+    /// and the searches that are not answered by a direct scan meanwhile.
     fn needs_index(&self) -> bool {
         match self {
             ToolCall::Read(request) => matches!(request.mode, ReadMode::Symbol | ReadMode::Outline),
-            ToolCall::Search(_) | ToolCall::Analyze(_) => true,
+            ToolCall::Search(request) => request.waits_for_index(),
+            ToolCall::Analyze(_) => true,
             ToolCall::Edit(_) | ToolCall::Manage(_) => false,
         }
     }

@@ -57,6 +57,15 @@ choice_enum! {
     }
 }
 
+impl SearchRequest {
+    /// Whether the answer waits for a first index build: a text or regex search does not,
+    /// it is answered at once by a direct scan of the files (§7), which the build steps aside
+    /// for (`Index::foreground`).
+    pub(crate) fn waits_for_index(&self) -> bool {
+        !matches!(self.kind, SearchKind::Text | SearchKind::Regex)
+    }
+}
+
 /// A `search` call, parsed once.
 #[derive(Debug, Clone)]
 pub(crate) struct SearchRequest {

@@ -105,6 +105,21 @@ struct State {
     complete: bool,
 }
 
+/// The longest a build's worker waits for calls being answered before it takes its next file:
+/// a client that calls without pause slows the build, never stops it.
+const FOREGROUND_YIELD: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A call being answered (`Index::foreground`); the build's workers wait while one is held.
+pub struct Foreground<'a> {
+    index: &'a Index,
+}
+
+impl Drop for Foreground<'_> {
+    fn drop(&mut self) {
+        self.index.foreground.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 pub struct Index {
     root: Root,
     options: IndexOptions,
@@ -125,6 +140,10 @@ pub struct Index {
     interrupted: AtomicBool,
     /// Test hook: microseconds every processed file takes longer (`slow_down_for_tests`).
     file_delay_micros: AtomicU64,
+    /// Calls being answered meanwhile (`Index::foreground`): a build's workers wait for them
+    /// between files (bounded by `FOREGROUND_YIELD`), so a direct scan answering a search
+    /// during the first build has the cores.
+    foreground: AtomicUsize,
     /// Bumped whenever the tables change, so derived state (the relationship graphs) knows
     /// when to rebuild.
     generation: AtomicU64,
@@ -178,6 +197,7 @@ impl Index {
             refresh_lock: Mutex::new(()),
             interrupted: AtomicBool::new(false),
             file_delay_micros: AtomicU64::new(0),
+            foreground: AtomicUsize::new(0),
             generation: AtomicU64::new(0),
             oversized: Mutex::new(Vec::new()),
         }
@@ -244,6 +264,22 @@ impl Index {
     #[doc(hidden)]
     pub fn slow_down_for_tests(&self, delay: std::time::Duration) {
         self.file_delay_micros.store(delay.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// Marks a call being answered until the guard drops: a running build's workers pause
+    /// between files meanwhile (each for at most `FOREGROUND_YIELD`), so the answer is not
+    /// slowed by the build competing for the cores.
+    pub fn foreground(&self) -> Foreground<'_> {
+        self.foreground.fetch_add(1, Ordering::AcqRel);
+        Foreground { index: self }
+    }
+
+    /// Waits while a call is being answered, for at most `FOREGROUND_YIELD`.
+    fn yield_to_foreground(&self) {
+        let started = std::time::Instant::now();
+        while self.foreground.load(Ordering::Acquire) > 0 && started.elapsed() < FOREGROUND_YIELD {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     fn is_interrupted(&self) -> bool {
@@ -621,6 +657,7 @@ impl Index {
         if delay > 0 {
             std::thread::sleep(std::time::Duration::from_micros(delay));
         }
+        self.yield_to_foreground();
         let Ok(bytes) = self.root.read_indexed(&entry.path, self.options.max_file_bytes) else {
             return Processed::Missing;
         };

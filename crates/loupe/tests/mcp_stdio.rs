@@ -345,6 +345,34 @@ fn a_progress_token_gets_index_progress_and_a_complete_answer() {
     assert_eq!((meta["index_state"].clone(), meta["total"].clone()), (json!("ready"), json!(1)), "{answer}");
 }
 
+/// §7 and issue 17 (cold start): a text or regex search does not wait for the first build; it is
+/// answered at once by a direct scan of every file, complete, and says so. (The hook holds the
+/// build back 5 s; the wait a symbol search would make is 10 s.)
+#[test]
+fn a_text_search_during_the_first_build_is_answered_at_once_by_a_direct_scan() {
+    let dir = workspace();
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start_with(
+        dir.path(),
+        &[("LOUPE_TEST_INDEX_DELAY_MS", "5000"), ("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
+    );
+    server.initialize("2025-11-25");
+    for (id, kind, query) in [(1, "text", "-> u32 { 3"), (2, "regex", r"-> u32 \{ 3")] {
+        let asked = Instant::now();
+        let answer = server.request(
+            json!(id),
+            "tools/call",
+            json!({"name": "search", "arguments": {"query": query, "type": kind, "metadata": "full"}}),
+        );
+        assert!(asked.elapsed() < Duration::from_secs(4), "{kind} search waited {:?}", asked.elapsed());
+        let meta = &answer["result"]["structuredContent"]["meta"];
+        // f3 and f30..f39: every match, from the scan.
+        assert_eq!((meta["index_state"].clone(), meta["total"].clone()), (json!("building"), json!(11)), "{answer}");
+        let face = answer["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(face.contains("(index still building: answered by a direct scan of the files)"), "{face}");
+    }
+}
+
 /// `notifications/cancelled` stops the work of the request it names: its progress reports stop
 /// at once (the index wait polls every 250 ms; the hook holds the build for 5 s), no answer is
 /// sent for it, and the server goes on serving.

@@ -109,6 +109,7 @@ fn split_qualified(query: &str) -> (Option<&str>, &str) {
 /// build runs (§7: a search never answers "nothing" from half an index): every source file in
 /// scope whose text holds the name, parsed now.
 fn scanned_symbols(engine: &Engine, request: &SearchRequest, name_lower: &str) -> Vec<loupe_index::SymbolHit> {
+    let _foreground = engine.index().map(|index| index.foreground());
     let mut found = Vec::new();
     for (path, bytes) in engine.source_files_mentioning(name_lower) {
         let Some(lang) = loupe_index::Lang::from_path(path.as_str()) else { continue };
@@ -263,6 +264,8 @@ pub(super) fn text_hits(
         trigram::plan_literal(&request.query)
     };
     let ready = engine.index_for_query().filter(|index| index.state() == IndexState::Ready);
+    // A direct scan while the first build runs: the build steps aside for it (bounded).
+    let _foreground = if ready.is_none() { engine.index().map(|index| index.foreground()) } else { None };
     let (mut candidates, oversized): (Vec<RepoPath>, Vec<loupe_vfs::WalkEntry>) = match ready {
         Some(index) => (index.text_candidates(&plan), index.oversized()),
         None => {
