@@ -207,7 +207,9 @@ fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outc
 }
 
 /// `calls` without `max_depth`: the direct callers and callees, which is what "who calls this"
-/// asks, and a count of the rest within the default depth with the call that shows them.
+/// asks, and a count of the rest within the default depth with the `max_depth` that shows them
+/// (a hint, not a next call: the answer is complete for the question, and a call would cost
+/// more tokens than the callers it adds to, issue 15).
 fn direct_calls(
     view: &View<'_>,
     request: &AnalyzeRequest,
@@ -222,12 +224,10 @@ fn direct_calls(
     calls(view, &near, symbol, &mut answer);
     let more = deeper.node_count().saturating_sub(answer.node_count());
     if more > 0 {
-        let mut arguments = request.original.clone();
-        arguments.insert("max_depth".into(), Value::from(request.max_depth));
-        let call = NextCall { tool: "analyze".into(), arguments };
         let plus = if deeper.truncated { "+" } else { "" };
-        answer.notes.push(format!("── {more}{plus} more within depth {} (next call)", request.max_depth));
-        answer.more = Some(call);
+        let depth = request.max_depth;
+        answer.notes.push(format!("── {more}{plus} more within depth {depth}: the same call with max_depth {depth}"));
+        answer.stopped_short = true;
     }
     render(&near, target, answer, building, view.work().is_cancelled())
 }
@@ -745,7 +745,7 @@ fn types(view: &View<'_>, request: &AnalyzeRequest, target: &SymbolRef, answer: 
 fn render(
     request: &AnalyzeRequest,
     target: &Target,
-    mut answer: Answer,
+    answer: Answer,
     building: Option<(usize, usize)>,
     cancelled: bool,
 ) -> Outcome {
@@ -761,16 +761,16 @@ fn render(
     let direction = if request.mode == AnalyzeMode::Impact { "upstream" } else { request.direction.as_str() };
     let mut face = answer.face(request.mode, direction, request.max_depth);
     // The face offers one call: the same question again when the index was still building,
-    // more of the graph when it was cut or stopped short of the depth asked, else a read of the
-    // first node.
+    // more of the graph when it was cut, none when it stopped short of a deeper walk (its note
+    // says how to take it), else a read of the first node.
     let next_call = if building.is_some() || cancelled {
         Some(NextCall { tool: "analyze".into(), arguments: request.original.clone() })
     } else if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
         let mut arguments = request.original.clone();
         arguments.insert("max_nodes".into(), Value::from((request.max_nodes * 4).min(MAX_NODES_CEILING)));
         Some(NextCall { tool: "analyze".into(), arguments })
-    } else if let Some(more) = answer.more.take() {
-        Some(more)
+    } else if answer.stopped_short {
+        None
     } else {
         answer.read_calls(1).into_iter().next()
     };

@@ -1,5 +1,5 @@
-//! Where a call's time goes, stage by stage, over the last calls: what `manage metrics` shows
-//! and the MCP benchmark reads, so that a slower answer shows the stage it happened in.
+//! Where a call's time goes, stage by stage, over the last calls: what `manage metrics` carries
+//! in its full envelope (`metadata: "full"`, `metrics.latency`) and the MCP benchmark reads, so that a slower answer shows the stage it happened in.
 //!
 //! The stages follow a call through a server: the transport reads and parses its line
 //! (`receive`), the handler hands it to the blocking pool (`queue`), the engine answers
@@ -146,11 +146,6 @@ pub(crate) fn timed<T>(stage: Stage, work: impl FnOnce() -> T) -> T {
     let elapsed = started.elapsed();
     PENDING.with(|pending| pending.borrow_mut().push((stage, elapsed)));
     value
-}
-
-/// `d` in milliseconds with two decimals, as the metrics line shows it.
-pub fn millis(duration: Duration) -> String {
-    format!("{:.2}", duration.as_secs_f64() * 1000.0)
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@ use serde_json::{Map, Value, json};
 use crate::args::choice_enum;
 use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
-use crate::latency::millis;
 use crate::params;
 use crate::reasons;
 use crate::response::{Face, MetadataLevel, Outcome, next_line};
@@ -317,15 +316,9 @@ fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> 
         facts_bytes / 1024
     ));
     let caches = json!({"analyze_facts_files": facts_files, "analyze_facts_bytes": facts_bytes});
-    // Where the calls of this server spent their time, stage by stage (`latency.rs`).
+    // Where the calls of this server spent their time, stage by stage (`latency.rs`): in the
+    // full envelope only, as timings would make the face differ from call to call.
     let figures = engine.latency().figures();
-    if !figures.is_empty() {
-        let stages: Vec<String> = figures
-            .iter()
-            .map(|figure| format!("{} {}/{}", figure.stage.as_str(), millis(figure.p50), millis(figure.p95)))
-            .collect();
-        face.push_str(&format!("latency, ms p50/p95 of the last calls: {}\n", stages.join(" · ")));
-    }
     let latency: Map<String, Value> = figures
         .iter()
         .map(|figure| {

@@ -191,14 +191,15 @@ impl Graph {
                         && matches!(edge["relation"].as_str(), Some("calls" | "imports" | "references"))
                 })
         };
-        // `[id, line]`, or `[id]` for a node without a line (a file, a module's top level).
+        // `[id, line]`, or the bare id for a node without a line (a file, a module's top level,
+        // a caller shown at its edges).
         let nodes = self
             .nodes
             .iter()
             .zip(&ids)
             .map(|(node, id)| {
                 if node["line"].is_null() || shown_at_its_edges(node, id) {
-                    json!([id])
+                    json!(id)
                 } else {
                     json!([id, node["line"]])
                 }

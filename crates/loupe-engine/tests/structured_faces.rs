@@ -216,10 +216,11 @@ fn the_model_reads_every_line_of_the_face(name: &str, response: &Response) {
             assert!(carried, "{name}: the next call {line:?} is not in next_calls");
             continue;
         }
-        // A line the text leaves out is a row's. A node row is `[path#name, line]`.
+        // A line the text leaves out is a row's. A node row is `[path#name, line]`, or the id
+        // alone.
         if !nodes.is_empty() {
             let shows = |node: &&Value| {
-                let id = node[0].as_str().unwrap();
+                let id = node.as_str().or_else(|| node[0].as_str()).unwrap();
                 let (path, name) = id.split_once('#').unwrap_or((id, ""));
                 line.contains(path) && (name.starts_with('<') || line.contains(name))
             };

@@ -73,8 +73,10 @@ pub(crate) struct Answer {
     pub(crate) notes: Vec<String>,
     /// What data flow resolved its target to.
     pub(crate) flow_target: Option<Value>,
-    /// The call that shows the rest of a walk this answer stopped short of (a deeper one).
-    pub(crate) more: Option<NextCall>,
+    /// The answer stopped short of the depth a deeper walk would reach, and its notes say
+    /// how many more nodes that walk has and the `max_depth` that shows them. Complete for
+    /// the depth it answers, it offers no next call.
+    pub(crate) stopped_short: bool,
 }
 
 impl Answer {
@@ -88,7 +90,7 @@ impl Answer {
             truncated: false,
             notes: Vec::new(),
             flow_target: None,
-            more: None,
+            stopped_short: false,
         }
     }
 
