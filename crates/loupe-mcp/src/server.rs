@@ -64,6 +64,9 @@ const CHECKPOINT_WAIT: Duration = Duration::from_millis(1500);
 /// How long a closing connection waits for the analytics writer.
 const ANALYTICS_FLUSH: Duration = Duration::from_millis(500);
 
+/// How long an answer waits for its call's progress notifications to go out first.
+const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
+
 /// How long the first tool call waits for the client to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -245,7 +248,8 @@ impl LoupeServer {
             Some(derived) if !engine.config().strict_session_id => pin_session(&mut arguments, derived),
             _ => None,
         };
-        let work = Arc::new(work_for(context));
+        let (work, progress) = work_for(context);
+        let work = Arc::new(work);
         // `notifications/cancelled` for this request stops the work (rmcp cancels the token).
         let cancelled = context.ct.clone();
         let canceller = Arc::clone(&work);
@@ -263,6 +267,10 @@ impl LoupeServer {
         })
         .await;
         watch.abort();
+        // Every progress notification of the call goes out before its answer.
+        if let Some(progress) = progress {
+            progress.flush().await;
+        }
         match joined {
             Ok(response) => (response, derived),
             Err(join_error) => {
@@ -284,15 +292,22 @@ impl LoupeServer {
 /// without one is answered at once, from what is ready. Once the request is cancelled
 /// (rmcp cancels the request's token on `notifications/cancelled`), no report is sent, not
 /// even one already queued; the engine's handle stops reporting too.
-fn work_for(context: &RequestContext<RoleServer>) -> Work {
-    let Some(token) = context.meta.get_progress_token() else { return Work::default() };
-    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+fn work_for(context: &RequestContext<RoleServer>) -> (Work, Option<ProgressSender>) {
+    let Some(token) = context.meta.get_progress_token() else { return (Work::default(), None) };
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Report>();
     let peer = context.peer.clone();
     let cancelled = context.ct.clone();
     tokio::spawn(async move {
-        while let Some(progress) = receiver.recv().await {
+        while let Some(report) = receiver.recv().await {
+            let progress = match report {
+                Report::Progress(progress) => progress,
+                Report::Flushed(done) => {
+                    let _ = done.send(());
+                    continue;
+                }
+            };
             if cancelled.is_cancelled() {
-                return;
+                continue;
             }
             let mut notification =
                 ProgressNotificationParam::new(token.clone(), progress.done as f64).with_message(progress.message);
@@ -304,9 +319,34 @@ fn work_for(context: &RequestContext<RoleServer>) -> Work {
             }
         }
     });
-    Work::with_progress(move |progress| {
-        let _ = sender.send(progress.clone());
-    })
+    let reports = sender.clone();
+    let work = Work::with_progress(move |progress| {
+        let _ = reports.send(Report::Progress(progress.clone()));
+    });
+    (work, Some(ProgressSender { sender }))
+}
+
+/// What the engine's reports for one call become, in order: progress notifications, and the
+/// marks `ProgressSender::flush` waits for.
+enum Report {
+    Progress(Progress),
+    Flushed(tokio::sync::oneshot::Sender<()>),
+}
+
+/// The sending side of a call's progress notifications.
+struct ProgressSender {
+    sender: tokio::sync::mpsc::UnboundedSender<Report>,
+}
+
+impl ProgressSender {
+    /// Returns once every report sent so far has been handed to the client (bounded: a client
+    /// that stopped reading does not hold the answer back).
+    async fn flush(self) {
+        let (done, flushed) = tokio::sync::oneshot::channel();
+        if self.sender.send(Report::Flushed(done)).is_ok() {
+            let _ = tokio::time::timeout(PROGRESS_FLUSH, flushed).await;
+        }
+    }
 }
 
 /// The client's roots as directory paths, when it offers roots and answers in time.

@@ -131,10 +131,8 @@ fn output_schema(tool: &str) -> Value {
             properties["results"] = json!({"type": "array", "description": "[path, line, candidate_id, shown] per hit"})
         }
         "analyze" => {
-            properties["nodes"] =
-                json!({"type": "array", "description": "per node: [id, line], or the id alone when it shows no line"});
-            properties["edges"] =
-                json!({"type": "array", "description": "[source, target, line, confidence] by node index"});
+            properties["nodes"] = json!({"type": "array", "description": "[id, line] or id"});
+            properties["edges"] = json!({"type": "array", "description": "[from, to, line, confidence] by node index"});
         }
         _ => {}
     }
