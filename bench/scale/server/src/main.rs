@@ -158,7 +158,18 @@ fn serve_command(args: &[String]) -> Result<()> {
         repo: meta["repo"].as_str().unwrap_or("?").to_owned(),
         version: meta["version"].as_str().unwrap_or("?").to_owned(),
     };
-    let server = tiny_http::Server::http(&addr).map_err(|error| error.to_string())?;
+    // TCP_NODELAY on the listener, which accepted sockets inherit: tiny_http writes a response's
+    // head and body separately, and with Nagle the body then waits for the client's delayed ACK
+    // (40 ms on Linux) once a kept-alive connection leaves quick-ack mode.
+    let address: std::net::SocketAddr = addr.parse().map_err(|error| format!("--addr: {error}"))?;
+    let socket = socket2::Socket::new(socket2::Domain::for_address(address), socket2::Type::STREAM, None)
+        .map_err(|error| error.to_string())?;
+    socket.set_reuse_address(true).map_err(|error| error.to_string())?;
+    socket.set_tcp_nodelay(true).map_err(|error| error.to_string())?;
+    socket.bind(&address.into()).map_err(|error| error.to_string())?;
+    socket.listen(128).map_err(|error| error.to_string())?;
+    let listener: std::net::TcpListener = socket.into();
+    let server = tiny_http::Server::from_listener(listener, None).map_err(|error| error.to_string())?;
     eprintln!("scale-spike: serving {} on http://{addr}", index_dir.display());
     for mut request in server.incoming_requests() {
         let mut body = String::new();
