@@ -138,6 +138,25 @@ class Loupe:
     def search(self, arguments):
         return self.request("tools/call", {"name": "search", "arguments": arguments})
 
+    def wait_ready(self, limit_s=120):
+        """Until `manage status` says the index is ready and the watcher on, and the server's
+        CPU time then stays still for a second (the start-up reconcile is done): the queries
+        measure a settled server, as a user's long-running one is."""
+        deadline = time.time() + limit_s
+        while time.time() < deadline:
+            status = self.request("tools/call", {"name": "manage", "arguments": {"command": "status"}})
+            text = status["content"][0]["text"]
+            if "index ready" in text and "watcher on" in text:
+                break
+            time.sleep(0.5)
+        before = cpu_seconds(self.process.pid)
+        while time.time() < deadline:
+            time.sleep(1)
+            now = cpu_seconds(self.process.pid)
+            if now - before < 0.05:
+                return
+            before = now
+
     def rss_kb(self):
         return proc_kb(self.process.pid, "VmRSS:")
 
@@ -153,6 +172,11 @@ def rg_count(root, query, regex):
     command = RG_BASE + ["-c", "--smart-case"] + ([] if regex else ["-F"]) + ["-e", query, "."]
     output = subprocess.run(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
     return sum(int(line.rsplit(":", 1)[1]) for line in output.splitlines() if ":" in line)
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def proc_kb(pid, field):
@@ -247,6 +271,7 @@ def run_corpus(options, engine_binary, name, root):
     engine = Engine(engine_binary, engine_index, free_port())
     loupe = Loupe(options.loupe, root, loupe_index)
     try:
+        loupe.wait_ready()
         for query in queries:
             log(f"{name}: {'regex' if query['regex'] else 'literal'} {query['text']!r}")
             row = dict(query, engine_ms=[], loupe_ms=[], rg_ms=[])
@@ -255,11 +280,13 @@ def run_corpus(options, engine_binary, name, root):
             answer = engine.search(query["text"], query["regex"])
             row["engine_total"], row["engine_lower_bound"] = answer["total_lines"], answer["lower_bound"]
             row["engine_candidates"] = answer["candidates"]
+            capped = engine.search(query["text"], query["regex"], max_matches=options.engine_max_matches)
+            row["engine_capped"] = capped["lower_bound"]
             full = loupe.search({"query": query["text"], "type": kind, "metadata": "full"})
             row["loupe_total"], row["loupe_lower_bound"] = loupe_total(full)
             row["rg_total"] = rg_count(root, query["text"], query["regex"])
             sides = [
-                ("engine_ms", lambda: engine.search(query["text"], query["regex"])),
+                ("engine_ms", lambda: engine.search(query["text"], query["regex"], max_matches=options.engine_max_matches)),
                 ("loupe_ms", lambda: loupe.search({"query": query["text"], "type": kind})),
                 ("rg_ms", lambda: rg_count(root, query["text"], query["regex"])),
             ]
@@ -481,6 +508,9 @@ def write_report(options, engine_build_s, reports):
         f"{options.runs} times per side in rotating turns after one untimed call (rg {options.rg_runs} times); "
         "times are wall clock at the client: HTTP on loopback for the engine, one JSON-RPC line over "
         "stdio for loupe (`loupe serve`, default answer), a process for rg (`rg -c --smart-case [-F]`). "
+        f"The timed engine calls stop verifying after {options.engine_max_matches:,} matching lines, as loupe does "
+        "(and as Zoekt's `TotalMaxMatchCount` would): the engine's counts come from one more call without that cap. "
+        "loupe is timed once its index is ready, its watcher on and its start-up reconcile done. "
         "Counts are matching lines; `≥` marks a total the tool states as a lower bound (loupe stops "
         "verifying at 2,000 matching lines), ✗ a count that differs from rg's.",
         "",
@@ -559,6 +589,8 @@ def main():
     parser.add_argument("--merge-cone", default="django", help="the corpus directory that is 'checked out'")
     parser.add_argument("--merge-query", default="get_object_or_404")
     parser.add_argument("--remote-timeout-ms", type=int, default=2000)
+    parser.add_argument("--engine-max-matches", type=int, default=2000,
+                        help="the timed engine calls stop verifying after this many lines, as loupe does")
     parser.add_argument("--version", dest="version_pairs", action="append", default=[],
                         help="NAME=VERSION, the version the engine states for a corpus")
     options = parser.parse_args()

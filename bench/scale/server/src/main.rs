@@ -7,7 +7,10 @@
 //! ```text
 //! scale-spike index --root DIR --index DIR --repo NAME --version V   # file list: rg --files
 //! scale-spike serve --index DIR --addr 127.0.0.1:PORT
-//!   GET /search?q=Q&kind=literal|regex&case=auto|yes|no&path=PREFIX&offset=N&limit=N&max_wall_ms=N
+//!   GET /search?q=Q&kind=literal|regex&case=auto|yes|no&path=PREFIX&offset=N&limit=N
+//!               &max_wall_ms=N&max_matches=N   (either stops verification: the totals are then
+//!                                               a lower bound, as Zoekt's MaxWallTime and
+//!                                               TotalMaxMatchCount make them)
 //!   GET /file?path=P&start=A&end=B        (a window of a stored file: how a remote hit is read)
 //!   GET /healthz
 //! ```
@@ -323,6 +326,7 @@ impl Engine {
         let offset: usize = param(params, "offset").and_then(|value| value.parse().ok()).unwrap_or(0);
         let limit: usize = param(params, "limit").and_then(|value| value.parse().ok()).unwrap_or(20).min(1000);
         let max_wall = param(params, "max_wall_ms").and_then(|value| value.parse().ok()).map(Duration::from_millis);
+        let max_matches: usize = param(params, "max_matches").and_then(|value| value.parse().ok()).unwrap_or(usize::MAX);
         let path_prefix = param(params, "path").unwrap_or("");
 
         let pattern = if regex_kind { query.to_owned() } else { regex::escape(query) };
@@ -360,11 +364,15 @@ impl Engine {
             .map_err(|error| error.to_string())?;
         let candidates_took = started.elapsed() - planned;
 
-        let (mut hits, mut total_lines, mut total_files, mut timed_out, mut verified) =
-            (Vec::new(), 0usize, 0usize, false, 0usize);
+        let (mut hits, mut total_lines, mut total_files, mut timed_out, mut capped, mut verified) =
+            (Vec::new(), 0usize, 0usize, false, false, 0usize);
         for (score, address) in &candidates {
             if max_wall.is_some_and(|wall| started.elapsed() > wall) {
                 timed_out = true;
+                break;
+            }
+            if total_lines >= max_matches {
+                capped = true;
                 break;
             }
             let document: TantivyDocument = searcher.doc(*address).map_err(|error| error.to_string())?;
@@ -416,8 +424,9 @@ impl Engine {
             "verified": verified,
             "total_lines": total_lines,
             "total_files": total_files,
-            "lower_bound": timed_out,
+            "lower_bound": timed_out || capped,
             "timed_out": timed_out,
+            "capped": capped,
             "offset": offset,
             "hits": hits,
             "took_us": {"plan": planned.as_micros() as u64, "candidates": candidates_took.as_micros() as u64,
