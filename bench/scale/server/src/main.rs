@@ -27,9 +27,7 @@ use regex_syntax::hir::{Hir, HirKind};
 use serde_json::{Value, json};
 use tantivy::collector::TopDocs;
 use tantivy::query::{AllQuery, BooleanQuery, Query, TermQuery};
-use tantivy::schema::{
-    Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value as _,
-};
+use tantivy::schema::{Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value as _};
 use tantivy::tokenizer::{LowerCaser, NgramTokenizer, TextAnalyzer};
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, TantivyDocument, Term, doc};
 
@@ -44,7 +42,10 @@ fn main() {
     let outcome = match args.first().map(String::as_str) {
         Some("index") => index_command(&args[1..]),
         Some("serve") => serve_command(&args[1..]),
-        _ => Err("usage: scale-spike index --root DIR --index DIR --repo NAME --version V | serve --index DIR --addr ADDR".into()),
+        _ => Err(
+            "usage: scale-spike index --root DIR --index DIR --repo NAME --version V | serve --index DIR --addr ADDR"
+                .into(),
+        ),
     };
     if let Err(error) = outcome {
         eprintln!("scale-spike: {error}");
@@ -63,8 +64,7 @@ fn flag(args: &[String], name: &str) -> Result<String> {
 fn schema() -> (Schema, Field, Field) {
     let mut builder = Schema::builder();
     let path = builder.add_text_field("path", STRING | STORED);
-    let indexing =
-        TextFieldIndexing::default().set_tokenizer(TOKENIZER).set_index_option(IndexRecordOption::WithFreqs);
+    let indexing = TextFieldIndexing::default().set_tokenizer(TOKENIZER).set_index_option(IndexRecordOption::WithFreqs);
     let content = builder.add_text_field("content", TextOptions::default().set_indexing_options(indexing).set_stored());
     (builder.build(), path, content)
 }
@@ -84,8 +84,7 @@ fn list_files(root: &Path) -> Result<Vec<String>> {
         .output()
         .map_err(|error| format!("cannot run rg: {error}"))?;
     let text = String::from_utf8_lossy(&output.stdout);
-    let mut files: Vec<String> =
-        text.lines().map(|line| line.strip_prefix("./").unwrap_or(line).to_owned()).collect();
+    let mut files: Vec<String> = text.lines().map(|line| line.strip_prefix("./").unwrap_or(line).to_owned()).collect();
     files.sort();
     Ok(files)
 }
@@ -118,9 +117,7 @@ fn index_command(args: &[String]) -> Result<()> {
         bytes += raw.len() as u64;
         files += 1;
         let text = String::from_utf8_lossy(&raw).into_owned();
-        writer
-            .add_document(doc!(path_field => relative, content_field => text))
-            .map_err(|error| error.to_string())?;
+        writer.add_document(doc!(path_field => relative, content_field => text)).map_err(|error| error.to_string())?;
     }
     writer.commit().map_err(|error| error.to_string())?;
     writer.wait_merging_threads().map_err(|error| error.to_string())?;
@@ -193,7 +190,8 @@ fn serve_command(args: &[String]) -> Result<()> {
             _ => (404, json!({"ok": false, "error": "unknown route"})),
         };
         let header = tiny_http::Header::from_bytes("Content-Type", "application/json").expect("static header");
-        let response = tiny_http::Response::from_string(answer.to_string()).with_status_code(status).with_header(header);
+        let response =
+            tiny_http::Response::from_string(answer.to_string()).with_status_code(status).with_header(header);
         let _ = request.respond(response);
     }
     Ok(())
@@ -218,15 +216,13 @@ fn percent_decode(text: &str) -> String {
     while at < bytes.len() {
         match bytes[at] {
             b'+' => out.push(b' '),
-            b'%' if at + 2 < bytes.len() => {
-                match (hex(bytes[at + 1]), hex(bytes[at + 2])) {
-                    (Some(high), Some(low)) => {
-                        out.push(high * 16 + low);
-                        at += 2;
-                    }
-                    _ => out.push(b'%'),
+            b'%' if at + 2 < bytes.len() => match (hex(bytes[at + 1]), hex(bytes[at + 2])) {
+                (Some(high), Some(low)) => {
+                    out.push(high * 16 + low);
+                    at += 2;
                 }
-            }
+                _ => out.push(b'%'),
+            },
             byte => out.push(byte),
         }
         at += 1;
@@ -326,7 +322,8 @@ impl Engine {
         let offset: usize = param(params, "offset").and_then(|value| value.parse().ok()).unwrap_or(0);
         let limit: usize = param(params, "limit").and_then(|value| value.parse().ok()).unwrap_or(20).min(1000);
         let max_wall = param(params, "max_wall_ms").and_then(|value| value.parse().ok()).map(Duration::from_millis);
-        let max_matches: usize = param(params, "max_matches").and_then(|value| value.parse().ok()).unwrap_or(usize::MAX);
+        let max_matches: usize =
+            param(params, "max_matches").and_then(|value| value.parse().ok()).unwrap_or(usize::MAX);
         let path_prefix = param(params, "path").unwrap_or("");
 
         let pattern = if regex_kind { query.to_owned() } else { regex::escape(query) };
@@ -440,7 +437,8 @@ impl Engine {
         let end: usize = param(params, "end").and_then(|value| value.parse().ok()).unwrap_or(start + 39);
         let searcher = self.reader.searcher();
         let query = TermQuery::new(Term::from_field_text(self.path, wanted), IndexRecordOption::Basic);
-        let found = searcher.search(&query, &TopDocs::with_limit(1).order_by_score()).map_err(|error| error.to_string())?;
+        let found =
+            searcher.search(&query, &TopDocs::with_limit(1).order_by_score()).map_err(|error| error.to_string())?;
         let (_, address) = found.first().ok_or_else(|| format!("{wanted} is not in the index"))?;
         let document: TantivyDocument = searcher.doc(*address).map_err(|error| error.to_string())?;
         let text = document.get_first(self.content).and_then(|value| value.as_str()).unwrap_or("");
