@@ -67,8 +67,8 @@ struct Cli {
     #[arg(long, default_value_t = 50)]
     outline_files: usize,
     /// Run one step only (after the cold build it needs): `outline` prints the outline table
-    /// and every sampled file's ratio; `mcp` measures search through `loupe serve` next to
-    /// `rg -m 20` (after the warm starts).
+    /// and every sampled file's ratio; `mcp` the cold and warm starts and search through
+    /// `loupe serve` next to `rg -m 20`.
     #[arg(long, value_parser = ["outline", "mcp"])]
     only: Option<String>,
     /// Internal: measure the single corpus given and print its report as JSON.

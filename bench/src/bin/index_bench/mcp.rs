@@ -76,6 +76,12 @@ impl Server {
         }
     }
 
+    /// Kills the child (SIGKILL) and reaps it.
+    pub(crate) fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Closes stdin (the server exits on end of input) and reaps the child, killing it after
     /// `grace`.
     pub(crate) fn close(mut self, grace: Duration) -> Result<(), String> {
@@ -112,13 +118,14 @@ pub(crate) fn handshake() -> String {
     format!("{initialize}\n{initialized}\n")
 }
 
-/// One `tools/call` of a literal `search` as a line.
+/// One `tools/call` of a literal `search` as a line (the full envelope: its `meta` has the
+/// index state and the total).
 pub(crate) fn search_call(id: u64, query: &str) -> String {
     let call = json!({
         "jsonrpc": "2.0",
         "id": id,
         "method": "tools/call",
-        "params": {"name": "search", "arguments": {"query": query, "type": "text"}}
+        "params": {"name": "search", "arguments": {"query": query, "type": "text", "metadata": "full"}}
     });
     format!("{call}\n")
 }

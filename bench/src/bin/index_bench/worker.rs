@@ -101,6 +101,14 @@ pub(crate) struct Cold {
     pub(crate) peak_rss_bytes: u64,
     pub(crate) index_bytes: u64,
     pub(crate) index_files: BTreeMap<String, u64>,
+    /// Plain `ctags -R -f FILE DIR`, every language it knows: the peer issue 17 names.
+    pub(crate) ctags_all_millis: Option<f64>,
+    /// A cold `loupe serve` (empty index dir): spawn → `initialize` + a text search → answer,
+    /// while its first build runs.
+    pub(crate) first_answer_millis: Option<f64>,
+    /// That answer's first line and whether it says it came from a direct scan.
+    pub(crate) first_answer_head: String,
+    pub(crate) first_answer_scanned: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -191,7 +199,12 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
     report.rg_files = rg_file_count(&root);
     rg_search(&root, "zqx_no_such_token_qxz", false).map_err(|error| format!("rg: {error}"))?;
 
-    // 2. Cold build, in process.
+    // 2. The first answer of a cold server (its own empty index dir), then plain `ctags -R`, then
+    // the cold build in process.
+    log(options, "first answer of a cold loupe serve");
+    cold_first_answer(options, &root, set.warm_start_query, &mut report.cold);
+    log(options, "ctags -R (every language)");
+    report.cold.ctags_all_millis = ctags_all(options, &root);
     log(options, "cold index");
     // The benchmark measures the index and the tools, not the session layer's policy: no
     // gate (outlines are read without a search first), no relevance warnings (they would be
@@ -308,6 +321,42 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
     log(options, "done");
     report.load_end = load_1min();
     Ok(report)
+}
+
+/// Spawns `loupe serve` on an empty index dir and times spawn → `initialize` + one text search →
+/// its answer, then kills the server (its build is not waited for).
+fn cold_first_answer(options: &WorkerOptions, root: &Path, query: &str, cold: &mut Cold) {
+    let index_dir = options.work.join(&options.name).join("cold-serve");
+    let _ = std::fs::remove_dir_all(&index_dir);
+    let started = Instant::now();
+    let Ok(mut server) = Server::spawn(&options.loupe, root, &index_dir) else { return };
+    let asked = server.send(&(mcp::handshake() + &mcp::search_call(1, query))).is_ok();
+    let answer = if asked { server.answer(0).and_then(|_| server.answer(1)).ok() } else { None };
+    let elapsed = millis(started.elapsed());
+    server.kill();
+    let _ = std::fs::remove_dir_all(&index_dir);
+    let Some(answer) = answer else { return };
+    let face = answer.pointer("/content/0/text").and_then(Value::as_str).unwrap_or_default();
+    cold.first_answer_millis = Some(elapsed);
+    cold.first_answer_head = face.lines().next().unwrap_or_default().to_owned();
+    cold.first_answer_scanned = face.contains("answered by a direct scan");
+}
+
+/// `ctags -R -f FILE DIR` with every language ctags knows, timed; `None` when ctags fails.
+fn ctags_all(options: &WorkerOptions, root: &Path) -> Option<f64> {
+    let tags = options.work.join(&options.name).join("tags");
+    let started = Instant::now();
+    let status = Command::new("ctags")
+        .arg("-R")
+        .arg("-f")
+        .arg(&tags)
+        .arg(root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let elapsed = millis(started.elapsed());
+    let _ = std::fs::remove_file(&tags);
+    status.ok().filter(|status| status.success()).map(|_| elapsed)
 }
 
 /// `--only outline`: the build the sample comes from, then the outline ratios on that engine.
