@@ -35,8 +35,9 @@
 //!   symbols, names, and text verified on disk: files verified on every core but consumed in
 //!   candidate order, so the 2,000-match cut is deterministic), `render.rs` (ranking, paging,
 //!   candidate and bundle ids, both faces).
-//! - `analyze.rs` and `analyze/`: target resolution and the six modes; `workspace.rs` rebuilds the
-//!   import and type graphs when the index generation moves and caches parsed facts by content
+//! - `analyze.rs` and `analyze/`: target resolution and the six modes; `workspace.rs` keeps the
+//!   import and type graphs of the index's generation (updated in place when only edited files
+//!   changed, `Index::modified_since`; rebuilt otherwise) and caches parsed facts by content
 //!   hash; callers and references are read in path-order chunks of 64 files parsed on every core
 //!   and stop once `max_nodes` is full; `graph.rs` renders the tree; `flow.rs` follows data flow
 //!   into callees.

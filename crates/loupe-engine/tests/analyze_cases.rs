@@ -236,6 +236,20 @@ fn an_edit_updates_the_graphs_before_the_next_query() {
     assert!(edit.ok, "{}", edit.face);
     let after = analyze(engine, json!({"mode": "dependencies", "target": "app/util.py", "direction": "upstream"}));
     assert_eq!(edges(&after), ["app/config.py -imports-> app/util.py", "app/jobs.py -imports-> app/util.py"]);
+    // The graphs were updated in place (an edited file, no file came or went): they answer what
+    // graphs built from scratch on the edited workspace answer.
+    let index = tempfile::tempdir().unwrap();
+    let fresh = common::indexed_engine(workspace._root.path(), index.path());
+    for arguments in [
+        json!({"mode": "dependencies", "target": "app/util.py", "direction": "upstream"}),
+        json!({"mode": "dependencies", "target": "app/jobs.py", "direction": "both"}),
+        json!({"mode": "impact", "target": "app/util.py"}),
+        json!({"mode": "types", "target": "Base"}),
+        json!({"mode": "calls", "target": "read_text", "direction": "upstream", "max_depth": 3}),
+    ] {
+        let (updated, built) = (analyze(engine, arguments.clone()), analyze(&fresh, arguments.clone()));
+        assert_eq!(updated.face, built.face, "{arguments}");
+    }
 }
 
 /// The first minute (§7): while the first build runs, `analyze` answers from the files indexed

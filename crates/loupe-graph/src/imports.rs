@@ -65,21 +65,7 @@ impl ImportGraph {
         let mut graph = ImportGraph::default();
         for (path, lang, imports) in files {
             let from = graph.file_id(path);
-            let mut seen: FxHashSet<NodeId> = FxHashSet::default();
-            let mut edges = Vec::new();
-            for import in imports {
-                for resolved in layout.resolve(path, lang, import) {
-                    let node = match resolved {
-                        Resolved::File(target) if &target == path => continue,
-                        Resolved::File(target) => NodeId::File(graph.file_id(&target)),
-                        Resolved::External(name) => NodeId::External(graph.external_id(name)),
-                    };
-                    if seen.insert(node) {
-                        edges.push(Edge { node, line: import.line as u32 });
-                    }
-                }
-            }
-            graph.out[from as usize] = edges;
+            graph.out[from as usize] = graph.resolve_edges(layout, path, lang, imports);
         }
         graph.into_files = vec![Vec::new(); graph.files.len()];
         graph.into_externals = vec![Vec::new(); graph.externals.len()];
@@ -101,6 +87,59 @@ impl ImportGraph {
             list.sort_by(|left, right| by_path(left).cmp(by_path(right)));
         }
         graph
+    }
+
+    /// `path`'s imports replaced by `imports` (its content changed; the layout did not): the
+    /// same graph a build with the new imports makes, without rebuilding the rest.
+    pub fn replace_imports(&mut self, layout: &Layout, path: &RepoPath, lang: Lang, imports: &[Import]) {
+        let from = self.file_id(path);
+        let importer = NodeId::File(from);
+        for edge in std::mem::take(&mut self.out[from as usize]) {
+            self.importers_list(edge.node).retain(|back| back.node != importer);
+        }
+        let edges = self.resolve_edges(layout, path, lang, imports);
+        self.into_files.resize(self.files.len(), Vec::new());
+        self.into_externals.resize(self.externals.len(), Vec::new());
+        for edge in &edges {
+            let files = &self.files;
+            let list = match edge.node {
+                NodeId::File(to) => &mut self.into_files[to as usize],
+                NodeId::External(to) => &mut self.into_externals[to as usize],
+            };
+            // Importers in path order, as a build sorts them.
+            let at = list.partition_point(|back| match back.node {
+                NodeId::File(id) => files[id as usize] < *path,
+                NodeId::External(_) => true,
+            });
+            list.insert(at, Edge { node: importer, line: edge.line });
+        }
+        self.out[from as usize] = edges;
+    }
+
+    /// What one file's imports resolve to, in source order, each target once.
+    fn resolve_edges(&mut self, layout: &Layout, path: &RepoPath, lang: Lang, imports: &[Import]) -> Vec<Edge> {
+        let mut seen: FxHashSet<NodeId> = FxHashSet::default();
+        let mut edges = Vec::new();
+        for import in imports {
+            for resolved in layout.resolve(path, lang, import) {
+                let node = match resolved {
+                    Resolved::File(target) if &target == path => continue,
+                    Resolved::File(target) => NodeId::File(self.file_id(&target)),
+                    Resolved::External(name) => NodeId::External(self.external_id(name)),
+                };
+                if seen.insert(node) {
+                    edges.push(Edge { node, line: import.line as u32 });
+                }
+            }
+        }
+        edges
+    }
+
+    fn importers_list(&mut self, node: NodeId) -> &mut Vec<Edge> {
+        match node {
+            NodeId::File(to) => &mut self.into_files[to as usize],
+            NodeId::External(to) => &mut self.into_externals[to as usize],
+        }
     }
 
     fn file_id(&mut self, path: &RepoPath) -> u32 {

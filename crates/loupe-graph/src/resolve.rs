@@ -21,6 +21,7 @@ mod script;
 
 use loupe_core::RepoPath;
 use loupe_syntax::{Import, Lang};
+use rustc_hash::FxHashSet;
 
 use files::{FileId, Files};
 
@@ -32,6 +33,8 @@ pub struct Layout {
     script: script::ScriptLayout,
     go: go::GoLayout,
     c: c::CLayout,
+    /// The config files `new` read: a change to one of them changes the layout.
+    read: FxHashSet<RepoPath>,
 }
 
 /// One thing an import refers to.
@@ -52,15 +55,31 @@ impl Layout {
     /// `setup.py` and `setup.cfg` are, not from their text.
     pub fn new(files: &[RepoPath], read: &dyn Fn(&RepoPath) -> Option<String>) -> Layout {
         let files = Files::new(files);
-        let read_id = |id: FileId| read(files.path(id));
+        let read_paths = std::cell::RefCell::new(FxHashSet::default());
+        let read_id = |id: FileId| {
+            read_paths.borrow_mut().insert(files.path(id).clone());
+            read(files.path(id))
+        };
+        let (rust, script, go) = (
+            rust::RustLayout::new(&files, &read_id),
+            script::ScriptLayout::new(&files, &read_id),
+            go::GoLayout::new(&files, &read_id),
+        );
         Layout {
-            rust: rust::RustLayout::new(&files, &read_id),
+            rust,
             python: python::PythonLayout::new(&files),
-            script: script::ScriptLayout::new(&files, &read_id),
-            go: go::GoLayout::new(&files, &read_id),
+            script,
+            go,
             c: c::CLayout::new(&files),
             files,
+            read: read_paths.into_inner(),
         }
+    }
+
+    /// Whether the layout was built from `path`'s text (a `Cargo.toml`, `package.json`,
+    /// `go.mod`, `tsconfig.json`…): when that file changes, the layout must be built again.
+    pub fn depends_on(&self, path: &RepoPath) -> bool {
+        self.read.contains(path)
     }
 
     /// The workspace files (or external modules) one import of `from` refers to, sorted and

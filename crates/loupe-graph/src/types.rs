@@ -16,6 +16,18 @@ pub struct RelationAt {
     pub line: usize,
 }
 
+impl RelationAt {
+    fn new(path: &RepoPath, relation: &TypeRelation) -> RelationAt {
+        RelationAt {
+            path: path.clone(),
+            subtype: simple_name(&relation.subtype).to_owned(),
+            supertype: simple_name(&relation.supertype).to_owned(),
+            kind: relation.kind,
+            line: relation.line,
+        }
+    }
+}
+
 /// Every relation of the workspace, indexed by both ends' simple names.
 #[derive(Debug, Default)]
 pub struct TypeGraph {
@@ -37,17 +49,7 @@ impl TypeGraph {
         let mut graph = TypeGraph::default();
         for (path, relations) in files {
             for relation in relations {
-                let at = RelationAt {
-                    path: path.clone(),
-                    subtype: simple_name(&relation.subtype).to_owned(),
-                    supertype: simple_name(&relation.supertype).to_owned(),
-                    kind: relation.kind,
-                    line: relation.line,
-                };
-                let id = graph.relations.len() as u32;
-                graph.by_subtype.entry(at.subtype.clone()).or_default().push(id);
-                graph.by_supertype.entry(at.supertype.clone()).or_default().push(id);
-                graph.relations.push(at);
+                graph.push(RelationAt::new(path, relation));
             }
         }
         graph
@@ -63,10 +65,35 @@ impl TypeGraph {
         self.lookup(&self.by_supertype, name)
     }
 
+    /// `path`'s relations replaced by `relations` (its content changed): the graph a build with
+    /// the new relations makes, without reading the other files' again.
+    pub fn replace_relations(&mut self, path: &RepoPath, relations: &[TypeRelation]) {
+        self.relations.retain(|at| &at.path != path);
+        let old = std::mem::take(&mut self.relations);
+        *self = TypeGraph::default();
+        for at in old {
+            self.push(at);
+        }
+        for relation in relations {
+            self.push(RelationAt::new(path, relation));
+        }
+    }
+
+    fn push(&mut self, at: RelationAt) {
+        let id = self.relations.len() as u32;
+        self.by_subtype.entry(at.subtype.clone()).or_default().push(id);
+        self.by_supertype.entry(at.supertype.clone()).or_default().push(id);
+        self.relations.push(at);
+    }
+
+    /// In path, then line order, however the graph was built or updated.
     fn lookup<'a>(&'a self, map: &FxHashMap<String, Vec<u32>>, name: &str) -> Vec<&'a RelationAt> {
-        map.get(simple_name(name))
+        let mut found: Vec<&RelationAt> = map
+            .get(simple_name(name))
             .map(|ids| ids.iter().map(|&id| &self.relations[id as usize]).collect())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        found.sort_by(|left, right| (&left.path, left.line).cmp(&(&right.path, right.line)));
+        found
     }
 
     pub fn len(&self) -> usize {

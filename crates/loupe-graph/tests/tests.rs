@@ -4,3 +4,4 @@
 //! unless it names its own snapshot directory.
 
 mod resolve;
+mod update;

@@ -105,6 +105,18 @@ struct State {
     complete: bool,
 }
 
+/// Generations whose changes `modified_since` remembers.
+const CHANGES_KEPT: usize = 64;
+
+/// What one generation changed.
+#[derive(Debug, Clone)]
+enum Change {
+    /// These files, already indexed, were re-indexed with new content; no file came or went.
+    Modified(Vec<RepoPath>),
+    /// Files came or went, or the tables were replaced whole.
+    Other,
+}
+
 /// The longest a build's worker waits for calls being answered before it takes its next file:
 /// a client that calls without pause slows the build, never stops it.
 const FOREGROUND_YIELD: std::time::Duration = std::time::Duration::from_secs(2);
@@ -147,6 +159,9 @@ pub struct Index {
     /// Bumped whenever the tables change, so derived state (the relationship graphs) knows
     /// when to rebuild.
     generation: AtomicU64,
+    /// What the last generations changed (`modified_since`), so derived state can update
+    /// rather than rebuild.
+    changes: Mutex<std::collections::VecDeque<(u64, Change)>>,
     /// The files the last walk found over `max_file_bytes`: not indexed, so a text search
     /// scans them itself (§7: never "nothing" when the answer may lie where the index is not).
     oversized: Mutex<Vec<WalkEntry>>,
@@ -199,6 +214,7 @@ impl Index {
             file_delay_micros: AtomicU64::new(0),
             foreground: AtomicUsize::new(0),
             generation: AtomicU64::new(0),
+            changes: Mutex::new(std::collections::VecDeque::new()),
             oversized: Mutex::new(Vec::new()),
         }
     }
@@ -232,7 +248,7 @@ impl Index {
             State::from_parts(snapshot.files, snapshot.symbols, snapshot.links, LayeredIndex::new(Some(base)));
         state.complete = snapshot.complete;
         *self.write_state() = state;
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.bump(Change::Other);
         // A checkpoint serves what it holds, as `building`, until the build is finished.
         self.ready.store(snapshot.complete, Ordering::Release);
         tracing::info!(?loaded, total = ?started.elapsed(), complete = snapshot.complete, "index snapshot loaded");
@@ -550,7 +566,7 @@ impl Index {
         *state = State::from_parts(files, symbols, links, LayeredIndex::new(Some(base)));
         state.text_unusable = unusable;
         state.complete = complete;
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.bump(Change::Other);
     }
 
     /// Re-reads changed files and applies them incrementally through the overlay.
@@ -585,6 +601,8 @@ impl Index {
         );
         let mut state = self.write_state();
         let mut reindexed = 0;
+        // The files re-indexed in place; `None` once one came or went.
+        let mut modified = Some(Vec::new());
         for &doc in removed {
             state.remove_doc(doc);
         }
@@ -594,6 +612,7 @@ impl Index {
                 Processed::Missing => {
                     if let Some(doc) = doc {
                         state.remove_doc(*doc);
+                        modified = None;
                     }
                 }
                 Processed::SameContent { size, mtime_ns }
@@ -607,11 +626,18 @@ impl Index {
                 Processed::Indexed { record, definitions, links, trigrams } => {
                     reindexed += 1;
                     let doc = match doc {
-                        Some(doc) => *doc,
-                        None => state.files.len() as u32,
+                        Some(doc) => {
+                            if let Some(paths) = modified.as_mut() {
+                                paths.push(entry.path.clone());
+                            }
+                            *doc
+                        }
+                        None => {
+                            modified = None;
+                            state.files.len() as u32
+                        }
                     };
                     state.put_doc(doc, record, &definitions, links, &trigrams);
-                    let _ = entry;
                 }
             }
         }
@@ -621,7 +647,10 @@ impl Index {
             state.symbols.compact();
         }
         if reindexed > 0 || !removed.is_empty() {
-            self.generation.fetch_add(1, Ordering::AcqRel);
+            self.bump(match modified {
+                Some(paths) if removed.is_empty() => Change::Modified(paths),
+                _ => Change::Other,
+            });
         }
         (reindexed, stopped)
     }
@@ -803,6 +832,38 @@ impl Index {
     /// re-indexed or removed): state derived from the index is current while it is unchanged.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
+    }
+
+    /// The files re-indexed with new content since `generation`, when that is all that
+    /// changed (no file came or went, the tables were not replaced) and the changes are still
+    /// remembered; `None` otherwise, when derived state must be rebuilt.
+    pub fn modified_since(&self, generation: u64) -> Option<Vec<RepoPath>> {
+        let now = self.generation();
+        let changes = self.changes.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut paths: Vec<RepoPath> = Vec::new();
+        let mut seen = 0;
+        for (_, change) in changes.iter().filter(|(at, _)| *at > generation && *at <= now) {
+            let Change::Modified(modified) = change else { return None };
+            paths.extend(modified.iter().cloned());
+            seen += 1;
+        }
+        // A generation bumped but not yet logged (or forgotten) is unknown: rebuild.
+        if seen != now.saturating_sub(generation) {
+            return None;
+        }
+        paths.sort();
+        paths.dedup();
+        Some(paths)
+    }
+
+    /// Moves to the next generation, remembering what it changed.
+    fn bump(&self, change: Change) {
+        let mut changes = self.changes.lock().unwrap_or_else(|poison| poison.into_inner());
+        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        changes.push_back((generation, change));
+        while changes.len() > CHANGES_KEPT {
+            changes.pop_front();
+        }
     }
 
     /// Calls `visit` with every live file that has imports or type relations, in path order,

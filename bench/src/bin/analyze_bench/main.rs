@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 #[derive(Debug, Parser)]
 #[command(about = "p50/p95 of analyze impact and calls on real corpora, next to rg in the same run")]
 struct Options {
-    /// Corpora to run, by name (django, rxjs).
+    /// Corpora to run, by name (django, linux, rxjs).
     #[arg(default_values_t = ["django".to_owned(), "rxjs".to_owned()])]
     corpora: Vec<String>,
     /// Where the corpora live.
@@ -50,6 +50,13 @@ const CASES: &[Case] = &[
         function_file: "django/urls/base.py",
     },
     Case {
+        name: "linux",
+        impact_file: "include/linux/list.h",
+        module_word: "list",
+        function: "ext4_fill_super",
+        function_file: "fs/ext4/super.c",
+    },
+    Case {
         name: "rxjs",
         impact_file: "src/internal/Observable.ts",
         module_word: "Observable",
@@ -64,16 +71,31 @@ fn main() {
         "| corpus | files | index build | first analyze (graph build) | query | nodes | first | p50 | p95 | rg peer p50 | p50 / rg |"
     );
     println!("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let mut after_edits = Vec::new();
     for name in &options.corpora {
         let Some(case) = CASES.iter().find(|case| case.name == name) else {
             eprintln!("unknown corpus {name}");
             continue;
         };
-        run(case, &options.base.join(case.name), options.runs);
+        after_edits.push(run(case, &options.base.join(case.name), options.runs));
+    }
+    println!();
+    println!(
+        "After an edit through `edit` (a blank line inserted at the top of the function's file, then undone): the next `analyze dependencies` of the central file, which brings the graphs up to date first (issue 17: ≤ 50 ms), next to the graph build of the first analyze."
+    );
+    println!();
+    println!("| corpus | first analyze (graph build) | after an edit: p50 | max | steady `dependencies` p50 |");
+    println!("| --- | ---: | ---: | ---: | ---: |");
+    for line in after_edits {
+        println!("{line}");
     }
 }
 
-fn run(case: &Case, root: &Path, runs: usize) {
+/// Edits made (and undone) to time the graphs' update after an edit.
+const EDITS: usize = 5;
+
+/// Runs the queries of `case`, printing their rows, and returns its after-an-edit row.
+fn run(case: &Case, root: &Path, runs: usize) -> String {
     assert!(root.is_dir(), "{} is missing: run bash bench/index/fetch-corpora.sh {}", root.display(), case.name);
     let state = tempfile::tempdir().unwrap();
     let engine = Engine::new(Config {
@@ -127,6 +149,29 @@ fn run(case: &Case, root: &Path, runs: usize) {
             p50.as_secs_f64() / rg.as_secs_f64().max(1e-9)
         );
     }
+    let dependencies = json!({"mode": "dependencies", "target": case.impact_file});
+    let mut steady: Vec<Duration> = (0..runs).map(|_| timed(&engine, &dependencies).0).collect();
+    steady.sort();
+    let mut after_edit = Vec::new();
+    for _ in 0..EDITS {
+        let insert =
+            json!({"edits": [{"path": case.function_file, "operation": "insert", "line": 0, "new_string": "\n"}]});
+        let edit = engine.call("edit", insert);
+        assert!(edit.ok, "{}", edit.face);
+        after_edit.push(timed(&engine, &dependencies).0);
+        let undo = engine.call("manage", json!({"command": "undo"}));
+        assert!(undo.ok, "{}", undo.face);
+        timed(&engine, &dependencies);
+    }
+    after_edit.sort();
+    format!(
+        "| {} | {} | {} | {} | {} |",
+        case.name,
+        ms(graph_build),
+        ms(after_edit[after_edit.len() / 2]),
+        ms(after_edit[after_edit.len() - 1]),
+        ms(steady[steady.len() / 2])
+    )
 }
 
 fn timed(engine: &Engine, arguments: &Value) -> (Duration, usize) {

@@ -1,5 +1,6 @@
-//! What `analyze` knows about the workspace: the import and type graphs (rebuilt when the
-//! index's generation moves), and freshly parsed facts of the files a query touches (cached
+//! What `analyze` knows about the workspace: the import and type graphs (when the index's
+//! generation moves: updated in place when only edited files changed and no config the layout
+//! read, rebuilt otherwise), and freshly parsed facts of the files a query touches (cached
 //! by content hash), behind the `loupe_graph::Workspace` view resolution asks through.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -149,6 +150,20 @@ impl Relations {
         if let Some(graphs) = slot.as_ref().filter(|graphs| graphs.generation == generation) {
             return graphs.clone();
         }
+        // Files edited since (none came or went, no config the layout read): their imports and
+        // relations are replaced in the graphs, which no other query holds now.
+        if let Some(old) = slot.take() {
+            match Arc::try_unwrap(old) {
+                Ok(mut graphs) => {
+                    if graphs.update(index, generation) {
+                        let graphs = Arc::new(graphs);
+                        *slot = Some(graphs.clone());
+                        return graphs;
+                    }
+                }
+                Err(shared) => *slot = Some(shared),
+            }
+        }
         work.report(0, None, || {
             format!("analyze: building the import and type graphs of {} files", index.status().files)
         });
@@ -212,6 +227,32 @@ fn build(engine: &Engine, index: &Index, generation: u64) -> Graphs {
     let millis = started.elapsed().as_millis();
     tracing::debug!(millis, nodes = imports.node_count(), relations = types.len(), "relationship graphs built");
     Graphs { generation, layout, imports, types, dirs, named: Mutex::default(), imports_of: Mutex::default() }
+}
+
+impl Graphs {
+    /// Brings the graphs to `generation` by replacing the imports and relations of the files
+    /// edited since theirs; false (and the graphs are to be built anew) when files came or
+    /// went, a config the layout read changed, or the index no longer remembers what changed.
+    fn update(&mut self, index: &Index, generation: u64) -> bool {
+        let started = std::time::Instant::now();
+        let Some(modified) = index.modified_since(self.generation) else { return false };
+        if modified.iter().any(|path| self.layout.depends_on(path)) {
+            return false;
+        }
+        for path in &modified {
+            let links = index.links_of(path).unwrap_or_default();
+            if let Some(lang) = Lang::from_path(path.as_str()) {
+                self.imports.replace_imports(&self.layout, path, lang, &links.imports);
+            }
+            self.types.replace_relations(path, &links.type_relations);
+        }
+        self.generation = generation;
+        self.named = Mutex::default();
+        self.imports_of = Mutex::default();
+        let micros = started.elapsed().as_micros();
+        tracing::debug!(micros, files = modified.len(), "relationship graphs updated");
+        true
+    }
 }
 
 /// One query's view of the workspace, through the graphs of the index's generation.
