@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the analyze benchmark and records its table.
 #
-#   bash bench/analyze/run.sh                  # django and rxjs; writes bench/results/analyze.md
+#   bash bench/analyze/run.sh                  # django, rxjs and linux; writes bench/results/analyze.md
 #   bash bench/analyze/run.sh django --runs 5  # a subset or a smoke run; writes bench/results/analyze.tmp
 #
 # Steps: fetch the corpora (bench/index/fetch-corpora.sh, which also installs ripgrep), build
@@ -21,7 +21,7 @@ for arg in "$@"; do
         *) corpora+=("$arg") ;;
     esac
 done
-[[ ${#corpora[@]} -gt 0 ]] || corpora=(django rxjs)
+[[ ${#corpora[@]} -gt 0 ]] || corpora=(django rxjs linux)
 bash bench/index/fetch-corpora.sh "${corpora[@]}"
 cargo build --release --quiet -p loupe-bench --bin analyze_bench
 

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 #[command(about = "p50/p95 of analyze impact and calls on real corpora, next to rg in the same run")]
 struct Options {
     /// Corpora to run, by name (django, linux, rxjs).
-    #[arg(default_values_t = ["django".to_owned(), "rxjs".to_owned()])]
+    #[arg(default_values_t = ["django".to_owned(), "rxjs".to_owned(), "linux".to_owned()])]
     corpora: Vec<String>,
     /// Where the corpora live.
     #[arg(long, default_value = "bench/corpora/index")]
