@@ -7,6 +7,7 @@
 #
 # Corpora, each from a package registry:
 #   linux     Debian `linux-source-6.12` (apt-get download, dpkg-deb -x, untar the inner tarball)
+#   linux4    four copies of linux (about 350k files, 6 GB), only when named (bench/index/scale.sh)
 #   django    the Django sdist from PyPI (pip download --no-binary :all: --no-deps)
 #   rust-src  Debian `rust-src`: the rustc source tree it ships (/usr/src/rustc-*: compiler,
 #             library, tools, tests)
@@ -31,9 +32,10 @@ stamps="$base/.stamps"
 mkdir -p "$downloads" "$stamps"
 
 all=(zod rxjs django rust-src linux)
+known=("${all[@]}" linux4)
 if [[ $# -gt 0 ]]; then wanted=("$@"); else wanted=("${all[@]}"); fi
 for name in "${wanted[@]}"; do
-    case " ${all[*]} " in *" $name "*) ;; *) echo "unknown corpus: $name (known: ${all[*]})" >&2; exit 2 ;; esac
+    case " ${known[*]} " in *" $name "*) ;; *) echo "unknown corpus: $name (known: ${known[*]})" >&2; exit 2 ;; esac
 done
 
 sudo_if_needed() {
@@ -110,6 +112,23 @@ fetch_linux() {
     stamp_set linux "linux-source-6.12 $version"
 }
 
+# Linux ×4, a monorepo-sized tree for the cost-against-size bench (bench/index/scale.sh): four
+# real copies of the linux corpus (not hard links: the page cache holds four times the bytes,
+# as it would for a monorepo) under linux4/{a,b,c,d}.
+fetch_linux4() {
+    local version part
+    fetch_linux
+    version="$(cat "$stamps/linux") x4"
+    stamp_ok linux4 "$version" && return 0
+    rm -rf "$base/linux4" "$base/.linux4.tmp" && mkdir -p "$base/.linux4.tmp"
+    for part in a b c d; do
+        echo "copying linux to linux4/$part ..." >&2
+        cp -r "$base/linux" "$base/.linux4.tmp/$part"
+    done
+    mv "$base/.linux4.tmp" "$base/linux4"
+    stamp_set linux4 "$version"
+}
+
 fetch_rust_src() {
     local version deb work
     version="${RUST_SRC_DEB_VERSION:-$(apt_candidate rust-src)}"
@@ -160,6 +179,7 @@ for name in "${wanted[@]}"; do
     echo "fetching $name ..." >&2
     case "$name" in
         linux) fetch_linux ;;
+        linux4) fetch_linux4 ;;
         rust-src) fetch_rust_src ;;
         django) fetch_django ;;
         zod) fetch_npm zod "$ZOD_VERSION" ;;
@@ -171,7 +191,7 @@ done
 manifest="$base/MANIFEST.tsv"
 printf 'corpus\tversion\tfiles\tMB\tpath\n' > "$manifest"
 printf '%-9s %-40s %9s %9s\n' corpus version files MB >&2
-for name in "${all[@]}"; do
+for name in "${known[@]}"; do
     [[ -f "$stamps/$name" && -d "$base/$name" ]] || continue
     files="$(find "$base/$name" -type f | wc -l)"
     bytes="$(find "$base/$name" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%.1f", s/1e6}')"

@@ -68,8 +68,9 @@ struct Cli {
     outline_files: usize,
     /// Run one step only (after the cold build it needs): `outline` prints the outline table
     /// and every sampled file's ratio; `mcp` the cold and warm starts and search through
-    /// `loupe serve` next to `rg -m 20`.
-    #[arg(long, value_parser = ["outline", "mcp"])]
+    /// `loupe serve` next to `rg -m 20`; `scale` that and the watcher, as a table of cost
+    /// against tree size (list the corpora smallest first).
+    #[arg(long, value_parser = ["outline", "mcp", "scale"])]
     only: Option<String>,
     /// Internal: measure the single corpus given and print its report as JSON.
     #[arg(long, hide = true)]
@@ -113,6 +114,7 @@ fn run(cli: &Cli) -> Result<(), String> {
             outline_files: cli.outline_files,
             only_outline: cli.only.as_deref() == Some("outline"),
             only_mcp: cli.only.as_deref() == Some("mcp"),
+            only_scale: cli.only.as_deref() == Some("scale"),
         };
         let report = worker::run(&options)?;
         println!("{}", serde_json::to_string(&report).map_err(|error| error.to_string())?);
@@ -128,6 +130,7 @@ fn run(cli: &Cli) -> Result<(), String> {
     }
     let tables = match cli.only.as_deref() {
         Some("outline") => report::render_outline_only(&reports),
+        Some("scale") => report::render_scale(&reports),
         Some(_) => report::render_mcp_only(&reports),
         None => report::render(&reports),
     };

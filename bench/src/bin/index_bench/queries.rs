@@ -253,7 +253,7 @@ const GENERIC: QuerySet = QuerySet {
 /// The set for corpus `name` (the names `fetch-corpora.sh` uses).
 pub(crate) fn for_corpus(name: &str) -> QuerySet {
     match name {
-        "linux" => LINUX,
+        "linux" | "linux4" => LINUX,
         "django" => DJANGO,
         "rust-src" => RUST_SRC,
         "zod" => ZOD,

@@ -286,6 +286,51 @@ const MCP_GOALS: &[(&str, f64, Option<f64>)] = &[("linux", 40.0, Some(15.0)), ("
 /// Linux literal p95 through MCP.
 const MCP_LITERAL_P95: Target = Target { corpus: "linux", bound: 30.0, text: "p95 ≤ 30 ms" };
 
+/// `--only scale`: cost against tree size (each corpus against the first), then the tables
+/// behind it.
+pub(crate) fn render_scale(reports: &[CorpusReport]) -> String {
+    let mut out = String::new();
+    out.push_str(
+        "## Cost as the tree grows (each row against the first; issue 17: no cost grows faster than the tree)\n\n",
+    );
+    out.push_str("| corpus | files (×) | MB indexed (×) | cold index (×) | build peak RSS (×) | index size (×) | serve RSS (×) | MCP literal p50 / p95 (× p50) | watcher p50 (×) |\n");
+    out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    let Some(first) = reports.first() else { return out };
+    let literal = |r: &CorpusReport| -> Vec<f64> {
+        r.mcp_search.queries.iter().filter(|q| !q.regex).flat_map(|q| q.millis.clone()).collect()
+    };
+    let times = |value: f64, base: f64| if base > 0.0 { format!("{:.2}×", value / base) } else { "—".to_owned() };
+    for r in reports {
+        let (lit, base_lit) = (literal(r), literal(first));
+        let (watch, base_watch) = (p50(&r.touch.watcher_millis), p50(&first.touch.watcher_millis));
+        let _ = writeln!(
+            out,
+            "| {} | {} ({}) | {:.0} ({}) | {} ({}) | {} ({}) | {} ({}) | {} ({}) | {} ({}) | {} ({}) |",
+            r.name,
+            count(r.indexed_files),
+            times(r.indexed_files as f64, first.indexed_files as f64),
+            r.indexed_bytes as f64 / 1e6,
+            times(r.indexed_bytes as f64, first.indexed_bytes as f64),
+            ms(Some(r.cold.millis)),
+            times(r.cold.millis, first.cold.millis),
+            bytes(r.cold.peak_rss_bytes),
+            times(r.cold.peak_rss_bytes as f64, first.cold.peak_rss_bytes as f64),
+            bytes(r.cold.index_bytes),
+            times(r.cold.index_bytes as f64, first.cold.index_bytes as f64),
+            bytes(r.mcp_search.serve_rss_bytes),
+            times(r.mcp_search.serve_rss_bytes as f64, first.mcp_search.serve_rss_bytes as f64),
+            p50_p95(&lit),
+            times(p50(&lit).unwrap_or(0.0), p50(&base_lit).unwrap_or(0.0)),
+            ms(watch),
+            times(watch.unwrap_or(0.0), base_watch.unwrap_or(0.0)),
+        );
+    }
+    out.push('\n');
+    out.push_str(&render_mcp_only(reports));
+    freshness(&mut out, reports);
+    out
+}
+
 /// The tables `--only mcp` measures: cold start, warm start, search through MCP.
 pub(crate) fn render_mcp_only(reports: &[CorpusReport]) -> String {
     let mut out = String::new();

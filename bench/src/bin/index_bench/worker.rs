@@ -53,6 +53,8 @@ pub(crate) struct WorkerOptions {
     pub(crate) only_outline: bool,
     /// Only the cold build and search through MCP (`--only mcp`).
     pub(crate) only_mcp: bool,
+    /// `--only mcp`, then the watcher's touch-to-searchable (`--only scale`).
+    pub(crate) only_scale: bool,
 }
 
 /// Everything measured on one corpus; the worker prints it as one JSON line.
@@ -263,6 +265,9 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
         report.load_end = load_1min();
         return Ok(report);
     }
+    if options.only_scale {
+        return scale_rest(options, &root, bench_config(&root, &index_dir), report);
+    }
 
     // 5. A second engine on the persisted index.
     log(options, "reopen");
@@ -357,6 +362,35 @@ fn ctags_all(options: &WorkerOptions, root: &Path) -> Option<f64> {
     let elapsed = millis(started.elapsed());
     let _ = std::fs::remove_file(&tags);
     status.ok().filter(|status| status.success()).map(|_| elapsed)
+}
+
+/// `--only scale`, after search through MCP: an engine on the persisted index and the watcher's
+/// touch-to-searchable on files spread over the tree.
+fn scale_rest(
+    options: &WorkerOptions,
+    root: &Path,
+    config: Config,
+    mut report: CorpusReport,
+) -> Result<CorpusReport, String> {
+    log(options, "touch to searchable");
+    let engine = Engine::new(config)?;
+    let index = Arc::clone(engine.index().ok_or("the engine has no index")?);
+    index.load_snapshot();
+    engine.refresh_index(&|_, _| {}).ok_or("the engine has no index")?;
+    let files = outline_sample(&engine, 10);
+    report.touch.files = files.clone();
+    let started = Instant::now();
+    match loupe_index::watch(Arc::clone(&index)) {
+        Ok(watcher) => {
+            report.touch.watcher_setup_millis = millis(started.elapsed());
+            std::thread::sleep(Duration::from_millis(200));
+            touch_with_watcher(options, &engine, root, &files, &mut report.touch);
+            drop(watcher);
+        }
+        Err(error) => report.touch.error = Some(error),
+    }
+    report.load_end = load_1min();
+    Ok(report)
 }
 
 /// `--only outline`: the build the sample comes from, then the outline ratios on that engine.
