@@ -39,6 +39,8 @@ pub struct Engine {
     /// Where calls spend their time, stage by stage (`manage metrics`); a server shares one
     /// with its transport (`with_latency_log`).
     latency: Arc<crate::latency::LatencyLog>,
+    /// Trigram filters of the files over the index's size limit (`search/oversized.rs`).
+    pub(crate) oversized: crate::search::OversizedFilters,
 }
 
 impl Engine {
@@ -72,6 +74,7 @@ impl Engine {
             proposed: Default::default(),
             legacy_calls: Default::default(),
             latency: Default::default(),
+            oversized: Default::default(),
         })
     }
 

@@ -310,12 +310,17 @@ fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> 
     // The memory of the bounded caches a long-running server fills (estimated as their budgets
     // count it): what a soak tells apart from growth.
     let (facts_files, facts_bytes) = engine.relations.facts_cache_size();
+    let (filter_files, filter_bytes) = engine.oversized.size();
     face.push_str(&format!(
-        "caches: sessions {} KiB · analyze facts {} KiB in {facts_files} files\n",
+        "caches: sessions {} KiB · analyze facts {} KiB in {facts_files} files · filters of oversized files {} KiB in {filter_files} files\n",
         session["live_sessions_bytes"].as_u64().unwrap_or(0) / 1024,
-        facts_bytes / 1024
+        facts_bytes / 1024,
+        filter_bytes / 1024
     ));
-    let caches = json!({"analyze_facts_files": facts_files, "analyze_facts_bytes": facts_bytes});
+    let caches = json!({
+        "analyze_facts_files": facts_files, "analyze_facts_bytes": facts_bytes,
+        "oversized_filter_files": filter_files, "oversized_filter_bytes": filter_bytes,
+    });
     // Where the calls of this server spent their time, stage by stage (`latency.rs`): in the
     // full envelope only, as timings would make the face differ from call to call.
     let figures = engine.latency().figures();

@@ -7,6 +7,7 @@
 //! search scans the walk instead and says `index_state: building`.
 
 mod hits;
+mod oversized;
 mod parse;
 mod render;
 
@@ -20,6 +21,7 @@ use crate::engine::Engine;
 use crate::response::{MetadataLevel, Outcome};
 use crate::work::Work;
 use hits::{file_hits, symbol_hits, terms_hits, text_hits};
+pub(crate) use oversized::OversizedFilters;
 use parse::infer;
 use render::render;
 

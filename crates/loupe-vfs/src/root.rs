@@ -243,6 +243,18 @@ impl Root {
     pub(crate) fn read_beneath(&self, path: &RepoPath, max_bytes: u64) -> Option<Vec<u8>> {
         use std::io::Read;
 
+        let (file, metadata) = self.open_regular_beneath(path)?;
+        if metadata.len() > max_bytes {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(metadata.len() as usize);
+        file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).ok()?;
+        (bytes.len() as u64 <= max_bytes).then_some(bytes)
+    }
+
+    /// `path` opened as `read_beneath` opens it, a regular file, with its metadata.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn open_regular_beneath(&self, path: &RepoPath) -> Option<(std::fs::File, std::fs::Metadata)> {
         use rustix::fs::{Mode, ResolveFlags};
         if path.is_root() || self.check_excluded(path).is_err() {
             return None;
@@ -253,12 +265,7 @@ impl Root {
                 .ok()?;
         let file = std::fs::File::from(descriptor);
         let metadata = file.metadata().ok()?;
-        if !metadata.is_file() || metadata.len() > max_bytes {
-            return None;
-        }
-        let mut bytes = Vec::with_capacity(metadata.len() as usize);
-        file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).ok()?;
-        (bytes.len() as u64 <= max_bytes).then_some(bytes)
+        metadata.is_file().then_some((file, metadata))
     }
 }
 

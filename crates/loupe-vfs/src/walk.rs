@@ -5,6 +5,7 @@
 //! Symlinks are not followed and not reported, so a walk never leaves the root. Excluded
 //! directories (`.git/` and the configured patterns) are pruned before they are entered.
 
+use std::fs;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::UNIX_EPOCH;
@@ -132,6 +133,30 @@ impl Root {
         }
         let resolved = self.resolve(path.as_str())?;
         self.read(&resolved, max_bytes).map(|file| file.bytes)
+    }
+
+    /// The size and modification time (ns since the epoch) of a file `read_indexed` would
+    /// read, without reading it: what tells a cached summary of its bytes still holds. `None`
+    /// when `read_indexed` would refuse it.
+    pub fn stamp_indexed(&self, path: &RepoPath) -> Option<(u64, u64)> {
+        #[cfg(target_os = "linux")]
+        let metadata = match self.open_regular_beneath(path) {
+            Some((_, metadata)) => metadata,
+            None => self.resolved_metadata(path)?,
+        };
+        #[cfg(not(target_os = "linux"))]
+        let metadata = self.resolved_metadata(path)?;
+        let mtime_ns = metadata
+            .modified()
+            .ok()
+            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |since| since.as_nanos() as u64);
+        Some((metadata.len(), mtime_ns))
+    }
+
+    fn resolved_metadata(&self, path: &RepoPath) -> Option<fs::Metadata> {
+        let real = self.resolve(path.as_str()).ok()?.real?;
+        fs::metadata(real).ok().filter(fs::Metadata::is_file)
     }
 }
 

@@ -25,6 +25,20 @@ pub enum Plan {
     Or(Vec<Plan>),
 }
 
+impl Plan {
+    /// Whether one document, whose trigrams `has` reports (it may say yes for one it lacks,
+    /// never no for one it holds), can satisfy the plan.
+    pub fn may_match(&self, has: &dyn Fn(u32) -> bool) -> bool {
+        match self {
+            Plan::All => true,
+            Plan::Nothing => false,
+            Plan::Trigrams(trigrams) => trigrams.iter().all(|&trigram| has(trigram)),
+            Plan::And(children) => children.iter().all(|child| child.may_match(has)),
+            Plan::Or(children) => children.iter().any(|child| child.may_match(has)),
+        }
+    }
+}
+
 /// The most trigram leaves a plan keeps; past it, parts of the plan degrade to `All`.
 pub(crate) const MAX_PLAN_TRIGRAMS: usize = 256;
 /// The most alternatives an `Or` keeps; past it, only what they all require stays.

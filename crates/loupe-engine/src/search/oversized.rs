@@ -1,0 +1,131 @@
+//! Files over the index's size limit, which every text search scans itself (§7: never
+//! "nothing" where the index does not look), each summarised by a small trigram filter the
+//! first time a search reads it (its exact set of trigrams), so later searches skip the ones
+//! that cannot hold a match.
+//!
+//! Linux 6.12 has 102 such files (424 MB of generated register headers): scanning them all made
+//! every text search cost 60–150 ms whatever it looked for. A filter is keyed by the file's size
+//! and modification time, taken before the bytes it summarises were read, so a file changed
+//! since is scanned (and summarised) again; a file skipped lacks a trigram every match needs, as
+//! the index's own candidates do.
+//!
+//! Must stay bounded: at most `MAX_FILTER_BYTES` per file and `MAX_TOTAL_BYTES` in all.
+
+use std::sync::Mutex;
+
+use loupe_core::RepoPath;
+use loupe_index::trigram::{Plan, trigrams_of};
+use rustc_hash::FxHashMap;
+
+/// The largest filter of one file (a file with more distinct trigrams is always scanned).
+const MAX_FILTER_BYTES: usize = 4 << 20;
+/// What the filters of all oversized files may hold together.
+const MAX_TOTAL_BYTES: usize = 32 << 20;
+
+/// The trigram filters of the oversized files, by path.
+#[derive(Debug, Default)]
+pub(crate) struct OversizedFilters {
+    filters: Mutex<FxHashMap<RepoPath, Filter>>,
+}
+
+#[derive(Debug)]
+struct Filter {
+    /// (size, mtime ns) of the file when the bytes summarised were read.
+    stamp: (u64, u64),
+    /// Its distinct trigrams, sorted: generated headers have few (Linux's biggest, a few
+    /// thousand each), and an exact set rules out what a Bloom filter of the same size lets
+    /// through (their vocabulary holds most trigrams of a typical identifier).
+    trigrams: Vec<u32>,
+}
+
+impl Filter {
+    fn has(&self, trigram: u32) -> bool {
+        self.trigrams.binary_search(&trigram).is_ok()
+    }
+
+    fn bytes(&self) -> usize {
+        self.trigrams.len() * 4
+    }
+}
+
+/// What a search does with one oversized file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// Its current filter rules the plan out.
+    Skip,
+    /// Its current filter lets the plan through: scan it.
+    Scan,
+    /// No current filter: scan it and summarise what was read (`learn`).
+    ScanAndLearn,
+}
+
+impl OversizedFilters {
+    /// What to do with the file as it is now (`stamp`, `None` when it cannot be read).
+    pub(crate) fn check(&self, path: &RepoPath, stamp: Option<(u64, u64)>, plan: &Plan) -> Check {
+        let filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
+        match (filters.get(path), stamp) {
+            (Some(filter), Some(stamp)) if filter.stamp == stamp => {
+                if plan.may_match(&|trigram| filter.has(trigram)) {
+                    Check::Scan
+                } else {
+                    Check::Skip
+                }
+            }
+            _ => Check::ScanAndLearn,
+        }
+    }
+
+    /// Summarises `text`, the content of `path` read after `stamp` was taken.
+    pub(crate) fn learn(&self, path: &RepoPath, stamp: (u64, u64), text: &str) {
+        let mut trigrams = Vec::new();
+        trigrams_of(text.as_bytes(), &mut trigrams);
+        if trigrams.len() * 4 > MAX_FILTER_BYTES {
+            return;
+        }
+        trigrams.shrink_to_fit();
+        let filter = Filter { stamp, trigrams };
+        let mut filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
+        let held: usize = filters.iter().filter(|(known, _)| *known != path).map(|(_, filter)| filter.bytes()).sum();
+        if held + filter.bytes() <= MAX_TOTAL_BYTES {
+            filters.insert(path.clone(), filter);
+        } else {
+            filters.remove(path);
+        }
+    }
+
+    /// Files summarised, and the bytes their filters hold.
+    pub(crate) fn size(&self) -> (usize, usize) {
+        let filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
+        (filters.len(), filters.values().map(Filter::bytes).sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loupe_index::trigram::{plan_literal, plan_regex};
+
+    fn path() -> RepoPath {
+        RepoPath::normalize("big/regs.h").unwrap()
+    }
+
+    #[test]
+    fn a_current_filter_skips_what_the_file_cannot_hold_and_never_what_it_can() {
+        let filters = OversizedFilters::default();
+        let text: String = (0..20_000).map(|n| format!("#define REG_{n}_MASK 0x{n:x}\n")).collect();
+        let stamp = (text.len() as u64, 7);
+        let check = |stamp: Option<(u64, u64)>, plan: &Plan| filters.check(&path(), stamp, plan);
+        assert_eq!(check(Some(stamp), &plan_literal("nowhere_else")), Check::ScanAndLearn, "unknown: scan");
+        filters.learn(&path(), stamp, &text);
+        for present in ["REG_19999_MASK", "define REG_1", "0x4e1f"] {
+            assert_eq!(check(Some(stamp), &plan_literal(present)), Check::Scan, "{present}");
+            assert_eq!(check(Some(stamp), &plan_regex(&regex::escape(present), true).unwrap()), Check::Scan);
+        }
+        assert_eq!(check(Some(stamp), &plan_literal("kmalloc(sizeof")), Check::Skip);
+        assert_eq!(check(Some(stamp), &plan_regex("ext4_fc_replay_inode", true).unwrap()), Check::Skip);
+        // Changed since (another size or mtime), or not there: scanned again.
+        assert_eq!(check(Some((stamp.0, 8)), &plan_literal("kmalloc(sizeof")), Check::ScanAndLearn);
+        assert_eq!(check(None, &plan_literal("kmalloc(sizeof")), Check::ScanAndLearn);
+        assert_eq!(filters.size().0, 1);
+    }
+}
