@@ -147,6 +147,9 @@ impl Engine {
                     Err(error) => tracing::warn!("{error}; the index will not follow changes on disk"),
                 }
             }
+            // The files over the index's size limit, summarised now rather than by the first
+            // searches (Linux: 102 of them, 424 MB).
+            engine.oversized.prime(&engine);
         });
         if let Err(error) = spawned {
             tracing::warn!("cannot start background indexing: {error}");

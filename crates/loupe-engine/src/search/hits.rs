@@ -289,7 +289,8 @@ pub(super) fn text_hits(
         let (mut skipped, mut kept) = (0, 0);
         for entry in scanned {
             let stamp = engine.root().stamp_indexed(&entry.path);
-            match engine.oversized.check(&entry.path, stamp, &plan) {
+            let literal = (!is_regex).then_some(request.query.as_str());
+            match engine.oversized.check(&entry.path, stamp, &plan, literal) {
                 Check::Skip => {
                     skipped += 1;
                     continue;

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use loupe_core::RepoPath;
 use loupe_index::trigram::{Plan, trigrams_of};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The largest filter of one file (a file with more distinct trigrams is always scanned).
 const MAX_FILTER_BYTES: usize = 4 << 20;
@@ -32,10 +32,14 @@ pub(crate) struct OversizedFilters {
 struct Filter {
     /// (size, mtime ns) of the file when the bytes summarised were read.
     stamp: (u64, u64),
-    /// Its distinct trigrams, sorted: generated headers have few (Linux's biggest, a few
-    /// thousand each), and an exact set rules out what a Bloom filter of the same size lets
-    /// through (their vocabulary holds most trigrams of a typical identifier).
+    /// Its distinct trigrams (ASCII-lowercased, as the index's), sorted: generated headers have
+    /// few (Linux's biggest, a few thousand each), and an exact set rules out what a Bloom
+    /// filter of the same size lets through.
     trigrams: Vec<u32>,
+    /// Its distinct 4-grams (ASCII-lowercased bytes), sorted, for literal queries: the
+    /// register headers' vocabulary holds most trigrams of a typical identifier (17 of 612
+    /// file × query pairs of Linux's rare literals pass on trigrams), few of its 4-grams (none).
+    quadgrams: Vec<u32>,
 }
 
 impl Filter {
@@ -43,9 +47,23 @@ impl Filter {
         self.trigrams.binary_search(&trigram).is_ok()
     }
 
-    fn bytes(&self) -> usize {
-        self.trigrams.len() * 4
+    fn holds_quadgrams_of(&self, literal: &[u8]) -> bool {
+        literal.windows(4).all(|window| self.quadgrams.binary_search(&quadgram(window)).is_ok())
     }
+
+    fn bytes(&self) -> usize {
+        (self.trigrams.len() + self.quadgrams.len()) * 4
+    }
+}
+
+/// Four bytes, ASCII-lowercased, packed.
+fn quadgram(window: &[u8]) -> u32 {
+    u32::from_be_bytes([
+        window[0].to_ascii_lowercase(),
+        window[1].to_ascii_lowercase(),
+        window[2].to_ascii_lowercase(),
+        window[3].to_ascii_lowercase(),
+    ])
 }
 
 /// What a search does with one oversized file.
@@ -60,16 +78,24 @@ pub(crate) enum Check {
 }
 
 impl OversizedFilters {
-    /// What to do with the file as it is now (`stamp`, `None` when it cannot be read).
-    pub(crate) fn check(&self, path: &RepoPath, stamp: Option<(u64, u64)>, plan: &Plan) -> Check {
+    /// What to do with the file as it is now (`stamp`, `None` when it cannot be read), for a
+    /// search planned as `plan`; `literal`: the text a literal search looks for (any case).
+    pub(crate) fn check(
+        &self,
+        path: &RepoPath,
+        stamp: Option<(u64, u64)>,
+        plan: &Plan,
+        literal: Option<&str>,
+    ) -> Check {
         let filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
         match (filters.get(path), stamp) {
             (Some(filter), Some(stamp)) if filter.stamp == stamp => {
-                if plan.may_match(&|trigram| filter.has(trigram)) {
-                    Check::Scan
-                } else {
-                    Check::Skip
-                }
+                // ASCII only: 4-grams are lowercased bytewise, so a non-ASCII literal searched
+                // in any case could match bytes its own 4-grams do not show.
+                let literal = literal.filter(|literal| literal.is_ascii()).map(str::as_bytes);
+                let may = plan.may_match(&|trigram| filter.has(trigram))
+                    && literal.is_none_or(|literal| filter.holds_quadgrams_of(literal));
+                if may { Check::Scan } else { Check::Skip }
             }
             _ => Check::ScanAndLearn,
         }
@@ -83,13 +109,42 @@ impl OversizedFilters {
             return;
         }
         trigrams.shrink_to_fit();
-        let filter = Filter { stamp, trigrams };
+        // Through a set: collecting every window first would hold four bytes per byte of text.
+        let mut distinct: FxHashSet<u32> = FxHashSet::default();
+        for window in text.as_bytes().windows(4) {
+            distinct.insert(quadgram(window));
+            if distinct.len() * 4 > MAX_FILTER_BYTES {
+                return;
+            }
+        }
+        let mut quadgrams: Vec<u32> = distinct.into_iter().collect();
+        quadgrams.sort_unstable();
+        let filter = Filter { stamp, trigrams, quadgrams };
         let mut filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
         let held: usize = filters.iter().filter(|(known, _)| *known != path).map(|(_, filter)| filter.bytes()).sum();
         if held + filter.bytes() <= MAX_TOTAL_BYTES {
             filters.insert(path.clone(), filter);
         } else {
             filters.remove(path);
+        }
+    }
+
+    /// Summarises every file over the index's size limit that has no current filter (a
+    /// server does this once its index is ready, so its first searches do not pay for it).
+    pub(crate) fn prime(&self, engine: &crate::engine::Engine) {
+        let Some(index) = engine.index() else { return };
+        let read_limit = engine.config().max_file_bytes;
+        for entry in index.oversized().into_iter().filter(|entry| entry.size <= read_limit) {
+            let stamp = engine.root().stamp_indexed(&entry.path);
+            if self.check(&entry.path, stamp, &Plan::All, None) != Check::ScanAndLearn {
+                continue;
+            }
+            let (Some(stamp), Ok(bytes)) = (stamp, engine.root().read_indexed(&entry.path, read_limit)) else {
+                continue;
+            };
+            if let Ok(decoded) = loupe_core::text::decode(&bytes) {
+                self.learn(&entry.path, stamp, &decoded.text);
+            }
         }
     }
 
@@ -112,9 +167,10 @@ mod tests {
     #[test]
     fn a_current_filter_skips_what_the_file_cannot_hold_and_never_what_it_can() {
         let filters = OversizedFilters::default();
-        let text: String = (0..20_000).map(|n| format!("#define REG_{n}_MASK 0x{n:x}\n")).collect();
+        let mut text: String = (0..20_000).map(|n| format!("#define REG_{n}_MASK 0x{n:x}\n")).collect();
+        text.push_str("alpha_beta\nbeta_gamma\n");
         let stamp = (text.len() as u64, 7);
-        let check = |stamp: Option<(u64, u64)>, plan: &Plan| filters.check(&path(), stamp, plan);
+        let check = |stamp: Option<(u64, u64)>, plan: &Plan| filters.check(&path(), stamp, plan, None);
         assert_eq!(check(Some(stamp), &plan_literal("nowhere_else")), Check::ScanAndLearn, "unknown: scan");
         filters.learn(&path(), stamp, &text);
         for present in ["REG_19999_MASK", "define REG_1", "0x4e1f"] {
@@ -126,6 +182,14 @@ mod tests {
         // Changed since (another size or mtime), or not there: scanned again.
         assert_eq!(check(Some((stamp.0, 8)), &plan_literal("kmalloc(sizeof")), Check::ScanAndLearn);
         assert_eq!(check(None, &plan_literal("kmalloc(sizeof")), Check::ScanAndLearn);
+        // A literal: its 4-grams must be there too, in any case.
+        let literal = |text: &str| filters.check(&path(), Some(stamp), &plan_literal(text), Some(text));
+        assert_eq!(literal("REG_1999_MASK"), Check::Scan);
+        assert_eq!(literal("reg_1999_mask"), Check::Scan);
+        // Every trigram of "alpha_gamma" is in the file, its 4-gram "ha_g" not.
+        assert_eq!(filters.check(&path(), Some(stamp), &plan_literal("alpha_gamma"), None), Check::Scan);
+        assert_eq!(literal("alpha_gamma"), Check::Skip);
+        assert_eq!(literal("ALPHA_beta"), Check::Scan);
         assert_eq!(filters.size().0, 1);
     }
 }
