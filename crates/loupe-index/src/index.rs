@@ -320,7 +320,9 @@ impl Index {
             let full = live == 0
                 || (to_check.len() + removed.len()) * 4 > live.max(1)
                 || state.text.overlay_docs() > 20_000
-                || state.text_unusable;
+                || state.text_unusable
+                || state.text.base_damaged()
+                || state.symbols.is_damaged();
             (to_check, removed, full, state.complete)
         };
         stats.removed = removed.len();
@@ -413,8 +415,12 @@ impl Index {
         // A rebuild renumbers every document: the old tables are read, under a read lock that
         // queries share, until the new ones replace them.
         let old = self.read_state();
-        let previous: HashMap<RepoPath, FileRecord> =
-            old.files.iter().filter(|record| record.live).map(|record| (record.path.clone(), record.clone())).collect();
+        // Nothing is copied from a symbol table whose file was damaged under it.
+        let previous: HashMap<RepoPath, FileRecord> = if old.symbols.is_damaged() {
+            HashMap::new()
+        } else {
+            old.files.iter().filter(|record| record.live).map(|record| (record.path.clone(), record.clone())).collect()
+        };
         let total = walked.len();
         self.files_total.store(total, Ordering::Release);
         self.files_done.store(0, Ordering::Release);
@@ -496,9 +502,9 @@ impl Index {
         if !complete {
             tracing::info!(done = files.len(), total, "index build interrupted; keeping it as a checkpoint");
         }
-        symbols.finish_build();
         // The writer streams the new text index to its file and reads it back, which never
         // holds the build buffers and the encoded index at once; others keep it in memory.
+        // The name index is built after, once the text index's build buffers are freed.
         let text_path = self.options.index_dir.join(store::TEXT_FILE);
         let (base, unusable) = match &self.writer {
             Some(_) => match builder.write(&text_path).and_then(|()| TrigramIndex::open(&text_path)) {
@@ -510,6 +516,7 @@ impl Index {
             },
             None => (builder.finish(), false),
         };
+        symbols.finish_build();
         let mut state = self.write_state();
         *state = State::from_parts(files, symbols, links, LayeredIndex::new(Some(base)));
         state.text_unusable = unusable;
@@ -671,7 +678,7 @@ impl Index {
 
     fn persist(&self) -> std::io::Result<()> {
         if self.read_state().symbols.needs_compaction() {
-            self.write_state().symbols.compact();
+            self.write_state().symbols.compact_all();
         }
         let state = self.read_state();
         let root = self.root.canonical().display().to_string();
@@ -682,7 +689,16 @@ impl Index {
             state.text.compact(&text_path)?;
         }
         store::save(&self.options.index_dir, &root, &state.files, &state.symbols, &state.links, state.complete)?;
+        let file_count = state.files.len();
         drop(state);
+        // The symbol table is read from the file just written from now on, rather than held.
+        // Callers hold `refresh_lock`, so nothing changed the tables since they were saved.
+        match store::load(&self.options.index_dir, &root) {
+            Some(snapshot) if snapshot.symbols.file_count() == file_count => {
+                self.write_state().symbols = snapshot.symbols;
+            }
+            _ => tracing::warn!("the symbol table just persisted does not load back; keeping it in memory"),
+        }
         if compact {
             // The compacted file is the new base: reopen it so the overlay starts empty.
             let base = TrigramIndex::open(&text_path)?;
@@ -712,8 +728,15 @@ impl Index {
         }
     }
 
+    /// `Ready` once the first build is done, while the files it reads on demand are the ones
+    /// it opened: a `tables.bin` or `text.bin` truncated or written in place under it makes it
+    /// `Building` (callers then scan the files instead), until a refresh rebuilds.
     pub fn state(&self) -> IndexState {
-        if self.ready.load(Ordering::Acquire) { IndexState::Ready } else { IndexState::Building }
+        if !self.ready.load(Ordering::Acquire) {
+            return IndexState::Building;
+        }
+        let state = self.read_state();
+        if state.symbols.is_damaged() || state.text.base_damaged() { IndexState::Building } else { IndexState::Ready }
     }
 
     /// Symbols whose name equals `name` (case-insensitively), in path then line order.

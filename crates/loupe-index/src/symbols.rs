@@ -10,13 +10,24 @@
 //!
 //! On the Linux kernel (4.7 million definitions) this is about a third of the memory of one
 //! heap string per name, container and signature, and it loads as a few flat arrays.
-//! Must not read files or know about paths: doc ids are the index's business.
+//!
+//! A table loaded from `tables.bin` leaves its rows (196 MB for Linux 6.12) and its string
+//! arena (240 MB) in the file and reads the ones a query needs with `pread` (`OnDisk`): the
+//! rows of one lookup in runs of consecutive ids, their strings in as few reads as their
+//! offsets allow, and every row read is checked (kind, strings inside the arena, the doc its
+//! position says) before it is used. What stays in memory is the file ranges, the name index
+//! (its blob and starts and postings) and the rows appended since the load. A lookup whose
+//! reads the file can no longer back (truncated or written in place, `ondisk`) answers nothing
+//! and marks the table damaged, which the index answers by rebuilding.
+//! Must not know about paths: doc ids are the index's business.
 
 use std::io::{self, Read, Write};
+use std::sync::Arc;
 
 use loupe_syntax::{Definition, Span, SymbolKind};
 use rustc_hash::FxHashMap;
 
+use crate::ondisk::{PersistedFile, Source};
 use crate::records::SymbolRecord;
 
 /// A string in the arena. `offset == u32::MAX` is "none" (a symbol without a container).
@@ -61,14 +72,67 @@ const MAGIC: &[u8; 4] = b"LPSY";
 /// Definitions by file, and the index from names to them.
 #[derive(Default)]
 pub(crate) struct SymbolTable {
+    /// Strings in memory; their offsets start where the arena on disk ends.
     arena: Vec<u8>,
+    /// Rows in memory; their ids start where the rows on disk end.
     rows: Vec<Row>,
-    /// Per doc id, its rows: `rows[start..start + len]`.
+    /// Per doc id, its rows: ids `start..start + len`.
     files: Vec<(u32, u32)>,
     names: NameIndex,
-    /// Rows that no file's range covers any more.
+    /// Rows in memory that no file's range covers any more.
     garbage: usize,
+    /// Rows on disk that no file's range covers any more (they cost no memory).
+    disk_garbage: usize,
+    /// The rows and arena of the loaded snapshot, left in its file.
+    disk: Option<OnDisk>,
 }
+
+/// The rows and the string arena of a table loaded from a file, read on demand.
+struct OnDisk {
+    file: Arc<PersistedFile>,
+    arena_at: u64,
+    arena_len: u32,
+    rows_at: u64,
+    row_count: u32,
+    /// (first row, doc) of every doc that had rows when loaded, in row order: which doc a row
+    /// on disk belongs to, without reading it.
+    firsts: Vec<(u32, u32)>,
+}
+
+impl OnDisk {
+    fn doc_of(&self, row: u32) -> Option<u32> {
+        let at = self.firsts.partition_point(|&(first, _)| first <= row).checked_sub(1)?;
+        Some(self.firsts[at].1)
+    }
+
+    /// The rows `first..first + len` (all on disk), each checked; `None` when the file cannot
+    /// give them or they do not check out.
+    fn rows(&self, first: u32, len: u32) -> Option<Vec<Row>> {
+        let end = first.checked_add(len).filter(|&end| end <= self.row_count)?;
+        let bytes =
+            self.file.read_vec(self.rows_at + u64::from(first) * ROW_BYTES as u64, len as usize * ROW_BYTES).ok()?;
+        let rows: Vec<Row> = bytes.chunks_exact(ROW_BYTES).map(decode_row).collect();
+        let in_arena = |text: Str| text.offset.checked_add(text.len).is_some_and(|end| end <= self.arena_len);
+        for (id, row) in (first..end).zip(&rows) {
+            let strings_ok =
+                in_arena(row.name) && in_arena(row.signature) && (row.container.is_none() || in_arena(row.container));
+            if !strings_ok || usize::from(row.kind) >= SymbolKind::ALL.len() || self.doc_of(id) != Some(row.doc) {
+                tracing::warn!("a symbol row read from the index file does not check out; it will be rebuilt");
+                return None;
+            }
+        }
+        Some(rows)
+    }
+}
+
+/// Strings of some rows read from the arena on disk: spans closer than `GAP` bytes are read
+/// together.
+#[derive(Default)]
+struct Texts {
+    pieces: Vec<(u32, Vec<u8>)>,
+}
+
+const GAP: u32 = 4096;
 
 #[derive(Default)]
 struct NameIndex {
@@ -97,20 +161,28 @@ impl SymbolTable {
     /// rebuild's copy of a file whose content has not changed since `old` parsed it.
     pub(crate) fn push_file_from(&mut self, old: &SymbolTable, old_doc: u32) {
         let doc = self.files.len() as u32;
-        let start = self.rows.len() as u32;
+        let start = self.row_total() as u32;
         let (first, len) = old.files.get(old_doc as usize).copied().unwrap_or((0, 0));
-        for row in old.rows.get(first as usize..(first + len) as usize).unwrap_or_default() {
-            let signature = self.intern(old.str(row.signature));
-            let name = self.intern_within(old.str(row.name), signature);
-            let container =
-                if row.container.is_none() { Str::NONE } else { self.intern_container(old.str(row.container)) };
-            self.rows.push(Row { name, container, signature, doc, ..*row });
+        let rows = old.rows_in(first, len);
+        let texts = old.texts(&rows);
+        for row in &rows {
+            self.copy_row(old, &texts, row, doc);
         }
-        self.files.push((start, self.rows.len() as u32 - start));
+        self.files.push((start, self.row_total() as u32 - start));
+    }
+
+    /// Appends `row` of `old` (its strings in `texts`) as a row of `doc`.
+    fn copy_row(&mut self, old: &SymbolTable, texts: &Texts, row: &Row, doc: u32) {
+        let signature = self.intern(old.text(texts, row.signature));
+        let name = self.intern_within(old.text(texts, row.name), signature);
+        let container =
+            if row.container.is_none() { Str::NONE } else { self.intern_container(old.text(texts, row.container)) };
+        self.rows.push(Row { name, container, signature, doc, ..*row });
     }
 
     /// Indexes every name: call once after the last `push_file` of a build.
     pub(crate) fn finish_build(&mut self) {
+        debug_assert!(self.disk.is_none(), "a build happens in memory");
         self.names = NameIndex::build(&self.arena, &self.rows);
     }
 
@@ -121,11 +193,12 @@ impl SymbolTable {
         while self.files.len() <= doc as usize {
             self.files.push((0, 0));
         }
-        let first_row = self.rows.len() as u32;
+        let first_row = self.row_total() as u32;
         let range = self.append_rows(doc, definitions);
         self.files[doc as usize] = range;
-        for row in first_row..self.rows.len() as u32 {
-            let name = lower(self.str(self.rows[row as usize].name));
+        let base = self.disk_rows();
+        for row in first_row..self.row_total() as u32 {
+            let name = lower(self.mem_str(self.rows[(row - base) as usize].name));
             if !name.contains('\n') {
                 self.names.overlay.entry(name.into_boxed_str()).or_default().push(row);
             }
@@ -134,15 +207,20 @@ impl SymbolTable {
 
     /// Forgets the definitions of `doc`.
     pub(crate) fn remove_file(&mut self, doc: u32) {
+        let base = self.disk_rows();
         if let Some(range) = self.files.get_mut(doc as usize) {
-            self.garbage += range.1 as usize;
+            if range.0 < base && range.1 > 0 {
+                self.disk_garbage += range.1 as usize;
+            } else {
+                self.garbage += range.1 as usize;
+            }
             *range = (0, 0);
         }
     }
 
     /// Definitions of live files.
     pub(crate) fn len(&self) -> usize {
-        self.rows.len() - self.garbage
+        self.row_total() - self.garbage - self.disk_garbage
     }
 
     /// Doc ids the table has a (possibly empty) entry for.
@@ -152,13 +230,13 @@ impl SymbolTable {
 
     /// True when garbage or overlay entries make `compact` worth it.
     pub(crate) fn needs_compaction(&self) -> bool {
-        self.garbage > 0 || !self.names.overlay.is_empty()
+        self.garbage > 0 || self.disk_garbage > 0 || !self.names.overlay.is_empty()
     }
 
     /// True when the garbage an update left is worth a compaction now (see `GARBAGE_FLOOR`):
     /// rows, arena and name overlay then stay within a constant factor of the live table.
     pub(crate) fn worth_compacting(&self) -> bool {
-        self.garbage > GARBAGE_FLOOR.max(self.len() / 2)
+        self.garbage > GARBAGE_FLOOR.max((self.rows.len() - self.garbage) / 2)
     }
 
     /// Bytes the table holds on the heap (capacities, the name overlay approximately).
@@ -187,7 +265,8 @@ impl SymbolTable {
         if let Some(overlay) = self.names.overlay.get(name_lower) {
             rows.extend_from_slice(overlay);
         }
-        rows.into_iter().filter(|&row| self.is_live(row)).map(|row| self.hit(row)).collect()
+        rows.retain(|&row| self.is_live(row));
+        self.hits(&rows)
     }
 
     /// Rows whose lower-cased name contains `needle_lower` but is not equal to it, name by
@@ -232,21 +311,22 @@ impl SymbolTable {
             }
         }
         matched.sort_by(|left, right| left.0.cmp(right.0));
-        let mut hits = Vec::new();
+        let mut ids = Vec::new();
         let mut names = matched.into_iter().peekable();
         while let Some((name, rows)) = names.next() {
-            if hits.len() >= limit {
-                return (hits, true);
+            if ids.len() >= limit {
+                more = true;
+                break;
             }
-            hits.extend(rows.into_iter().map(|row| self.hit(row)));
+            ids.extend(rows);
             // The same name may be in the base and the overlay.
             while names.peek().is_some_and(|(next, _)| *next == name) {
                 if let Some((_, rows)) = names.next() {
-                    hits.extend(rows.into_iter().map(|row| self.hit(row)));
+                    ids.extend(rows);
                 }
             }
         }
-        (hits, more)
+        (self.hits(&ids), more)
     }
 
     /// Distinct lower-cased names that pass `keep` (each once, in no particular order).
@@ -270,29 +350,73 @@ impl SymbolTable {
         names
     }
 
-    /// Rewrites the table without garbage, doc by doc, and rebuilds the name index whole.
+    /// Frees the memory that garbage rows hold. A table in memory is rewritten whole
+    /// (`compact_all`); a table loaded from a file keeps its rows there (garbage on disk costs
+    /// no memory) and rewrites only the rows appended since.
     pub(crate) fn compact(&mut self) {
+        if self.disk.is_none() {
+            self.compact_all();
+            return;
+        }
+        let base = self.disk_rows();
+        let disk_arena = self.disk_arena();
+        let old_rows = std::mem::take(&mut self.rows);
+        let old_arena = std::mem::take(&mut self.arena);
+        let mut moved_to = vec![u32::MAX; old_rows.len()];
+        for doc in 0..self.files.len() {
+            let (start, len) = self.files[doc];
+            if start < base || len == 0 {
+                continue;
+            }
+            let first = self.row_total() as u32;
+            for old in start..start + len {
+                let Some(row) = old_rows.get((old - base) as usize) else { continue };
+                let text = |text: Str| -> &str {
+                    let at = text.offset.saturating_sub(disk_arena) as usize;
+                    old_arena
+                        .get(at..at + text.len as usize)
+                        .and_then(|bytes| std::str::from_utf8(bytes).ok())
+                        .unwrap_or("")
+                };
+                let (signature_text, name_text) = (text(row.signature), text(row.name));
+                let container_text = (!row.container.is_none()).then(|| text(row.container));
+                let signature = self.intern(signature_text);
+                let name = self.intern_within(name_text, signature);
+                let container = container_text.map_or(Str::NONE, |container| self.intern_container(container));
+                moved_to[(old - base) as usize] = self.row_total() as u32;
+                self.rows.push(Row { name, container, signature, ..*row });
+            }
+            self.files[doc] = (first, self.row_total() as u32 - first);
+        }
+        self.arena.shrink_to_fit();
+        self.rows.shrink_to_fit();
+        self.names.overlay.retain(|_, rows| {
+            rows.retain_mut(|row| match row.checked_sub(base).and_then(|at| moved_to.get(at as usize)) {
+                Some(&to) if to != u32::MAX => {
+                    *row = to;
+                    true
+                }
+                _ => false,
+            });
+            !rows.is_empty()
+        });
+        self.garbage = 0;
+    }
+
+    /// Rewrites the table without garbage, doc by doc, and rebuilds the name index whole: all
+    /// in memory (what `encode` writes).
+    pub(crate) fn compact_all(&mut self) {
         let mut compacted = SymbolTable::default();
         compacted.arena.reserve(self.arena.len());
         compacted.rows.reserve(self.len());
         for (doc, &(start, len)) in self.files.iter().enumerate() {
             let first = compacted.rows.len() as u32;
-            for row in &self.rows[start as usize..(start + len) as usize] {
-                let signature = compacted.intern(self.str(row.signature));
-                let moved = Row {
-                    name: compacted.intern_within(self.str(row.name), signature),
-                    container: if row.container.is_none() {
-                        Str::NONE
-                    } else {
-                        compacted.intern_container(self.str(row.container))
-                    },
-                    signature,
-                    doc: doc as u32,
-                    ..*row
-                };
-                compacted.rows.push(moved);
+            let rows = self.rows_in(start, len);
+            let texts = self.texts(&rows);
+            for row in &rows {
+                compacted.copy_row(self, &texts, row, doc as u32);
             }
-            compacted.files.push((first, len));
+            compacted.files.push((first, compacted.rows.len() as u32 - first));
         }
         // The arena was reserved at its old size, garbage included: give the rest back.
         compacted.arena.shrink_to_fit();
@@ -304,8 +428,25 @@ impl SymbolTable {
     pub(crate) fn encode(&self, out: &mut impl Write) -> io::Result<()> {
         debug_assert!(!self.needs_compaction(), "encode a compacted table");
         out.write_all(MAGIC)?;
-        write_bytes(out, &self.arena)?;
-        write_u32(out, self.rows.len() as u32)?;
+        // A table loaded from a file and not changed since: its sections are copied from it.
+        let arena_len = u64::from(self.disk_arena()) + self.arena.len() as u64;
+        write_u32(out, u32::try_from(arena_len).map_err(io::Error::other)?)?;
+        if let Some(disk) = &self.disk {
+            let copied =
+                io::copy(&mut disk.file.reader(disk.arena_at, disk.arena_at + u64::from(disk.arena_len)), out)?;
+            if copied != u64::from(disk.arena_len) {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "the symbol arena on disk is truncated"));
+            }
+        }
+        out.write_all(&self.arena)?;
+        write_u32(out, self.row_total() as u32)?;
+        if let Some(disk) = &self.disk {
+            let len = u64::from(disk.row_count) * ROW_BYTES as u64;
+            let copied = io::copy(&mut disk.file.reader(disk.rows_at, disk.rows_at + len), out)?;
+            if copied != len || !disk.file.still_same() {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "the symbol rows on disk changed"));
+            }
+        }
         let mut buffer = Vec::with_capacity(ROW_BYTES * 4096);
         for chunk in self.rows.chunks(4096) {
             buffer.clear();
@@ -339,38 +480,51 @@ impl SymbolTable {
 
     /// Reads what `encode` wrote, section by section straight into the table's own arrays,
     /// checking every offset and range so that no file, however damaged, can make a later
-    /// lookup panic. An error means: rebuild.
-    pub(crate) fn decode_from(reader: &mut impl Read) -> Result<SymbolTable, String> {
+    /// lookup panic. An error means: rebuild. From a file (`disk`), the arena and the rows are
+    /// checked as they stream past and left there, read again on demand.
+    pub(crate) fn decode_from(
+        reader: &mut impl Source,
+        disk: Option<Arc<PersistedFile>>,
+    ) -> Result<SymbolTable, String> {
         let mut input = Input { reader };
         if input.exact(4)? != MAGIC {
             return Err("not a symbol table".into());
         }
-        let arena = input.bytes()?;
+        let arena_len = input.u32()?;
+        let arena_at = disk.as_ref().and(input.reader.offset());
+        let arena = match arena_at {
+            Some(_) => {
+                input.reader.skip(u64::from(arena_len)).map_err(|_| "truncated arena")?;
+                Vec::new()
+            }
+            None => input.exact(arena_len as usize)?,
+        };
         let row_count = input.u32()? as usize;
+        let rows_at = input.reader.offset();
         // The count is the file's word: reserve modestly and let the reads prove it.
-        let mut rows = Vec::with_capacity(row_count.min(1 << 16));
+        let mut rows = Vec::with_capacity(if arena_at.is_some() { 0 } else { row_count.min(1 << 16) });
+        let mut firsts: Vec<(u32, u32)> = Vec::new();
         let mut chunk = vec![0u8; ROW_BYTES * 4096];
         let mut left = row_count;
+        let mut id = 0u32;
         while left > 0 {
             let take = left.min(4096);
             let bytes = &mut chunk[..take * ROW_BYTES];
             input.reader.read_exact(bytes).map_err(|_| "truncated rows")?;
-            for row in bytes.chunks_exact(ROW_BYTES) {
-                let field = |index: usize| {
-                    let at = index * 4;
-                    u32::from_le_bytes([row[at], row[at + 1], row[at + 2], row[at + 3]])
-                };
-                rows.push(Row {
-                    name: Str { offset: field(0), len: field(1) },
-                    container: Str { offset: field(2), len: field(3) },
-                    signature: Str { offset: field(4), len: field(5) },
-                    start_line: field(6),
-                    end_line: field(7),
-                    name_line: field(8),
-                    doc: field(9),
-                    kind: row[40],
-                    depth: row[41],
-                });
+            for raw in bytes.chunks_exact(ROW_BYTES) {
+                let row = decode_row(raw);
+                if arena_at.is_some() {
+                    check_row(&row, arena_len)?;
+                    if firsts.last().is_none_or(|&(_, doc)| doc != row.doc) {
+                        if firsts.last().is_some_and(|&(_, doc)| doc > row.doc) {
+                            return Err("rows out of file order".into());
+                        }
+                        firsts.push((id, row.doc));
+                    }
+                } else {
+                    rows.push(row);
+                }
+                id += 1;
             }
             left -= take;
         }
@@ -386,12 +540,36 @@ impl SymbolTable {
             postings: input.u32s()?,
             overlay: FxHashMap::default(),
         };
-        let table = SymbolTable { arena, rows, files, names, garbage: 0 };
+        let on_disk = match (disk, arena_at, rows_at) {
+            (Some(file), Some(arena_at), Some(rows_at)) => {
+                Some(OnDisk { file, arena_at, arena_len, rows_at, row_count: row_count as u32, firsts })
+            }
+            _ => None,
+        };
+        let table = SymbolTable { arena, rows, files, names, garbage: 0, disk_garbage: 0, disk: on_disk };
         table.validate()?;
         Ok(table)
     }
 
     fn validate(&self) -> Result<(), String> {
+        if let Some(disk) = &self.disk {
+            // Each doc's range must be exactly the run of rows that name it.
+            let mut runs = disk.firsts.iter().peekable();
+            for (doc, &(start, len)) in self.files.iter().enumerate() {
+                if len == 0 {
+                    continue;
+                }
+                let Some(&(first, owner)) = runs.next() else { return Err(format!("file {doc} runs past the rows")) };
+                let next = runs.peek().map_or(disk.row_count, |&&(next, _)| next);
+                if first != start || owner != doc as u32 || start.checked_add(len) != Some(next) {
+                    return Err(format!("file {doc} does not match its rows"));
+                }
+            }
+            if runs.next().is_some() {
+                return Err("rows outside every file".into());
+            }
+            return self.names.validate(disk.row_count as usize);
+        }
         let in_arena = |text: Str| {
             (text.offset as usize).checked_add(text.len as usize).is_some_and(|end| end <= self.arena.len())
         };
@@ -427,7 +605,7 @@ impl SymbolTable {
     }
 
     fn append_rows(&mut self, doc: u32, definitions: &[Definition]) -> (u32, u32) {
-        let start = self.rows.len() as u32;
+        let start = self.row_total() as u32;
         for definition in definitions {
             let signature = self.intern(&definition.signature);
             let row = Row {
@@ -446,13 +624,13 @@ impl SymbolTable {
             };
             self.rows.push(row);
         }
-        (start, self.rows.len() as u32 - start)
+        (start, self.row_total() as u32 - start)
     }
 
     /// Copies `text` into the arena. Past 4 GiB of strings (never seen: Linux needs about
     /// 0.3) new strings are stored empty rather than wrapping an offset.
     fn intern(&mut self, text: &str) -> Str {
-        let offset = self.arena.len();
+        let offset = self.disk_arena() as usize + self.arena.len();
         if offset + text.len() >= u32::MAX as usize {
             return Str { offset: 0, len: 0 };
         }
@@ -462,7 +640,7 @@ impl SymbolTable {
 
     /// A name is nearly always written in its signature: point into it rather than copy it.
     fn intern_within(&mut self, text: &str, signature: Str) -> Str {
-        let found = memchr::memmem::find(self.str(signature).as_bytes(), text.as_bytes());
+        let found = memchr::memmem::find(self.mem_str(signature).as_bytes(), text.as_bytes());
         match found {
             Some(at) if !text.is_empty() => Str { offset: signature.offset + at as u32, len: text.len() as u32 },
             _ => self.intern(text),
@@ -473,40 +651,192 @@ impl SymbolTable {
     fn intern_container(&mut self, text: &str) -> Str {
         if let Some(previous) = self.rows.last().map(|row| row.container)
             && !previous.is_none()
-            && self.str(previous) == text
+            && previous.offset >= self.disk_arena()
+            && self.mem_str(previous) == text
         {
             return previous;
         }
         self.intern(text)
     }
 
-    fn str(&self, text: Str) -> &str {
+    fn disk_rows(&self) -> u32 {
+        self.disk.as_ref().map_or(0, |disk| disk.row_count)
+    }
+
+    fn disk_arena(&self) -> u32 {
+        self.disk.as_ref().map_or(0, |disk| disk.arena_len)
+    }
+
+    /// Rows on disk and in memory, garbage included: the next row's id.
+    fn row_total(&self) -> usize {
+        self.disk_rows() as usize + self.rows.len()
+    }
+
+    /// A string of the arena in memory ("" for one on disk: callers pass their own rows).
+    fn mem_str(&self, text: Str) -> &str {
         if text.is_none() {
             return "";
         }
-        let bytes = &self.arena[text.offset as usize..(text.offset + text.len) as usize];
+        let Some(at) = text.offset.checked_sub(self.disk_arena()) else { return "" };
+        let bytes = self.arena.get(at as usize..(at + text.len) as usize).unwrap_or_default();
+        std::str::from_utf8(bytes).unwrap_or("")
+    }
+
+    /// The rows `first..first + len` (one file's: all on disk or all in memory); none when the
+    /// file cannot give them.
+    fn rows_in(&self, first: u32, len: u32) -> Vec<Row> {
+        if len == 0 {
+            return Vec::new();
+        }
+        let base = self.disk_rows();
+        if first >= base {
+            let at = (first - base) as usize;
+            return self.rows.get(at..at + len as usize).map(<[Row]>::to_vec).unwrap_or_default();
+        }
+        self.disk.as_ref().and_then(|disk| disk.rows(first, len)).unwrap_or_default()
+    }
+
+    /// The strings of `rows` that are on disk, read in as few reads as their offsets allow.
+    fn texts(&self, rows: &[Row]) -> Texts {
+        let Some(disk) = &self.disk else { return Texts::default() };
+        let mut spans: Vec<(u32, u32)> = rows
+            .iter()
+            .flat_map(|row| [row.name, row.signature, row.container])
+            .filter(|text| !text.is_none() && text.offset < disk.arena_len)
+            .map(|text| (text.offset, text.offset.saturating_add(text.len).min(disk.arena_len)))
+            .collect();
+        spans.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::new();
+        for (start, end) in spans {
+            match merged.last_mut() {
+                Some(last) if start <= last.1.saturating_add(GAP) => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        let pieces = merged
+            .into_iter()
+            .filter_map(|(start, end)| {
+                let bytes = disk.file.read_vec(disk.arena_at + u64::from(start), (end - start) as usize).ok()?;
+                Some((start, bytes))
+            })
+            .collect();
+        Texts { pieces }
+    }
+
+    /// A string of a row: from the arena in memory, or from `texts` for one on disk.
+    fn text<'a>(&'a self, texts: &'a Texts, text: Str) -> &'a str {
+        if text.is_none() {
+            return "";
+        }
+        if text.offset >= self.disk_arena() {
+            return self.mem_str(text);
+        }
+        let at = texts.pieces.partition_point(|(start, _)| *start <= text.offset);
+        let Some((start, bytes)) = at.checked_sub(1).map(|at| &texts.pieces[at]) else { return "" };
+        let from = (text.offset - start) as usize;
+        let bytes = bytes.get(from..from + text.len as usize).unwrap_or_default();
         std::str::from_utf8(bytes).unwrap_or("")
     }
 
     fn is_live(&self, row: u32) -> bool {
-        let Some(entry) = self.rows.get(row as usize) else { return false };
-        let Some(&(start, len)) = self.files.get(entry.doc as usize) else { return false };
+        let base = self.disk_rows();
+        let doc = match (row < base, &self.disk) {
+            (true, Some(disk)) => disk.doc_of(row),
+            _ => self.rows.get((row - base) as usize).map(|entry| entry.doc),
+        };
+        let Some(&(start, len)) = doc.and_then(|doc| self.files.get(doc as usize)) else { return false };
         start <= row && row < start + len
     }
 
-    fn hit(&self, row: u32) -> (u32, SymbolRecord) {
-        let entry = &self.rows[row as usize];
+    /// The rows `ids` (live), as (doc, record), in the order given. Rows on disk are read in
+    /// runs of consecutive ids, their strings together; if the file cannot back the reads
+    /// (damaged since it was loaded), nothing is answered.
+    fn hits(&self, ids: &[u32]) -> Vec<(u32, SymbolRecord)> {
+        let base = self.disk_rows();
+        let mut on_disk: Vec<u32> = ids.iter().copied().filter(|&row| row < base).collect();
+        on_disk.sort_unstable();
+        on_disk.dedup();
+        let mut loaded: Vec<(u32, Row)> = Vec::with_capacity(on_disk.len());
+        let mut at = 0;
+        while at < on_disk.len() {
+            let mut end = at + 1;
+            while end < on_disk.len() && on_disk[end] == on_disk[end - 1] + 1 {
+                end += 1;
+            }
+            let rows = self.rows_in(on_disk[at], (end - at) as u32);
+            if rows.len() != end - at {
+                return Vec::new();
+            }
+            loaded.extend(on_disk[at..end].iter().copied().zip(rows));
+            at = end;
+        }
+        let texts = self.texts(&loaded.iter().map(|(_, row)| *row).collect::<Vec<_>>());
+        if let Some(disk) = &self.disk
+            && !on_disk.is_empty()
+            && !disk.file.still_same()
+        {
+            return Vec::new();
+        }
+        ids.iter()
+            .filter_map(|&id| {
+                let row = if id < base {
+                    loaded.binary_search_by_key(&id, |(at, _)| *at).ok().map(|at| loaded[at].1)?
+                } else {
+                    *self.rows.get((id - base) as usize)?
+                };
+                Some(self.record(&texts, &row))
+            })
+            .collect()
+    }
+
+    fn record(&self, texts: &Texts, entry: &Row) -> (u32, SymbolRecord) {
         let record = SymbolRecord {
-            name: self.str(entry.name).to_owned(),
+            name: self.text(texts, entry.name).to_owned(),
             kind: SymbolKind::ALL[usize::from(entry.kind)],
-            container: (!entry.container.is_none()).then(|| self.str(entry.container).to_owned()),
-            signature: self.str(entry.signature).to_owned(),
+            container: (!entry.container.is_none()).then(|| self.text(texts, entry.container).to_owned()),
+            signature: self.text(texts, entry.signature).to_owned(),
             span: Span { start_line: entry.start_line as usize, end_line: entry.end_line as usize },
             name_line: entry.name_line as usize,
             depth: usize::from(entry.depth),
         };
         (entry.doc, record)
     }
+
+    /// True once a read from the file failed or the file changed under the table.
+    pub(crate) fn is_damaged(&self) -> bool {
+        self.disk.as_ref().is_some_and(|disk| !disk.file.still_same())
+    }
+}
+
+/// A row as `encode` writes it.
+fn decode_row(row: &[u8]) -> Row {
+    let field = |index: usize| {
+        let at = index * 4;
+        u32::from_le_bytes([row[at], row[at + 1], row[at + 2], row[at + 3]])
+    };
+    Row {
+        name: Str { offset: field(0), len: field(1) },
+        container: Str { offset: field(2), len: field(3) },
+        signature: Str { offset: field(4), len: field(5) },
+        start_line: field(6),
+        end_line: field(7),
+        name_line: field(8),
+        doc: field(9),
+        kind: row[40],
+        depth: row[41],
+    }
+}
+
+/// A row's kind is known and its strings lie inside an arena of `arena_len` bytes.
+fn check_row(row: &Row, arena_len: u32) -> Result<(), String> {
+    let in_arena = |text: Str| text.offset.checked_add(text.len).is_some_and(|end| end <= arena_len);
+    if !in_arena(row.name) || !in_arena(row.signature) || !(row.container.is_none() || in_arena(row.container)) {
+        return Err("a string runs past the arena".into());
+    }
+    if usize::from(row.kind) >= SymbolKind::ALL.len() {
+        return Err("unknown symbol kind".into());
+    }
+    Ok(())
 }
 
 impl NameIndex {
@@ -647,7 +977,7 @@ struct Input<'r, R> {
     reader: &'r mut R,
 }
 
-impl<R: Read> Input<'_, R> {
+impl<R: Source> Input<'_, R> {
     fn exact(&mut self, len: usize) -> Result<Vec<u8>, String> {
         let mut buffer = Vec::new();
         let read = (&mut *self.reader).take(len as u64).read_to_end(&mut buffer).map_err(|error| error.to_string())?;
@@ -760,17 +1090,17 @@ mod tests {
         let table = built();
         let mut bytes = Vec::new();
         table.encode(&mut bytes).unwrap();
-        let decoded = SymbolTable::decode_from(&mut &bytes[..]).unwrap();
+        let decoded = SymbolTable::decode_from(&mut &bytes[..], None).unwrap();
         assert_eq!(names(&decoded.named("parse")), names(&table.named("parse")));
         assert_eq!(names(&decoded.containing("config", 10).0), names(&table.containing("config", 10).0));
         for cut in [0, 3, 10, bytes.len() / 2, bytes.len() - 1] {
-            assert!(SymbolTable::decode_from(&mut &bytes[..cut]).is_err(), "truncated at {cut}");
+            assert!(SymbolTable::decode_from(&mut &bytes[..cut], None).is_err(), "truncated at {cut}");
         }
         for position in 0..bytes.len() {
             let mut damaged = bytes.clone();
             damaged[position] ^= 0xA5;
             // Any answer is acceptable except a panic, now or on a lookup.
-            if let Ok(table) = SymbolTable::decode_from(&mut &damaged[..]) {
+            if let Ok(table) = SymbolTable::decode_from(&mut &damaged[..], None) {
                 let _ = table.named("parse");
                 let _ = table.containing("a", 10);
                 let _ = table.names_where(&|_| true);
