@@ -426,7 +426,15 @@ impl Index {
         self.files_done.store(0, Ordering::Release);
         let mut builder = IndexBuilder::new();
         let mut files = Vec::with_capacity(total);
-        let mut symbols = SymbolTable::default();
+        // The writer writes the rows and strings out as they come (a cold build then holds only
+        // the names); a reader, which may not write here, builds in memory.
+        let mut symbols = match &self.writer {
+            Some(_) => SymbolTable::spilling(&self.options.index_dir).unwrap_or_else(|error| {
+                tracing::warn!("could not write symbol rows out ({error}); building them in memory");
+                SymbolTable::default()
+            }),
+            None => SymbolTable::default(),
+        };
         let mut links = LinkTable::default();
         let mut reused = 0;
         let mut stopped = false;

@@ -114,6 +114,23 @@ impl PersistedFile {
         same
     }
 
+    /// A file this process has just written (a build's unnamed files): never fails; a file
+    /// whose metadata cannot be read is damaged from the start.
+    pub(crate) fn sealed(file: File) -> PersistedFile {
+        match file.metadata() {
+            Ok(metadata) => PersistedFile { file, stamp: Stamp::of(&metadata), damaged: AtomicBool::new(false) },
+            Err(_) => {
+                let stamp = Stamp { device: 0, inode: 0, len: 0, mtime: (0, 0), ctime: (0, 0), links: 0 };
+                PersistedFile { file, stamp, damaged: AtomicBool::new(true) }
+            }
+        }
+    }
+
+    /// Marks the file as not to be trusted (its content is known to be incomplete).
+    pub(crate) fn mark_damaged(&self) {
+        self.damaged.store(true, Ordering::Release);
+    }
+
     /// True once a read failed or `still_same` saw the file change.
     pub(crate) fn is_damaged(&self) -> bool {
         self.damaged.load(Ordering::Acquire)

@@ -176,6 +176,12 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<(File, u64)> {
     Ok((file, metadata.len()))
 }
 
+/// An unnamed file in the index directory for a build to write its symbol rows out to: it has
+/// no name to leave behind, and the system frees it when the build's table is dropped.
+pub(crate) fn spill_file(dir: &Path) -> io::Result<File> {
+    tempfile::tempfile_in(dir)
+}
+
 /// True when `path` is a regular file (not followed through a link).
 pub(crate) fn is_regular(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_file())
