@@ -203,6 +203,8 @@ pub(crate) trait Source: Read {
     fn offset(&self) -> Option<u64>;
     /// Moves past `len` bytes; an error when fewer are left.
     fn skip(&mut self, len: u64) -> io::Result<()>;
+    /// The bytes left, when known.
+    fn remaining(&self) -> Option<u64>;
 }
 
 impl Source for &[u8] {
@@ -218,6 +220,10 @@ impl Source for &[u8] {
         *self = &self[len..];
         Ok(())
     }
+
+    fn remaining(&self) -> Option<u64> {
+        Some(self.len() as u64)
+    }
 }
 
 impl Source for FileReader<'_> {
@@ -227,6 +233,10 @@ impl Source for FileReader<'_> {
 
     fn skip(&mut self, len: u64) -> io::Result<()> {
         FileReader::skip(self, len)
+    }
+
+    fn remaining(&self) -> Option<u64> {
+        Some(self.end.saturating_sub(FileReader::offset(self)))
     }
 }
 

@@ -1176,8 +1176,11 @@ struct Input<'r, R> {
 }
 
 impl<R: Source> Input<'_, R> {
+    /// `len` bytes; the buffer is sized at once when the source holds that many (a file), so
+    /// a large section is never copied while it grows.
     fn exact(&mut self, len: usize) -> Result<Vec<u8>, String> {
-        let mut buffer = Vec::new();
+        let holds = self.reader.remaining().is_some_and(|left| len as u64 <= left);
+        let mut buffer = Vec::with_capacity(if holds { len } else { 0 });
         let read = (&mut *self.reader).take(len as u64).read_to_end(&mut buffer).map_err(|error| error.to_string())?;
         if read != len {
             return Err("truncated".into());
@@ -1196,10 +1199,21 @@ impl<R: Source> Input<'_, R> {
         self.exact(len)
     }
 
+    /// `len` words read a chunk at a time, straight into the array.
     fn u32s(&mut self) -> Result<Vec<u32>, String> {
         let len = self.u32()? as usize;
-        let bytes = self.exact(len.checked_mul(4).ok_or("length overflows")?)?;
-        Ok(bytes.chunks_exact(4).map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]])).collect())
+        let holds = self.reader.remaining().is_some_and(|left| (len as u64).saturating_mul(4) <= left);
+        let mut words = Vec::with_capacity(if holds { len } else { len.min(1 << 16) });
+        let mut chunk = vec![0u8; 4 * 16_384];
+        let mut left = len;
+        while left > 0 {
+            let take = left.min(16_384);
+            let bytes = &mut chunk[..take * 4];
+            self.reader.read_exact(bytes).map_err(|_| "truncated")?;
+            words.extend(bytes.chunks_exact(4).map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]])));
+            left -= take;
+        }
+        Ok(words)
     }
 }
 
