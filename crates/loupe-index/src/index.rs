@@ -696,16 +696,16 @@ impl Index {
         if compact {
             state.text.compact(&text_path)?;
         }
-        store::save(&self.options.index_dir, &root, &state.files, &state.symbols, &state.links, state.complete)?;
-        let file_count = state.files.len();
+        let (arena_at, rows_at) =
+            store::save(&self.options.index_dir, &root, &state.files, &state.symbols, &state.links, state.complete)?;
         drop(state);
-        // The symbol table is read from the file just written from now on, rather than held.
-        // Callers hold `refresh_lock`, so nothing changed the tables since they were saved.
-        match store::load(&self.options.index_dir, &root) {
-            Some(snapshot) if snapshot.symbols.file_count() == file_count => {
-                self.write_state().symbols = snapshot.symbols;
-            }
-            _ => tracing::warn!("the symbol table just persisted does not load back; keeping it in memory"),
+        // The symbol table reads its rows and strings from the file just written from now on,
+        // rather than holding them. Callers hold `refresh_lock`, so nothing changed the tables
+        // since they were saved.
+        let rebased = crate::ondisk::PersistedFile::open(&self.options.index_dir.join(store::SNAPSHOT_FILE))
+            .is_ok_and(|file| self.write_state().symbols.rebase(std::sync::Arc::new(file), arena_at, rows_at));
+        if !rebased {
+            tracing::warn!("the symbol table just persisted cannot be read back; keeping it in memory");
         }
         if compact {
             // The compacted file is the new base: reopen it so the overlay starts empty.
@@ -957,6 +957,31 @@ mod tests {
         let stats = index.refresh_until(&|_, _| {}, &|| true);
         assert!(!stats.full_rebuild && stats.stopped && stats.reindexed == 1, "{stats:?}");
         assert_eq!(index.symbols_named("newer_2").len(), 1, "what it re-read is applied");
+    }
+
+    /// The writer's symbol table is read from `tables.bin` after every persist (a cold build, a
+    /// refresh that changed files), never left in memory.
+    #[test]
+    fn a_persisted_symbol_table_is_read_from_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "def first():\n    pass\n").unwrap();
+        for n in 0..8 {
+            std::fs::write(dir.path().join(format!("f{n}.py")), format!("def other_{n}():\n    pass\n")).unwrap();
+        }
+        let index_dir = tempfile::tempdir().unwrap();
+        let index = open_index(dir.path(), index_dir.path());
+        index.refresh(&|_, _| {});
+        assert!(index.read_state().symbols.is_on_disk());
+        assert_eq!(index.symbols_named("first").len(), 1);
+        // Two files of ten: an incremental refresh, compacted and persisted.
+        std::fs::write(dir.path().join("b.py"), "def second():\n    pass\n").unwrap();
+        std::fs::write(dir.path().join("a.py"), "def first_again():\n    pass\n").unwrap();
+        assert!(!index.refresh(&|_, _| {}).full_rebuild);
+        assert!(index.read_state().symbols.is_on_disk());
+        assert_eq!(index.symbols_named("other_7").len(), 1);
+        assert_eq!(index.symbols_named("second").len(), 1);
+        assert_eq!(index.symbols_named("first_again").len(), 1);
+        assert!(index.symbols_named("first").is_empty());
     }
 
     /// A writer killed mid-write leaves `.<file>.<random>.tmp` behind; the next writer removes

@@ -132,7 +132,8 @@ struct HeaderRef<'a> {
 }
 
 /// Writes the header's length and the header, then streams the symbol table to a temporary
-/// file and renames it into place. The symbol table must be compacted.
+/// file and renames it into place. The symbol table must be compacted. Returns where the
+/// symbol arena and rows begin in the file (`SymbolTable::rebase`).
 pub(crate) fn save(
     dir: &Path,
     root: &str,
@@ -140,7 +141,7 @@ pub(crate) fn save(
     symbols: &SymbolTable,
     links: &LinkTable,
     complete: bool,
-) -> io::Result<()> {
+) -> io::Result<(u64, u64)> {
     let path = dir.join(SNAPSHOT_FILE);
     // A fresh name created exclusively (never a file or link already there), removed unless
     // it is renamed into place.
@@ -150,12 +151,14 @@ pub(crate) fn save(
     let header = postcard::to_stdvec(&HeaderRef { format: FORMAT, root, complete, files }).map_err(io::Error::other)?;
     writer.write_all(&(header.len() as u64).to_le_bytes())?;
     writer.write_all(&header)?;
-    symbols.encode(&mut writer)?;
+    let symbols_at = 8 + header.len() as u64;
+    let (arena_at, rows_at) = symbols.encode(&mut writer)?;
     links.encode(&mut writer)?;
     let file = writer.into_inner().map_err(|error| error.into_error())?;
     file.sync_all()?;
     clear_way(&path)?;
-    temporary.persist(&path).map_err(|error| error.error)
+    temporary.persist(&path).map_err(|error| error.error)?;
+    Ok((symbols_at + arena_at, symbols_at + rows_at))
 }
 
 /// Opens an index file for reading: not through a symbolic link (`O_NOFOLLOW`), without

@@ -424,6 +424,12 @@ impl SymbolTable {
             + overlay
     }
 
+    /// True when every row and string is read from a file, none held in memory.
+    #[cfg(test)]
+    pub(crate) fn is_on_disk(&self) -> bool {
+        self.disk.is_some() && self.rows.is_empty() && self.arena.is_empty()
+    }
+
     /// Rows whose lower-cased name is `name_lower`, as (doc, record), in row order.
     pub(crate) fn named(&self, name_lower: &str) -> Vec<(u32, SymbolRecord)> {
         let mut rows: Vec<u32> = Vec::new();
@@ -593,7 +599,9 @@ impl SymbolTable {
     }
 
     /// Writes the table (compacted: no garbage, no overlay) in the layout `decode` reads.
-    pub(crate) fn encode(&self, out: &mut impl Write) -> io::Result<()> {
+    /// Returns where, from the start of what it wrote, the arena's and the rows' bytes begin
+    /// (for `rebase`).
+    pub(crate) fn encode(&self, out: &mut impl Write) -> io::Result<(u64, u64)> {
         debug_assert!(!self.needs_compaction(), "encode a compacted table");
         out.write_all(MAGIC)?;
         // A table loaded from a file and not changed since: its sections are copied from it.
@@ -628,7 +636,50 @@ impl SymbolTable {
         write_bytes(out, &self.names.blob)?;
         write_u32s(out, &self.names.starts)?;
         write_u32s(out, &self.names.posting_starts)?;
-        write_u32s(out, &self.names.postings)
+        write_u32s(out, &self.names.postings)?;
+        let arena_at = (MAGIC.len() + 4) as u64;
+        Ok((arena_at, arena_at + arena_len + 4))
+    }
+
+    /// After `encode` wrote this table into `file` (its arena at `arena_at`, its rows at
+    /// `rows_at`), reads its rows and strings from there and lets go of the ones in memory: the
+    /// name index and the file ranges are the file's already. False (and nothing changed) when
+    /// the table does not have the shape `encode` needs.
+    pub(crate) fn rebase(&mut self, file: Arc<PersistedFile>, arena_at: u64, rows_at: u64) -> bool {
+        if self.needs_compaction() || self.spill.is_some() {
+            return false;
+        }
+        let firsts: Vec<(u32, u32)> = self
+            .files
+            .iter()
+            .enumerate()
+            .filter(|(_, range)| range.1 > 0)
+            .map(|(doc, range)| (range.0, doc as u32))
+            .collect();
+        if firsts.windows(2).any(|pair| pair[0].0 >= pair[1].0) {
+            return false;
+        }
+        let (Ok(arena_len), Ok(row_count)) =
+            (u32::try_from(self.disk_arena() as usize + self.arena.len()), u32::try_from(self.row_total()))
+        else {
+            return false;
+        };
+        let fits = rows_at.checked_add(u64::from(row_count) * ROW_BYTES as u64).is_some_and(|end| end <= file.len());
+        if !fits || arena_at + u64::from(arena_len) > rows_at {
+            return false;
+        }
+        self.disk = Some(OnDisk {
+            arena_file: Arc::clone(&file),
+            arena_at,
+            arena_len,
+            rows_file: file,
+            rows_at,
+            row_count,
+            firsts,
+        });
+        self.rows = Vec::new();
+        self.arena = Vec::new();
+        true
     }
 
     /// Reads what `encode` wrote, section by section straight into the table's own arrays,
