@@ -130,7 +130,11 @@ impl Engine {
             // and the client's opening calls through, before reconciling competes for the cores.
             loupe_core::tokens::warm_up();
             std::thread::sleep(INDEX_START_DELAY);
-            let Some(stats) = engine.refresh_index(&|_, _| {}) else { return };
+            let stats = engine.refresh_index(&|_, _| {});
+            // The build is over: calls no longer wait for it (an index left `building`, as a
+            // damaged one is, answers from a direct scan rather than make every call wait).
+            engine.building_in_background.store(false, std::sync::atomic::Ordering::Release);
+            let Some(stats) = stats else { return };
             if stats.interrupted {
                 // The session is ending: what was built is kept as a checkpoint, nothing to watch.
                 tracing::info!(?stats, "index build interrupted");

@@ -347,7 +347,7 @@ fn exercise_symbols(symbols: &mut SymbolTable) -> Result<(), TestCaseError> {
     symbols.compact();
     let mut encoded = Vec::new();
     symbols.encode(&mut encoded).map_err(|error| TestCaseError::fail(format!("re-encoding failed: {error}")))?;
-    let again = SymbolTable::decode_from(&mut &encoded[..])
+    let again = SymbolTable::decode_from(&mut &encoded[..], None)
         .map_err(|reason| TestCaseError::fail(format!("a compacted table does not decode: {reason}")))?;
     prop_assert_eq!(again.file_count(), symbols.file_count());
     prop_assert_eq!(again.len(), symbols.len());
@@ -430,7 +430,7 @@ fn fuzz_symbol_table_section() {
         .collect();
     run("symbol_table_section", cases(), input(), |input| {
         let bytes = apply(section, &fields, fields.len(), &input);
-        if let Ok(mut symbols) = SymbolTable::decode_from(&mut &bytes[..]) {
+        if let Ok(mut symbols) = SymbolTable::decode_from(&mut &bytes[..], None) {
             exercise_symbols(&mut symbols)?;
         }
         Ok(())

@@ -372,7 +372,9 @@ impl Index {
             let full = live == 0
                 || (to_check.len() + removed.len()) * 4 > live.max(1)
                 || state.text.overlay_docs() > 20_000
-                || state.text_unusable;
+                || state.text_unusable
+                || state.text.base_damaged()
+                || state.symbols.is_damaged();
             (to_check, removed, full, state.complete)
         };
         stats.removed = removed.len();
@@ -465,14 +467,26 @@ impl Index {
         // A rebuild renumbers every document: the old tables are read, under a read lock that
         // queries share, until the new ones replace them.
         let old = self.read_state();
-        let previous: HashMap<RepoPath, FileRecord> =
-            old.files.iter().filter(|record| record.live).map(|record| (record.path.clone(), record.clone())).collect();
+        // Nothing is copied from a symbol table whose file was damaged under it.
+        let previous: HashMap<RepoPath, FileRecord> = if old.symbols.is_damaged() {
+            HashMap::new()
+        } else {
+            old.files.iter().filter(|record| record.live).map(|record| (record.path.clone(), record.clone())).collect()
+        };
         let total = walked.len();
         self.files_total.store(total, Ordering::Release);
         self.files_done.store(0, Ordering::Release);
         let mut builder = IndexBuilder::new();
         let mut files = Vec::with_capacity(total);
-        let mut symbols = SymbolTable::default();
+        // The writer writes the rows and strings out as they come (a cold build then holds only
+        // the names); a reader, which may not write here, builds in memory.
+        let mut symbols = match &self.writer {
+            Some(_) => SymbolTable::spilling(&self.options.index_dir).unwrap_or_else(|error| {
+                tracing::warn!("could not write symbol rows out ({error}); building them in memory");
+                SymbolTable::default()
+            }),
+            None => SymbolTable::default(),
+        };
         let mut links = LinkTable::default();
         let mut reused = 0;
         let mut stopped = false;
@@ -548,9 +562,9 @@ impl Index {
         if !complete {
             tracing::info!(done = files.len(), total, "index build interrupted; keeping it as a checkpoint");
         }
-        symbols.finish_build();
         // The writer streams the new text index to its file and reads it back, which never
         // holds the build buffers and the encoded index at once; others keep it in memory.
+        // The name index is built after, once the text index's build buffers are freed.
         let text_path = self.options.index_dir.join(store::TEXT_FILE);
         let (base, unusable) = match &self.writer {
             Some(_) => match builder.write(&text_path).and_then(|()| TrigramIndex::open(&text_path)) {
@@ -562,6 +576,7 @@ impl Index {
             },
             None => (builder.finish(), false),
         };
+        symbols.finish_build();
         let mut state = self.write_state();
         *state = State::from_parts(files, symbols, links, LayeredIndex::new(Some(base)));
         state.text_unusable = unusable;
@@ -737,7 +752,7 @@ impl Index {
 
     fn persist(&self) -> std::io::Result<()> {
         if self.read_state().symbols.needs_compaction() {
-            self.write_state().symbols.compact();
+            self.write_state().symbols.compact_all();
         }
         let state = self.read_state();
         let root = self.root.canonical().display().to_string();
@@ -747,8 +762,17 @@ impl Index {
         if compact {
             state.text.compact(&text_path)?;
         }
-        store::save(&self.options.index_dir, &root, &state.files, &state.symbols, &state.links, state.complete)?;
+        let (arena_at, rows_at) =
+            store::save(&self.options.index_dir, &root, &state.files, &state.symbols, &state.links, state.complete)?;
         drop(state);
+        // The symbol table reads its rows and strings from the file just written from now on,
+        // rather than holding them. Callers hold `refresh_lock`, so nothing changed the tables
+        // since they were saved.
+        let rebased = crate::ondisk::PersistedFile::open(&self.options.index_dir.join(store::SNAPSHOT_FILE))
+            .is_ok_and(|file| self.write_state().symbols.rebase(std::sync::Arc::new(file), arena_at, rows_at));
+        if !rebased {
+            tracing::warn!("the symbol table just persisted cannot be read back; keeping it in memory");
+        }
         if compact {
             // The compacted file is the new base: reopen it so the overlay starts empty.
             let base = TrigramIndex::open(&text_path)?;
@@ -778,8 +802,15 @@ impl Index {
         }
     }
 
+    /// `Ready` once the first build is done, while the files it reads on demand are the ones
+    /// it opened: a `tables.bin` or `text.bin` truncated or written in place under it makes it
+    /// `Building` (callers then scan the files instead), until a refresh rebuilds.
     pub fn state(&self) -> IndexState {
-        if self.ready.load(Ordering::Acquire) { IndexState::Ready } else { IndexState::Building }
+        if !self.ready.load(Ordering::Acquire) {
+            return IndexState::Building;
+        }
+        let state = self.read_state();
+        if state.symbols.is_damaged() || state.text.base_damaged() { IndexState::Building } else { IndexState::Ready }
     }
 
     /// Symbols whose name equals `name` (case-insensitively), in path then line order.
@@ -1024,6 +1055,31 @@ mod tests {
         let stats = index.refresh_until(&|_, _| {}, &|| true);
         assert!(!stats.full_rebuild && stats.stopped && stats.reindexed == 1, "{stats:?}");
         assert_eq!(index.symbols_named("newer_2").len(), 1, "what it re-read is applied");
+    }
+
+    /// The writer's symbol table is read from `tables.bin` after every persist (a cold build, a
+    /// refresh that changed files), never left in memory.
+    #[test]
+    fn a_persisted_symbol_table_is_read_from_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "def first():\n    pass\n").unwrap();
+        for n in 0..8 {
+            std::fs::write(dir.path().join(format!("f{n}.py")), format!("def other_{n}():\n    pass\n")).unwrap();
+        }
+        let index_dir = tempfile::tempdir().unwrap();
+        let index = open_index(dir.path(), index_dir.path());
+        index.refresh(&|_, _| {});
+        assert!(index.read_state().symbols.is_on_disk());
+        assert_eq!(index.symbols_named("first").len(), 1);
+        // Two files of ten: an incremental refresh, compacted and persisted.
+        std::fs::write(dir.path().join("b.py"), "def second():\n    pass\n").unwrap();
+        std::fs::write(dir.path().join("a.py"), "def first_again():\n    pass\n").unwrap();
+        assert!(!index.refresh(&|_, _| {}).full_rebuild);
+        assert!(index.read_state().symbols.is_on_disk());
+        assert_eq!(index.symbols_named("other_7").len(), 1);
+        assert_eq!(index.symbols_named("second").len(), 1);
+        assert_eq!(index.symbols_named("first_again").len(), 1);
+        assert!(index.symbols_named("first").is_empty());
     }
 
     /// A writer killed mid-write leaves `.<file>.<random>.tmp` behind; the next writer removes

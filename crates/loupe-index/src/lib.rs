@@ -11,12 +11,16 @@
 //! position in it), `symbols.rs` (the symbol table and its name index), `links.rs` (each file's
 //! imports and type relations, postcard-encoded on the worker thread; a `generation` number moves
 //! on every change so derived graphs know when to rebuild), `trigram/` (the text index),
-//! `store.rs` (persistence and the writer lock) and `watch.rs` (the watcher).
+//! `store.rs` (persistence and the writer lock), `ondisk.rs` (positioned reads of the persisted
+//! files, and the check that they are still the files opened) and `watch.rs` (the watcher).
 //!
 //! The index directory (by default `$XDG_CACHE_HOME/loupe/<workspace_hash>/`) holds `tables.bin`
 //! (the file table in postcard, then the symbol table's flat arrays, every offset checked on load),
 //! `text.bin` (trigram postings), and `writer.lock`: one process persists, the others keep their
-//! index in memory. A server loads the snapshot on a background thread at once (a query that
+//! index in memory. Loaded or persisted, the two files are held open and their bulk stays on
+//! disk: the symbol rows and strings and the posting lists are read with `pread` when a query
+//! needs them (`ondisk.rs` says why not a memory mapping); the file table, the links, the name
+//! index and the trigram table of contents stay in memory. A server loads the snapshot on a background thread at once (a query that
 //! arrives meanwhile waits for it, which is sooner than a scan), reconciles it with the disk, then
 //! starts the watcher. A build interrupted by shutdown keeps what it built.
 
@@ -25,6 +29,7 @@ pub mod cache;
 mod fuzz;
 mod index;
 mod links;
+mod ondisk;
 mod records;
 mod store;
 mod symbols;

@@ -18,6 +18,7 @@ use loupe_core::RepoPath;
 use serde::{Deserialize, Serialize};
 
 use crate::links::LinkTable;
+use crate::ondisk::{PersistedFile, Source};
 use crate::records::FileRecord;
 use crate::symbols::SymbolTable;
 
@@ -47,26 +48,33 @@ pub(crate) struct Snapshot {
 }
 
 /// The tables persisted for `root`, or `None` when there are none, they are for another
-/// root or format, or anything in them does not check out. The file is streamed: the symbol
-/// table's sections go straight into their arrays, never through one file-sized buffer.
+/// root or format, or anything in them does not check out. The file is streamed and checked
+/// whole; the symbol table's rows and arena stay in it, held open, and are read on demand.
 pub(crate) fn load(dir: &Path, root: &str) -> Option<Snapshot> {
     let path = dir.join(SNAPSHOT_FILE);
-    let (file, size) = match open_regular(&path) {
-        Ok(opened) => opened,
+    let file = match PersistedFile::open(&path) {
+        Ok(opened) => std::sync::Arc::new(opened),
         Err(error) if error.kind() == io::ErrorKind::NotFound => return None,
         Err(error) => {
             tracing::warn!("the persisted tables are unusable ({error}); rebuilding");
             return None;
         }
     };
-    decode(io::BufReader::with_capacity(1 << 20, file.take(size)), root)
+    let reader = file.reader(0, file.len());
+    decode_with(reader, root, Some(std::sync::Arc::clone(&file)))
 }
 
 /// The snapshot `load` reads, from any reader: every length is trusted only as far as the bytes
 /// behind it arrive, every offset is checked, and every file path must be a normal path beneath
 /// the root (a damaged or planted path such as `../x` would otherwise be handed to callers as
 /// an indexed file). `None` means: rebuild.
-pub(crate) fn decode(mut reader: impl Read, root: &str) -> Option<Snapshot> {
+#[cfg(test)]
+pub(crate) fn decode(reader: &[u8], root: &str) -> Option<Snapshot> {
+    decode_with(reader, root, None)
+}
+
+/// `decode`, leaving the symbol rows and arena in `disk` when it is the file `reader` reads.
+fn decode_with(mut reader: impl Source, root: &str, disk: Option<std::sync::Arc<PersistedFile>>) -> Option<Snapshot> {
     let mut length = [0u8; 8];
     reader.read_exact(&mut length).ok()?;
     let length = u64::from_le_bytes(length);
@@ -83,7 +91,7 @@ pub(crate) fn decode(mut reader: impl Read, root: &str) -> Option<Snapshot> {
         tracing::warn!("the persisted file table names {:?}, not a path beneath the root; rebuilding", bad.path);
         return None;
     }
-    let symbols = match SymbolTable::decode_from(&mut reader) {
+    let symbols = match SymbolTable::decode_from(&mut reader, disk) {
         Ok(symbols) => symbols,
         Err(reason) => {
             tracing::warn!("the persisted symbol table is damaged ({reason}); rebuilding");
@@ -124,7 +132,8 @@ struct HeaderRef<'a> {
 }
 
 /// Writes the header's length and the header, then streams the symbol table to a temporary
-/// file and renames it into place. The symbol table must be compacted.
+/// file and renames it into place. The symbol table must be compacted. Returns where the
+/// symbol arena and rows begin in the file (`SymbolTable::rebase`).
 pub(crate) fn save(
     dir: &Path,
     root: &str,
@@ -132,7 +141,7 @@ pub(crate) fn save(
     symbols: &SymbolTable,
     links: &LinkTable,
     complete: bool,
-) -> io::Result<()> {
+) -> io::Result<(u64, u64)> {
     let path = dir.join(SNAPSHOT_FILE);
     // A fresh name created exclusively (never a file or link already there), removed unless
     // it is renamed into place.
@@ -142,12 +151,14 @@ pub(crate) fn save(
     let header = postcard::to_stdvec(&HeaderRef { format: FORMAT, root, complete, files }).map_err(io::Error::other)?;
     writer.write_all(&(header.len() as u64).to_le_bytes())?;
     writer.write_all(&header)?;
-    symbols.encode(&mut writer)?;
+    let symbols_at = 8 + header.len() as u64;
+    let (arena_at, rows_at) = symbols.encode(&mut writer)?;
     links.encode(&mut writer)?;
     let file = writer.into_inner().map_err(|error| error.into_error())?;
     file.sync_all()?;
     clear_way(&path)?;
-    temporary.persist(&path).map_err(|error| error.error)
+    temporary.persist(&path).map_err(|error| error.error)?;
+    Ok((symbols_at + arena_at, symbols_at + rows_at))
 }
 
 /// Opens an index file for reading: not through a symbolic link (`O_NOFOLLOW`), without
@@ -168,12 +179,10 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<(File, u64)> {
     Ok((file, metadata.len()))
 }
 
-/// The whole content of an index file opened by `open_regular`, at most its size at open.
-pub(crate) fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
-    let (file, size) = open_regular(path)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(size).read_to_end(&mut bytes)?;
-    Ok(bytes)
+/// An unnamed file in the index directory for a build to write its symbol rows out to: it has
+/// no name to leave behind, and the system frees it when the build's table is dropped.
+pub(crate) fn spill_file(dir: &Path) -> io::Result<File> {
+    tempfile::tempfile_in(dir)
 }
 
 /// True when `path` is a regular file (not followed through a link).

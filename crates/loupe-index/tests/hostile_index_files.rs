@@ -123,3 +123,61 @@ fn r15_writer_lock_planted_as_a_fifo_does_not_block() {
     assert!(receive.recv_timeout(Duration::from_secs(20)).expect("opening the index hung"));
     assert_regular(&index_dir.path().join("writer.lock"));
 }
+
+/// The index reads `text.bin`'s posting lists and `tables.bin`'s symbol rows on demand, from
+/// the files it opened. Each file truncated, or rewritten in place, under a live index: no
+/// panic, no text search that misses a match (every file is a candidate), the index says
+/// `building` (so callers scan) and the next refresh rebuilds it.
+#[test]
+fn r15_index_files_truncated_or_rewritten_under_a_live_index_scan_then_rebuild() {
+    use std::os::unix::fs::FileExt;
+    for (name, how) in
+        [("text.bin", "truncate"), ("tables.bin", "truncate"), ("text.bin", "rewrite"), ("tables.bin", "rewrite")]
+    {
+        let (dir, index_dir) = indexed_workspace();
+        let index = open(dir.path(), index_dir.path());
+        assert!(index.load_snapshot(), "{name}: the snapshot loads");
+        assert_eq!(index.state(), loupe_index::IndexState::Ready);
+        let path = index_dir.path().join(name);
+        let len = std::fs::metadata(&path).unwrap().len();
+        std::thread::sleep(Duration::from_millis(20));
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        match how {
+            "truncate" => file.set_len(len / 2).unwrap(),
+            _ => file.write_all_at(&vec![0x5A; len as usize / 2], len / 4).unwrap(),
+        }
+        drop(file);
+        let found = candidates(&index, "gamma_two");
+        assert!(found.contains(&"src/util.py".to_owned()), "{name} {how}: a match is never missed: {found:?}");
+        let _ = index.symbols_named("alpha_one");
+        let _ = index.symbols_containing("alpha", 10);
+        assert_eq!(index.state(), loupe_index::IndexState::Building, "{name} {how}: the index says it cannot answer");
+        let stats = index.refresh(&|_, _| {});
+        assert!(stats.full_rebuild, "{name} {how}: {stats:?}");
+        assert_eq!(index.state(), loupe_index::IndexState::Ready);
+        assert_eq!(candidates(&index, "gamma_two"), ["src/util.py"]);
+        assert_eq!(index.symbols_named("alpha_one").len(), 1, "{name} {how}");
+        // Reopened, the rebuilt files load and answer.
+        drop(index);
+        let index = open(dir.path(), index_dir.path());
+        assert!(index.load_snapshot());
+        assert_eq!(index.symbols_named("alpha_one").len(), 1, "{name} {how}");
+    }
+}
+
+/// A writer replaces its files by a rename; another process reading the same index keeps
+/// answering from the files it opened, whole, never seeing them as damaged.
+#[test]
+fn index_files_replaced_by_a_rename_keep_a_reader_answering() {
+    let (dir, index_dir) = indexed_workspace();
+    let writer = open(dir.path(), index_dir.path());
+    assert!(writer.is_writer());
+    let reader = open(dir.path(), index_dir.path());
+    assert!(!reader.is_writer() && reader.load_snapshot());
+    write(dir.path(), "src/more.rs", "pub fn delta_three() {}\n");
+    writer.refresh(&|_, _| {});
+    assert_eq!(writer.symbols_named("delta_three").len(), 1);
+    assert_eq!(reader.state(), loupe_index::IndexState::Ready);
+    assert_eq!(reader.symbols_named("alpha_one").len(), 1);
+    assert_eq!(candidates(&reader, "gamma_two"), ["src/util.py"]);
+}

@@ -145,12 +145,13 @@ impl Header {
     }
 
     /// The checksum over the header fields and the three section hashes.
+    #[cfg(test)]
     pub(crate) fn expected_checksum(&self, table: &[u8], postings: &[u8], docs: &[u8]) -> [u8; 16] {
         let hashes = [blake3::hash(table), hash_large(postings), blake3::hash(docs)];
         self.checksum_of(&hashes)
     }
 
-    fn checksum_of(&self, section_hashes: &[blake3::Hash; 3]) -> [u8; 16] {
+    pub(crate) fn checksum_of(&self, section_hashes: &[blake3::Hash; 3]) -> [u8; 16] {
         let mut hasher = blake3::Hasher::new();
         hasher.update(&self.encode()[..CHECKSUM_AT]);
         hasher.update(&self.file_len.to_le_bytes());
@@ -164,6 +165,7 @@ impl Header {
 }
 
 /// BLAKE3 of a large buffer; one pass, SIMD where the CPU has it.
+#[cfg(test)]
 pub(crate) fn hash_large(bytes: &[u8]) -> blake3::Hash {
     let mut hasher = blake3::Hasher::new();
     hasher.update(bytes);

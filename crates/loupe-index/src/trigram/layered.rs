@@ -183,6 +183,12 @@ impl LayeredIndex {
         self.evaluate(plan).map_or(Candidates::All, Candidates::Docs)
     }
 
+    /// True when the base file was damaged under the running index: it answers "every
+    /// document" until a rebuild replaces it.
+    pub fn base_damaged(&self) -> bool {
+        self.base.as_ref().is_some_and(TrigramIndex::is_damaged)
+    }
+
     pub fn base(&self) -> Option<&TrigramIndex> {
         self.base.as_ref()
     }
@@ -236,7 +242,7 @@ impl LayeredIndex {
             if let Some(entry) = entries.next_if(|entry| entry.trigram == trigram)
                 && let Some(base) = &self.base
             {
-                base.decode_entry(entry, &mut base_docs).map_err(|Corrupt| {
+                base.decode_entry(entry, &mut base_docs).and_then(|()| base.trusted()).map_err(|Corrupt| {
                     io::Error::new(io::ErrorKind::InvalidData, "trigram index: corrupt posting list; rebuild it")
                 })?;
                 base_docs.retain(|&doc| !self.tombstones.contains(doc));
