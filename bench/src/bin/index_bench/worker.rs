@@ -656,7 +656,7 @@ fn touch_with_cli(options: &WorkerOptions, root: &Path, index_dir: &Path, files:
         };
         let started = Instant::now();
         let output = Command::new(&options.loupe)
-            .args(["search", &token, "--type", "text", "--json", "--root"])
+            .args(["search", &token, "--type", "text", "--json", "--metadata", "full", "--root"])
             .arg(root)
             .arg("--index-dir")
             .arg(index_dir)
