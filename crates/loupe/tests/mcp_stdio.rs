@@ -188,6 +188,18 @@ impl RawServer {
         RawServer { io: common::Lines::spawn(command) }
     }
 
+    /// A server on an index dir of its own (kept while the returned dir lives), whose first
+    /// build is held back `millis` (the `LOUPE_TEST_INDEX_DELAY_MS` hook).
+    fn with_first_build_held(root: &std::path::Path, millis: u64) -> (RawServer, tempfile::TempDir) {
+        let cache = tempfile::tempdir().unwrap();
+        let delay = millis.to_string();
+        let server = RawServer::start_with(
+            root,
+            &[("LOUPE_TEST_INDEX_DELAY_MS", delay.as_str()), ("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
+        );
+        (server, cache)
+    }
+
     fn send(&mut self, line: &str) {
         self.io.send(line);
     }
@@ -303,14 +315,7 @@ fn bad_input_gets_an_answer_and_the_server_keeps_serving() {
 #[test]
 fn a_progress_token_gets_index_progress_and_a_complete_answer() {
     let dir = workspace();
-    let start = || {
-        let cache = tempfile::tempdir().unwrap();
-        let server = RawServer::start_with(
-            dir.path(),
-            &[("LOUPE_TEST_INDEX_DELAY_MS", "700"), ("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
-        );
-        (server, cache)
-    };
+    let start = || RawServer::with_first_build_held(dir.path(), 700);
     // Without a token: the complete answer once the build is done, and no notifications.
     let (mut server, _cache) = start();
     server.initialize("2025-11-25");
@@ -351,11 +356,7 @@ fn a_progress_token_gets_index_progress_and_a_complete_answer() {
 #[test]
 fn a_text_search_during_the_first_build_is_answered_at_once_by_a_direct_scan() {
     let dir = workspace();
-    let cache = tempfile::tempdir().unwrap();
-    let mut server = RawServer::start_with(
-        dir.path(),
-        &[("LOUPE_TEST_INDEX_DELAY_MS", "5000"), ("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
-    );
+    let (mut server, _cache) = RawServer::with_first_build_held(dir.path(), 5000);
     server.initialize("2025-11-25");
     for (id, kind, query) in [(1, "text", "-> u32 { 3"), (2, "regex", r"-> u32 \{ 3")] {
         let asked = Instant::now();
@@ -379,11 +380,7 @@ fn a_text_search_during_the_first_build_is_answered_at_once_by_a_direct_scan() {
 #[test]
 fn a_cancelled_call_stops_reporting_progress_and_the_server_keeps_serving() {
     let dir = workspace();
-    let cache = tempfile::tempdir().unwrap();
-    let mut server = RawServer::start_with(
-        dir.path(),
-        &[("LOUPE_TEST_INDEX_DELAY_MS", "5000"), ("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
-    );
+    let (mut server, _cache) = RawServer::with_first_build_held(dir.path(), 5000);
     server.initialize("2025-11-25");
     server.send(
         &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
