@@ -33,8 +33,9 @@
 //!   sharing at least half their lines) files, then diffs while the budget lasts).
 //! - `search.rs` and `search/`: `parse.rs` (filters, `auto` inference), `hits.rs` (the index's
 //!   symbols, names, and text verified on disk: files verified on every core but consumed in
-//!   candidate order, so the 2,000-match cut is deterministic), `render.rs` (ranking, paging,
-//!   candidate and bundle ids, both faces).
+//!   candidate order, so the 2,000-match cut is deterministic), `oversized.rs` (the gram sets
+//!   of the files over the index's size limit, which let a text search skip them), `render.rs`
+//!   (ranking, paging, candidate and bundle ids, both faces).
 //! - `analyze.rs` and `analyze/`: target resolution and the six modes; `workspace.rs` keeps the
 //!   import and type graphs of the index's generation (updated in place when only edited files
 //!   changed, `Index::modified_since`; rebuilt otherwise) and caches parsed facts by content
@@ -47,7 +48,8 @@
 //! - `session/`: the session layer (§9); `response.rs`: `Outcome` (what a tool returns: face parts,
 //!   typed act fields, detail) and its one renderer (the text face, `token_estimate`, the
 //!   structured face at each `metadata` level); `work.rs`: the progress-and-cancel handle a caller
-//!   passes with a call (`Engine::call_with`);
+//!   passes with a call (`Engine::call_with`); `latency.rs`: each stage's recent durations, for
+//!   `manage metrics`;
 //!   `config.rs`: loading and layering the configuration; `suggest.rs`: "did you mean";
 //!   `reasons.rs`: the reason-code enum in its fixed order and the registry (`reason_registry.json`),
 //!   below both the session layer and the renderer.
