@@ -6,9 +6,11 @@
 //! `gate_mode = off` (§9.7 guards a session, and a command is a session of one call), unless
 //! the configuration sets it. Logs go to stderr; stdout carries only the answer.
 
-// mimalloc replaces `malloc` for the whole process, tree-sitter's C code included: parsing
-// is allocation-heavy, and the Linux cold index needs less CPU with it (docs/decisions.md).
-use mimalloc as _;
+// jemalloc serves the whole process, tree-sitter's C code included (its `malloc` replaces
+// libc's): a long-lived server's RSS stays flat under churn, where glibc's and mimalloc's grew,
+// and the cold index needs less CPU and memory with it (docs/decisions.md).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;

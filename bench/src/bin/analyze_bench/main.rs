@@ -15,8 +15,11 @@ use clap::Parser;
 use loupe_core::Config;
 use loupe_core::config::GateMode;
 use loupe_engine::Engine;
-use mimalloc as _;
 use serde_json::{Value, json};
+
+// The same allocator as the `loupe` binary.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[derive(Debug, Parser)]
 #[command(about = "p50/p95 of analyze impact and calls on real corpora, next to rg in the same run")]

@@ -13,7 +13,8 @@
 //! No assertion on time anywhere: a missed target is a table cell.
 
 // The same allocator as the `loupe` binary, so that the in-process build measures what it runs.
-use mimalloc as _;
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 mod mcp;
 mod mcp_search;
