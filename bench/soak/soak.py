@@ -148,6 +148,8 @@ class Client:
         # (unix time, sessions KiB, analyze facts KiB) from each `manage metrics`: the bounded
         # caches, told apart from growth in the memory report.
         self.caches = []
+        # (time, bytes the program holds, bytes the allocator keeps resident), from the same call.
+        self.heap = []
         self.hits = []
         self.session = None
         self.scratch_dir = f"soak/client-{self.id}"
@@ -375,6 +377,9 @@ class Client:
     async def manage(self):
         command = self.random.choice(["status", "history", "metrics"])
         arguments = {"command": command}
+        if command == "metrics":
+            # The full envelope carries the allocator's own counts (`metrics.heap`).
+            arguments["metadata"] = "full"
         if command == "history":
             arguments["limit"] = 5
         result = await self.call(f"manage {command}", "manage", arguments)
@@ -382,6 +387,9 @@ class Client:
             found = re.search(r"caches: sessions (\d+) KiB · analyze facts (\d+) KiB", result.content[0].text)
             if found:
                 self.caches.append((time.time(), int(found.group(1)), int(found.group(2))))
+            heap = ((result.structured_content or {}).get("meta") or {}).get("metrics", {}).get("heap")
+            if heap:
+                self.heap.append((time.time(), heap["allocated_bytes"], heap["resident_bytes"]))
 
     async def watcher_probe(self):
         try:
@@ -558,7 +566,7 @@ class Client:
             "failure_kinds": dict(self.failure_kinds),
             "expected": dict(self.expected), "samples": dict(self.samples), "tasks": self.task + 1,
             "tasks_by_budget": self.tasks_by_budget, "lost": self.lost, "edits": dict(self.edits), "watcher": dict(self.watcher),
-            "watcher_misses": self.watcher_misses, "caches": self.caches,
+            "watcher_misses": self.watcher_misses, "caches": self.caches, "heap": self.heap,
             "latency": {label: values for label, values in self.latency.items()},
         }
 
@@ -815,6 +823,24 @@ def net_growth(tallies, sampler, elapsed, window):
     return out
 
 
+def heap_windows(tallies, elapsed, window):
+    """Per server: the medians per window of the heap the program holds and of what the
+    allocator keeps resident (MB), as `manage metrics` reported them."""
+    start = time.time() - elapsed
+    out = {}
+    for tally in tallies:
+        points = [(at - start, allocated / 2**20, resident / 2**20) for at, allocated, resident in tally.get("heap", [])]
+        cells, lo = [], 0.0
+        while lo < elapsed - 1:
+            inside = [(allocated, resident) for at, allocated, resident in points if lo <= at < lo + window]
+            if inside:
+                cells.append((lo, statistics.median(a for a, _ in inside), statistics.median(r for _, r in inside)))
+            lo += window
+        if cells:
+            out[tally["client"]] = cells
+    return out
+
+
 def window_stats(samples, lo, hi):
     values = [rss for at, rss, _, _ in samples if lo <= at < hi]
     if not values:
@@ -893,6 +919,10 @@ def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, loa
     if net:
         worst = max(change for _, change, _ in net)
         out.append(f"| RSS less the bounded caches, last vs first {window / 60:.0f} min (median, worst server) | {worst:+.1f} % | does not grow |")
+    heap = heap_windows(tallies, elapsed, window)
+    if heap:
+        worst = max((cells[-1][1] / cells[0][1] - 1) * 100 for cells in heap.values())
+        out.append(f"| heap the program holds (jemalloc), last vs first {window / 60:.0f} min (median, worst server) | {worst:+.1f} % | does not grow |")
     out.append(f"| expected refusals | {sum(expected.values()):,} | counted apart |")
     out.append(f"| client exit codes | {', '.join(str(exit_codes[c]) for c in sorted(exit_codes))} | 0 |")
     out.append("")
@@ -981,6 +1011,14 @@ def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, loa
             lo += window
         out.append(f"- server {client}: " + ", ".join(cells))
     out.append("")
+    if heap:
+        out.append(f"The heap as the allocator counts it (`manage metrics`, `metrics.heap`): what the program holds / what "
+                   f"jemalloc keeps resident, median per {window / 60:.0f}-minute window (MB). RSS above the second adds "
+                   "the binary, stacks and the tokenizer's tables:\n")
+        for client, cells in sorted(heap.items()):
+            out.append(f"- server {client}: " + ", ".join(
+                f"{lo / 60:.0f}–{(lo + window) / 60:.0f}′ {allocated:.0f} / {resident:.0f}" for lo, allocated, resident in cells))
+        out.append("")
     kinds = Counter()
     for tally in tallies:
         kinds.update(tally.get("failure_kinds", {}))

@@ -49,7 +49,7 @@
 //!   typed act fields, detail) and its one renderer (the text face, `token_estimate`, the
 //!   structured face at each `metadata` level); `work.rs`: the progress-and-cancel handle a caller
 //!   passes with a call (`Engine::call_with`); `latency.rs`: each stage's recent durations, for
-//!   `manage metrics`;
+//!   `manage metrics`; `heap.rs`: the allocator's counts, read through a probe the binary registers;
 //!   `config.rs`: loading and layering the configuration; `suggest.rs`: "did you mean";
 //!   `reasons.rs`: the reason-code enum in its fixed order and the registry (`reason_registry.json`),
 //!   below both the session layer and the renderer.
@@ -70,6 +70,7 @@ mod engine;
 mod errors;
 #[cfg(test)]
 mod fuzz;
+pub mod heap;
 pub mod latency;
 pub mod legacy;
 mod manage;

@@ -344,7 +344,13 @@ fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> 
         ));
     }
     let legacy = json!({"mode": legacy_mode, "calls": legacy_calls});
-    let metrics = json!({"session": session, "analytics": analytics, "caches": caches, "legacy_tools": legacy, "latency": latency});
+    let mut metrics = json!({"session": session, "analytics": analytics, "caches": caches, "legacy_tools": legacy, "latency": latency});
+    // The allocator's counts (`heap.rs`), when the binary registered them: full envelope only,
+    // like the timings.
+    if let Some(heap) = crate::heap::figures() {
+        metrics["heap"] =
+            json!({"allocator": heap.allocator, "allocated_bytes": heap.allocated, "resident_bytes": heap.resident});
+    }
     (face, metrics)
 }
 

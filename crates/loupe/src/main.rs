@@ -377,7 +377,17 @@ impl ConfigFlags {
     }
 }
 
+/// jemalloc's own counts, for `manage metrics` (`loupe_engine::heap`). jemalloc refreshes its
+/// statistics when the epoch advances.
+fn heap_figures() -> Option<loupe_engine::heap::HeapFigures> {
+    tikv_jemalloc_ctl::epoch::advance().ok()?;
+    let allocated = tikv_jemalloc_ctl::stats::allocated::read().ok()?;
+    let resident = tikv_jemalloc_ctl::stats::resident::read().ok()?;
+    Some(loupe_engine::heap::HeapFigures { allocator: "jemalloc", allocated: allocated as u64, resident: resident as u64 })
+}
+
 fn main() -> ExitCode {
+    loupe_engine::heap::set_probe(heap_figures);
     // The tokenizer's vocabulary takes ~45 ms to build and every answer needs it: start now,
     // in parallel with parsing arguments, loading configuration and the MCP handshake.
     std::thread::spawn(loupe_core::tokens::warm_up);

@@ -205,6 +205,11 @@ fn budget_limits_and_exact_metrics() {
     assert_eq!(counted["search_count"], json!(2));
     assert_eq!(counted["max_read_span"], json!(10));
     assert!(metrics.envelope["meta"]["metrics"]["analytics"]["drop_count_by_type"].is_object());
+    // The binary's allocator counts its heap: held bytes within what it keeps resident.
+    let heap = &metrics.envelope["meta"]["metrics"]["heap"];
+    assert_eq!(heap["allocator"], json!("jemalloc"), "{}", metrics.envelope);
+    let (allocated, resident) = (heap["allocated_bytes"].as_u64().unwrap(), heap["resident_bytes"].as_u64().unwrap());
+    assert!(allocated > 0 && allocated <= resident, "allocated {allocated}, resident {resident}");
 }
 
 /// Relevance warns outside the last searches' results; aggregation does not resend lines;
