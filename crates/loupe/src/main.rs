@@ -383,7 +383,11 @@ fn heap_figures() -> Option<loupe_engine::heap::HeapFigures> {
     tikv_jemalloc_ctl::epoch::advance().ok()?;
     let allocated = tikv_jemalloc_ctl::stats::allocated::read().ok()?;
     let resident = tikv_jemalloc_ctl::stats::resident::read().ok()?;
-    Some(loupe_engine::heap::HeapFigures { allocator: "jemalloc", allocated: allocated as u64, resident: resident as u64 })
+    Some(loupe_engine::heap::HeapFigures {
+        allocator: "jemalloc",
+        allocated: allocated as u64,
+        resident: resident as u64,
+    })
 }
 
 fn main() -> ExitCode {
