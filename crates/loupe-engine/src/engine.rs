@@ -151,9 +151,11 @@ impl Engine {
                     Err(error) => tracing::warn!("{error}; the index will not follow changes on disk"),
                 }
             }
-            // The files over the index's size limit, summarised now rather than by the first
-            // searches (Linux: 102 of them, 424 MB).
-            engine.oversized.prime(&engine);
+            // The files over the index's size limit, summarised now (Linux: 102 of them, 424 MB;
+            // seconds of CPU) on a thread of their own, so the first searches need not scan them.
+            if let Some(index) = engine.index() {
+                engine.oversized.learn_in_background(&engine.root, index, engine.config.max_file_bytes);
+            }
         });
         if let Err(error) = spawned {
             tracing::warn!("cannot start background indexing: {error}");

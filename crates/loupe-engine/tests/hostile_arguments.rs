@@ -86,14 +86,21 @@ fn r10_files_over_the_index_limit_are_searched_or_named() {
     let after = fixture.engine.call("search", query.clone());
     assert!(after.ok && after.face.contains("big.txt:"), "once built: {}", after.face);
     assert!(after.meta.get("not_searched").is_none(), "{}", after.face);
-    // Each scan summarises the file it read (a trigram filter keyed by size and mtime): a query
-    // it rules out skips the file, and a file changed since is scanned again, so what the
-    // change added is found at once.
+    // A scan of a file without a filter has the background learner summarise it (a trigram
+    // filter keyed by size and mtime): a query it rules out skips the file, and a file changed
+    // since is scanned again, so what the change added is found at once.
     let absent = json!({"query": "needle_added_later", "type": "text", "metadata": "full"});
     let none = fixture.engine.call("search", absent.clone());
     assert_eq!(none.meta["total"], json!(0), "{}", none.face);
-    let metrics = fixture.engine.call("manage", json!({"command": "metrics", "metadata": "full"}));
-    assert!(metrics.meta["metrics"]["caches"]["oversized_filter_files"].as_u64() >= Some(1), "{}", metrics.face);
+    let learned = || {
+        let metrics = fixture.engine.call("manage", json!({"command": "metrics", "metadata": "full"}));
+        metrics.meta["metrics"]["caches"]["oversized_filter_files"].as_u64() >= Some(1)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !learned() {
+        assert!(std::time::Instant::now() < deadline, "the learner never summarised big.txt");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let big = fixture.root.path().join("big.txt");
     let mut text = std::fs::read_to_string(&big).unwrap();
     text.push_str("needle_added_later\n");

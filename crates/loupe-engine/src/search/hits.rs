@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use loupe_core::{RepoPath, ToolError, text};
 use loupe_index::{IndexState, trigram};
 use regex::RegexBuilder;
-use rustc_hash::FxHashMap;
 
 use super::oversized::Check;
 use super::parse::{compile_glob, significant_terms, stem};
@@ -282,11 +281,10 @@ pub(super) fn text_hits(
         .into_iter()
         .filter(|entry| request.filters.admits(&entry.path))
         .partition(|entry| entry.size <= read_limit);
-    // Each is skipped when its trigram filter rules the query out (`oversized.rs`), and
-    // summarised the first time it is read.
-    let mut to_learn: FxHashMap<RepoPath, Option<(u64, u64)>> = FxHashMap::default();
+    // Each is skipped when its trigram filter rules the query out (`oversized.rs`); one
+    // without a current filter is scanned, and summarised in the background for the next.
     if !scanned.is_empty() {
-        let (mut skipped, mut kept) = (0, 0);
+        let (mut skipped, mut kept, mut unknown) = (0, 0, 0);
         for entry in scanned {
             let stamp = engine.root().stamp_indexed(&entry.path);
             let literal = (!is_regex).then_some(request.query.as_str());
@@ -296,14 +294,17 @@ pub(super) fn text_hits(
                     continue;
                 }
                 Check::Scan => {}
-                Check::ScanAndLearn => {
-                    to_learn.insert(entry.path.clone(), stamp);
-                }
+                Check::ScanAndLearn => unknown += 1,
             }
             kept += 1;
             candidates.push(entry.path);
         }
-        tracing::debug!(skipped, scanned = kept, learning = to_learn.len(), "files over the index's size limit");
+        if unknown > 0
+            && let Some(index) = ready
+        {
+            engine.oversized.learn_in_background(engine.root(), index, read_limit);
+        }
+        tracing::debug!(skipped, scanned = kept, unknown, "files over the index's size limit");
         candidates.sort();
         candidates.dedup();
     }
@@ -323,7 +324,7 @@ pub(super) fn text_hits(
     }
     candidates.retain(|path| request.filters.admits(path));
     let query_lower = request.query.to_lowercase();
-    let verifier = Verifier { engine, request, scanner: &scanner, query_lower: &query_lower, to_learn: &to_learn };
+    let verifier = Verifier { engine, request, scanner: &scanner, query_lower: &query_lower };
     let verify = |path: &RepoPath| verifier.file(path, definition_lines.get(path).map(Vec::as_slice).unwrap_or(&[]));
     // Files are verified on every core but taken in candidate order, so the cut at
     // MAX_MATCHES falls where a single thread would put it.
@@ -364,8 +365,6 @@ struct Verifier<'a> {
     request: &'a SearchRequest,
     scanner: &'a regex::Regex,
     query_lower: &'a str,
-    /// Oversized files to summarise once read, with their stamp taken before the read.
-    to_learn: &'a FxHashMap<RepoPath, Option<(u64, u64)>>,
 }
 
 impl Verifier<'_> {
@@ -384,20 +383,11 @@ impl Verifier<'_> {
         .then(|| std::str::from_utf8(&bytes).ok())
         .flatten();
         let decoded;
-        let learn = |text: &str| {
-            if let Some(Some(stamp)) = self.to_learn.get(path) {
-                self.engine.oversized.learn(path, *stamp, text);
-            }
-        };
         let lines: Vec<(usize, &str)> = match plain {
-            Some(raw) => {
-                learn(raw);
-                plain_lines_to_check(self.scanner, raw)
-            }
+            Some(raw) => plain_lines_to_check(self.scanner, raw),
             None => {
                 let Ok(text) = text::decode(&bytes) else { return Vec::new() };
                 decoded = text;
-                learn(&decoded.text);
                 lines_to_check(self.scanner, &decoded)
                     .into_iter()
                     .map(|number| (number, decoded.line(number)))

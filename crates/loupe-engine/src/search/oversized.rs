@@ -1,7 +1,13 @@
 //! Files over the index's size limit, which every text search scans itself (§7: never
-//! "nothing" where the index does not look), each summarised by a small trigram filter the
-//! first time a search reads it (its exact set of trigrams), so later searches skip the ones
-//! that cannot hold a match.
+//! "nothing" where the index does not look), each summarised by a small trigram filter (its
+//! exact set of trigrams and 4-grams), so later searches skip the ones that cannot hold a match.
+//!
+//! Summarising is never done on a search's path: on Linux it is seconds of CPU (424 MB through
+//! two gram sets), and a search that met the files unsummarised while the server's own pass ran
+//! did the same work again (a 35 s search under load). One background learner does it: once the
+//! index is ready (`learn_in_background` from the server's indexing thread), and again whenever
+//! a search met a file without a current filter (changed since, or not yet summarised); the
+//! search itself scans such a file.
 //!
 //! Linux 6.12 has 102 such files (424 MB of generated register headers): scanning them all made
 //! every text search cost 60–150 ms whatever it looked for. A filter is keyed by the file's size
@@ -11,7 +17,8 @@
 //!
 //! Must stay bounded: at most `MAX_FILTER_BYTES` per file and `MAX_TOTAL_BYTES` in all.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use loupe_core::RepoPath;
 use loupe_index::trigram::{Plan, trigrams_of};
@@ -22,10 +29,14 @@ const MAX_FILTER_BYTES: usize = 4 << 20;
 /// What the filters of all oversized files may hold together.
 const MAX_TOTAL_BYTES: usize = 32 << 20;
 
-/// The trigram filters of the oversized files, by path.
-#[derive(Debug, Default)]
+/// The trigram filters of the oversized files, by path, and the one learner that makes them.
+#[derive(Debug, Default, Clone)]
 pub(crate) struct OversizedFilters {
-    filters: Mutex<FxHashMap<RepoPath, Filter>>,
+    filters: Arc<Mutex<FxHashMap<RepoPath, Filter>>>,
+    /// The background learner runs (at most one at a time).
+    learning: Arc<AtomicBool>,
+    /// A search met a file without a current filter while the learner ran: it runs once more.
+    again: Arc<AtomicBool>,
 }
 
 #[derive(Debug)]
@@ -40,9 +51,16 @@ struct Filter {
     /// register headers' vocabulary holds most trigrams of a typical identifier (17 of 612
     /// file × query pairs of Linux's rare literals pass on trigrams), few of its 4-grams (none).
     quadgrams: Vec<u32>,
+    /// The file could not be summarised within the bounds: every search scans it (until it
+    /// changes), and the learner does not try it again.
+    always_scan: bool,
 }
 
 impl Filter {
+    fn always_scan(stamp: (u64, u64)) -> Filter {
+        Filter { stamp, trigrams: Vec::new(), quadgrams: Vec::new(), always_scan: true }
+    }
+
     fn has(&self, trigram: u32) -> bool {
         self.trigrams.binary_search(&trigram).is_ok()
     }
@@ -73,7 +91,7 @@ pub(crate) enum Check {
     Skip,
     /// Its current filter lets the plan through: scan it.
     Scan,
-    /// No current filter: scan it and summarise what was read (`learn`).
+    /// No current filter: scan it, and have the learner summarise it (`learn_in_background`).
     ScanAndLearn,
 }
 
@@ -89,6 +107,7 @@ impl OversizedFilters {
     ) -> Check {
         let filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
         match (filters.get(path), stamp) {
+            (Some(filter), Some(stamp)) if filter.stamp == stamp && filter.always_scan => Check::Scan,
             (Some(filter), Some(stamp)) if filter.stamp == stamp => {
                 // ASCII only: 4-grams are lowercased bytewise, so a non-ASCII literal searched
                 // in any case could match bytes its own 4-grams do not show.
@@ -102,44 +121,69 @@ impl OversizedFilters {
     }
 
     /// Summarises `text`, the content of `path` read after `stamp` was taken.
-    pub(crate) fn learn(&self, path: &RepoPath, stamp: (u64, u64), text: &str) {
+    fn learn(&self, path: &RepoPath, stamp: (u64, u64), text: &str) {
+        let filter = Self::summarise(stamp, text, MAX_FILTER_BYTES).unwrap_or_else(|| Filter::always_scan(stamp));
+        let mut filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
+        let held: usize = filters.iter().filter(|(known, _)| *known != path).map(|(_, filter)| filter.bytes()).sum();
+        let filter = if held + filter.bytes() <= MAX_TOTAL_BYTES { filter } else { Filter::always_scan(stamp) };
+        filters.insert(path.clone(), filter);
+    }
+
+    /// The filter of `text`, or `None` when a gram set would be over `max_bytes`.
+    fn summarise(stamp: (u64, u64), text: &str, max_bytes: usize) -> Option<Filter> {
         let mut trigrams = Vec::new();
         trigrams_of(text.as_bytes(), &mut trigrams);
-        if trigrams.len() * 4 > MAX_FILTER_BYTES {
-            return;
+        if trigrams.len() * 4 > max_bytes {
+            return None;
         }
         trigrams.shrink_to_fit();
         // Through a set: collecting every window first would hold four bytes per byte of text.
         let mut distinct: FxHashSet<u32> = FxHashSet::default();
         for window in text.as_bytes().windows(4) {
             distinct.insert(quadgram(window));
-            if distinct.len() * 4 > MAX_FILTER_BYTES {
-                return;
+            if distinct.len() * 4 > max_bytes {
+                return None;
             }
         }
         let mut quadgrams: Vec<u32> = distinct.into_iter().collect();
         quadgrams.sort_unstable();
-        let filter = Filter { stamp, trigrams, quadgrams };
-        let mut filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
-        let held: usize = filters.iter().filter(|(known, _)| *known != path).map(|(_, filter)| filter.bytes()).sum();
-        if held + filter.bytes() <= MAX_TOTAL_BYTES {
-            filters.insert(path.clone(), filter);
-        } else {
-            filters.remove(path);
+        Some(Filter { stamp, trigrams, quadgrams, always_scan: false })
+    }
+
+    /// Summarises, on a thread of its own, every file over the index's size limit that has no
+    /// current filter; when the learner already runs, it makes one more pass after this one.
+    pub(crate) fn learn_in_background(&self, root: &loupe_vfs::Root, index: &Arc<loupe_index::Index>, read_limit: u64) {
+        self.again.store(true, Ordering::Release);
+        if self.learning.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (filters, root, index) = (self.clone(), root.clone(), Arc::clone(index));
+        let spawned = std::thread::Builder::new().name("loupe-oversized".into()).spawn(move || {
+            loop {
+                while filters.again.swap(false, Ordering::AcqRel) {
+                    filters.prime(&root, &index, read_limit);
+                }
+                filters.learning.store(false, Ordering::Release);
+                // A request that came after the last pass and before the flag fell is served
+                // here, unless another learner took it up.
+                if !filters.again.load(Ordering::Acquire) || filters.learning.swap(true, Ordering::AcqRel) {
+                    break;
+                }
+            }
+        });
+        if spawned.is_err() {
+            self.learning.store(false, Ordering::Release);
         }
     }
 
-    /// Summarises every file over the index's size limit that has no current filter (a
-    /// server does this once its index is ready, so its first searches do not pay for it).
-    pub(crate) fn prime(&self, engine: &crate::engine::Engine) {
-        let Some(index) = engine.index() else { return };
-        let read_limit = engine.config().max_file_bytes;
+    /// Summarises every file over the index's size limit that has no current filter.
+    fn prime(&self, root: &loupe_vfs::Root, index: &loupe_index::Index, read_limit: u64) {
         for entry in index.oversized().into_iter().filter(|entry| entry.size <= read_limit) {
-            let stamp = engine.root().stamp_indexed(&entry.path);
+            let stamp = root.stamp_indexed(&entry.path);
             if self.check(&entry.path, stamp, &Plan::All, None) != Check::ScanAndLearn {
                 continue;
             }
-            let (Some(stamp), Ok(bytes)) = (stamp, engine.root().read_indexed(&entry.path, read_limit)) else {
+            let (Some(stamp), Ok(bytes)) = (stamp, root.read_indexed(&entry.path, read_limit)) else {
                 continue;
             };
             if let Ok(decoded) = loupe_core::text::decode(&bytes) {
@@ -151,7 +195,7 @@ impl OversizedFilters {
     /// Files summarised, and the bytes their filters hold.
     pub(crate) fn size(&self) -> (usize, usize) {
         let filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
-        (filters.len(), filters.values().map(Filter::bytes).sum())
+        (filters.values().filter(|filter| !filter.always_scan).count(), filters.values().map(Filter::bytes).sum())
     }
 }
 
@@ -191,5 +235,22 @@ mod tests {
         assert_eq!(literal("alpha_gamma"), Check::Skip);
         assert_eq!(literal("ALPHA_beta"), Check::Scan);
         assert_eq!(filters.size().0, 1);
+    }
+
+    /// A file whose gram sets are over the bound is marked to be scanned, not summarised again
+    /// by every pass of the learner; a change to it makes it unknown again.
+    #[test]
+    fn a_file_too_varied_to_summarise_is_scanned_and_not_learned_again() {
+        let filters = OversizedFilters::default();
+        let text: String = (0..2_000).map(|n| format!("word{n:x}q{}\n", n * 7919)).collect();
+        let stamp = (text.len() as u64, 1);
+        assert!(OversizedFilters::summarise(stamp, &text, 64).is_none());
+        let filter = OversizedFilters::summarise(stamp, &text, MAX_FILTER_BYTES).expect("within the real bound");
+        assert!(!filter.always_scan && filter.bytes() > 64);
+        filters.filters.lock().unwrap().insert(path(), Filter::always_scan(stamp));
+        let plan = plan_literal("nowhere");
+        assert_eq!(filters.check(&path(), Some(stamp), &plan, Some("nowhere")), Check::Scan);
+        assert_eq!(filters.check(&path(), Some((stamp.0, 2)), &plan, Some("nowhere")), Check::ScanAndLearn);
+        assert_eq!(filters.size(), (0, 0), "a mark holds no filter");
     }
 }
