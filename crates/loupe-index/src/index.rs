@@ -917,6 +917,19 @@ impl Index {
         state.files.get(doc as usize).filter(|record| record.live).map(|record| record.hash.clone())
     }
 
+    /// The content hash the index recorded for a live file, when the file's size and
+    /// modification time are still those it was indexed with (the test the start-up reconcile
+    /// trusts to skip a file): a search verifying thousands of files then hashes none of them.
+    pub fn file_hash_if_unchanged(&self, path: &RepoPath, size: u64, mtime_ns: u64) -> Option<ContentHash> {
+        let state = self.read_state();
+        let doc = *state.by_path.get(path)?;
+        state
+            .files
+            .get(doc as usize)
+            .filter(|record| record.live && record.size == size && record.mtime_ns == mtime_ns && mtime_ns != 0)
+            .map(|record| record.hash.clone())
+    }
+
     /// The imports and type relations of one indexed file.
     pub fn links_of(&self, path: &RepoPath) -> Option<FileLinks> {
         let state = self.read_state();

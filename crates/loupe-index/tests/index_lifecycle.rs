@@ -115,6 +115,43 @@ fn the_watcher_makes_a_new_file_searchable() {
     }
 }
 
+/// S1 at its source: reading files in a watched tree (as every search does, and any other
+/// process may) is no event at all for the watcher, while a write is applied.
+#[cfg(target_os = "linux")]
+#[test]
+fn s1_reads_in_a_watched_tree_are_not_events() {
+    let (dir, index_dir) = workspace();
+    let index = Arc::new(open(dir.path(), index_dir.path()));
+    index.refresh(&|_, _| {});
+    let watcher = loupe_index::watch(Arc::clone(&index)).unwrap();
+    for _ in 0..50 {
+        for file in ["src/lib.rs", "src/util.py", "notes.md"] {
+            std::fs::read(dir.path().join(file)).unwrap();
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(watcher.paths_applied(), 0, "reads were taken for changes");
+    write(dir.path(), "src/lib.rs", "pub fn omega_written() {}\n");
+    let started = Instant::now();
+    while index.symbols_named("omega_written").is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the write was never applied");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(watcher.paths_applied() >= 1);
+    // A directory made after the watch started is watched too, and its files are read.
+    write(dir.path(), "later/deep/new.rs", "pub fn psi_in_new_dir() {}\n");
+    while index.symbols_named("psi_in_new_dir").is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the new directory was never read");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    write(dir.path(), "later/deep/second.rs", "pub fn chi_second() {}\n");
+    while index.symbols_named("chi_second").is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the new directory is not watched");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(watcher);
+}
+
 /// A query that asks for the snapshot while another thread is loading it waits for that load
 /// and sees the index ready, rather than finding it "loaded" with nothing in it.
 #[test]

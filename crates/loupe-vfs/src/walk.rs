@@ -103,14 +103,10 @@ impl Root {
                     let (Some(path), Ok(metadata)) = (relative(root, entry.path()), entry.metadata()) else {
                         return WalkState::Continue;
                     };
-                    let mtime_ns = metadata
-                        .modified()
-                        .ok()
-                        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
-                        .map_or(0, |since| since.as_nanos() as u64);
-                    let list = if metadata.len() > options.max_file_bytes { oversized } else { found };
+                    let (size, mtime_ns) = stamp(&metadata);
+                    let list = if size > options.max_file_bytes { oversized } else { found };
                     if let Ok(mut list) = list.lock() {
-                        list.push(WalkEntry { path, size: metadata.len(), mtime_ns });
+                        list.push(WalkEntry { path, size, mtime_ns });
                     }
                     WalkState::Continue
                 })
@@ -127,12 +123,22 @@ impl Root {
     /// Reads a file the walk reported, by its root-relative path, refusing anything that
     /// resolves outside the root or onto an excluded path.
     pub fn read_indexed(&self, path: &RepoPath, max_bytes: u64) -> Result<Vec<u8>, crate::VfsError> {
+        self.read_indexed_stamped(path, max_bytes).map(|(bytes, _)| bytes)
+    }
+
+    /// `read_indexed`, with the file's size and modification time (ns since the epoch) as the
+    /// descriptor read showed them (`stamp_indexed`'s figures), when known.
+    pub fn read_indexed_stamped(
+        &self,
+        path: &RepoPath,
+        max_bytes: u64,
+    ) -> Result<(Vec<u8>, Option<(u64, u64)>), crate::VfsError> {
         #[cfg(target_os = "linux")]
-        if let Some(bytes) = self.read_beneath(path, max_bytes) {
-            return Ok(bytes);
+        if let Some((bytes, metadata)) = self.read_beneath(path, max_bytes) {
+            return Ok((bytes, Some(stamp(&metadata))));
         }
         let resolved = self.resolve(path.as_str())?;
-        self.read(&resolved, max_bytes).map(|file| file.bytes)
+        self.read(&resolved, max_bytes).map(|file| (file.bytes, None))
     }
 
     /// The size and modification time (ns since the epoch) of a file `read_indexed` would
@@ -146,18 +152,23 @@ impl Root {
         };
         #[cfg(not(target_os = "linux"))]
         let metadata = self.resolved_metadata(path)?;
-        let mtime_ns = metadata
-            .modified()
-            .ok()
-            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |since| since.as_nanos() as u64);
-        Some((metadata.len(), mtime_ns))
+        Some(stamp(&metadata))
     }
 
     fn resolved_metadata(&self, path: &RepoPath) -> Option<fs::Metadata> {
         let real = self.resolve(path.as_str()).ok()?.real?;
         fs::metadata(real).ok().filter(fs::Metadata::is_file)
     }
+}
+
+/// A file's size and modification time in ns since the epoch (0 when unknown).
+fn stamp(metadata: &fs::Metadata) -> (u64, u64) {
+    let mtime_ns = metadata
+        .modified()
+        .ok()
+        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |since| since.as_nanos() as u64);
+    (metadata.len(), mtime_ns)
 }
 
 fn relative(root: &Path, path: &Path) -> Option<RepoPath> {

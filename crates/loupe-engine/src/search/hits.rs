@@ -324,7 +324,8 @@ pub(super) fn text_hits(
     }
     candidates.retain(|path| request.filters.admits(path));
     let query_lower = request.query.to_lowercase();
-    let verifier = Verifier { engine, request, scanner: &scanner, query_lower: &query_lower };
+    let verifier =
+        Verifier { engine, index: ready.map(|index| &**index), request, scanner: &scanner, query_lower: &query_lower };
     let verify = |path: &RepoPath| verifier.file(path, definition_lines.get(path).map(Vec::as_slice).unwrap_or(&[]));
     // Files are verified on every core but taken in candidate order, so the cut at
     // MAX_MATCHES falls where a single thread would put it.
@@ -362,6 +363,8 @@ pub(super) fn text_hits(
 /// What verifying one candidate file needs.
 struct Verifier<'a> {
     engine: &'a Engine,
+    /// The ready index, whose recorded hashes stand for files unchanged since they were indexed.
+    index: Option<&'a loupe_index::Index>,
     request: &'a SearchRequest,
     scanner: &'a regex::Regex,
     query_lower: &'a str,
@@ -371,7 +374,8 @@ impl Verifier<'_> {
     /// The matches in `path` as it is on disk now, scored.
     fn file(&self, path: &RepoPath, definition_lines: &[usize]) -> Vec<Hit> {
         // The read limit, not the index's: files over the index's limit are scanned here too.
-        let Ok(bytes) = self.engine.root().read_indexed(path, self.engine.config().max_file_bytes) else {
+        let Ok((bytes, stamp)) = self.engine.root().read_indexed_stamped(path, self.engine.config().max_file_bytes)
+        else {
             return Vec::new();
         };
         // A file that is plain UTF-8 with `\n` line ends (no BOM, no NUL near the start, no
@@ -397,7 +401,13 @@ impl Verifier<'_> {
         if lines.is_empty() {
             return Vec::new();
         }
-        let file_hash = loupe_core::ContentHash::of(&bytes).to_string();
+        // The hash the index recorded when the file is as it was indexed (same size and
+        // mtime, as the descriptor read showed them), else the hash of what was read.
+        let file_hash = stamp
+            .zip(self.index)
+            .and_then(|((size, mtime_ns), index)| index.file_hash_if_unchanged(path, size, mtime_ns))
+            .unwrap_or_else(|| loupe_core::ContentHash::of(&bytes))
+            .to_string();
         let path_bonus = if path.as_str().to_lowercase().contains(self.query_lower) { 0.1 } else { 0.0 };
         // Code above prose: a match in a source file loupe parses ranks above the same match in
         // a changelog or a document (ties then go by path).
