@@ -22,7 +22,7 @@ pub use beneath::RacePoint;
 pub use exclude::Exclusions;
 pub use journal::{Applied, ApplyError, FileChange, Journal, Plan, Stale};
 pub use root::{FileBytes, Resolved, Root};
-pub use walk::{Walk, WalkEntry, WalkOptions};
+pub use walk::{Stamp, Walk, WalkEntry, WalkOptions};
 
 use std::path::PathBuf;
 

@@ -132,7 +132,7 @@ impl Root {
         &self,
         path: &RepoPath,
         max_bytes: u64,
-    ) -> Result<(Vec<u8>, Option<(u64, u64)>), crate::VfsError> {
+    ) -> Result<(Vec<u8>, Option<Stamp>), crate::VfsError> {
         #[cfg(target_os = "linux")]
         if let Some((bytes, metadata)) = self.read_beneath(path, max_bytes) {
             return Ok((bytes, Some(stamp(&metadata))));
@@ -161,8 +161,11 @@ impl Root {
     }
 }
 
-/// A file's size and modification time in ns since the epoch (0 when unknown).
-fn stamp(metadata: &fs::Metadata) -> (u64, u64) {
+/// A file's size and modification time in ns since the epoch (0 when unknown): what tells a
+/// summary of its bytes, or the index's record of it, still holds.
+pub type Stamp = (u64, u64);
+
+fn stamp(metadata: &fs::Metadata) -> Stamp {
     let mtime_ns = metadata
         .modified()
         .ok()
