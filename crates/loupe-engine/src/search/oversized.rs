@@ -159,6 +159,10 @@ impl OversizedFilters {
         }
         let (filters, root, index) = (self.clone(), root.clone(), Arc::clone(index));
         let spawned = std::thread::Builder::new().name("loupe-oversized".into()).spawn(move || {
+            // The lowest priority (on Linux `setpriority` of 0 is the calling thread): a search
+            // that starts while it runs takes the cores, as the learner works for later ones.
+            #[cfg(target_os = "linux")]
+            let _ = rustix::process::setpriority_process(None, 19);
             loop {
                 while filters.again.swap(false, Ordering::AcqRel) {
                     filters.prime(&root, &index, read_limit);
