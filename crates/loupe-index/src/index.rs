@@ -912,22 +912,20 @@ impl Index {
 
     /// The content hash the index recorded for a live file.
     pub fn file_hash(&self, path: &RepoPath) -> Option<ContentHash> {
-        let state = self.read_state();
-        let doc = *state.by_path.get(path)?;
-        state.files.get(doc as usize).filter(|record| record.live).map(|record| record.hash.clone())
+        self.recorded_hash(path, |_| true)
     }
 
     /// The content hash the index recorded for a live file, when the file's size and
     /// modification time are still those it was indexed with (the test the start-up reconcile
     /// trusts to skip a file): a search verifying thousands of files then hashes none of them.
     pub fn file_hash_if_unchanged(&self, path: &RepoPath, size: u64, mtime_ns: u64) -> Option<ContentHash> {
+        self.recorded_hash(path, |record| record.size == size && record.mtime_ns == mtime_ns && mtime_ns != 0)
+    }
+
+    fn recorded_hash(&self, path: &RepoPath, keep: impl Fn(&FileRecord) -> bool) -> Option<ContentHash> {
         let state = self.read_state();
         let doc = *state.by_path.get(path)?;
-        state
-            .files
-            .get(doc as usize)
-            .filter(|record| record.live && record.size == size && record.mtime_ns == mtime_ns && mtime_ns != 0)
-            .map(|record| record.hash.clone())
+        state.files.get(doc as usize).filter(|record| record.live && keep(record)).map(|record| record.hash.clone())
     }
 
     /// The imports and type relations of one indexed file.

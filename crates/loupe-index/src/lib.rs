@@ -12,7 +12,8 @@
 //! imports and type relations, postcard-encoded on the worker thread; a `generation` number moves
 //! on every change so derived graphs know when to rebuild), `trigram/` (the text index),
 //! `store.rs` (persistence and the writer lock), `ondisk.rs` (positioned reads of the persisted
-//! files, and the check that they are still the files opened) and `watch.rs` (the watcher).
+//! files, and the check that they are still the files opened) and `watch.rs` (the watcher:
+//! `watch/inotify.rs` on Linux, `watch/portable.rs` with notify elsewhere).
 //!
 //! The index directory (by default `$XDG_CACHE_HOME/loupe/<workspace_hash>/`) holds `tables.bin`
 //! (the file table in postcard, then the symbol table's flat arrays, every offset checked on load),

@@ -95,24 +95,32 @@ fn two_indexes_on_one_root_have_one_writer() {
     assert!(third.is_writer(), "the lock is released when the writer goes away");
 }
 
-#[test]
-fn the_watcher_makes_a_new_file_searchable() {
+/// The fixture workspace, indexed, with a watcher on it.
+fn watched_workspace() -> (tempfile::TempDir, tempfile::TempDir, Arc<Index>, loupe_index::IndexWatcher) {
     let (dir, index_dir) = workspace();
     let index = Arc::new(open(dir.path(), index_dir.path()));
     index.refresh(&|_, _| {});
-    let _watcher = loupe_index::watch(Arc::clone(&index)).unwrap();
-    write(dir.path(), "src/fresh.rs", "pub fn zeta_watched() {}\n");
+    let watcher = loupe_index::watch(Arc::clone(&index)).unwrap();
+    (dir, index_dir, index, watcher)
+}
+
+/// Polls `done` until it holds, failing with `what` after 10 s.
+fn wait_for(what: &str, done: impl Fn() -> bool) {
     let started = Instant::now();
-    while index.symbols_named("zeta_watched").is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the watcher never picked up the new file");
+    while !done() {
+        assert!(started.elapsed() < Duration::from_secs(10), "{what}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn the_watcher_makes_a_new_file_searchable() {
+    let (dir, _index_dir, index, _watcher) = watched_workspace();
+    write(dir.path(), "src/fresh.rs", "pub fn zeta_watched() {}\n");
+    wait_for("the watcher never picked up the new file", || !index.symbols_named("zeta_watched").is_empty());
     assert_eq!(candidates(&index, "zeta_watched"), ["src/fresh.rs"]);
     std::fs::remove_file(dir.path().join("src/fresh.rs")).unwrap();
-    while !index.symbols_named("zeta_watched").is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the watcher never saw the deletion");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for("the watcher never saw the deletion", || index.symbols_named("zeta_watched").is_empty());
 }
 
 /// S1 at its source: reading files in a watched tree (as every search does, and any other
@@ -120,10 +128,7 @@ fn the_watcher_makes_a_new_file_searchable() {
 #[cfg(target_os = "linux")]
 #[test]
 fn s1_reads_in_a_watched_tree_are_not_events() {
-    let (dir, index_dir) = workspace();
-    let index = Arc::new(open(dir.path(), index_dir.path()));
-    index.refresh(&|_, _| {});
-    let watcher = loupe_index::watch(Arc::clone(&index)).unwrap();
+    let (dir, _index_dir, index, watcher) = watched_workspace();
     for _ in 0..50 {
         for file in ["src/lib.rs", "src/util.py", "notes.md"] {
             std::fs::read(dir.path().join(file)).unwrap();
@@ -132,23 +137,13 @@ fn s1_reads_in_a_watched_tree_are_not_events() {
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(watcher.paths_applied(), 0, "reads were taken for changes");
     write(dir.path(), "src/lib.rs", "pub fn omega_written() {}\n");
-    let started = Instant::now();
-    while index.symbols_named("omega_written").is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the write was never applied");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for("the write was never applied", || !index.symbols_named("omega_written").is_empty());
     assert!(watcher.paths_applied() >= 1);
     // A directory made after the watch started is watched too, and its files are read.
     write(dir.path(), "later/deep/new.rs", "pub fn psi_in_new_dir() {}\n");
-    while index.symbols_named("psi_in_new_dir").is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the new directory was never read");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for("the new directory was never read", || !index.symbols_named("psi_in_new_dir").is_empty());
     write(dir.path(), "later/deep/second.rs", "pub fn chi_second() {}\n");
-    while index.symbols_named("chi_second").is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the new directory is not watched");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for("the new directory is not watched", || !index.symbols_named("chi_second").is_empty());
     drop(watcher);
 }
 

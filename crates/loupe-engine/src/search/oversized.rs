@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use loupe_core::RepoPath;
 use loupe_index::trigram::{Plan, trigrams_of};
+use loupe_vfs::Stamp;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The largest filter of one file (a file with more distinct trigrams is always scanned).
@@ -42,7 +43,7 @@ pub(crate) struct OversizedFilters {
 #[derive(Debug)]
 struct Filter {
     /// (size, mtime ns) of the file when the bytes summarised were read.
-    stamp: (u64, u64),
+    stamp: Stamp,
     /// Its distinct trigrams (ASCII-lowercased, as the index's), sorted: generated headers have
     /// few (Linux's biggest, a few thousand each), and an exact set rules out what a Bloom
     /// filter of the same size lets through.
@@ -57,7 +58,7 @@ struct Filter {
 }
 
 impl Filter {
-    fn always_scan(stamp: (u64, u64)) -> Filter {
+    fn always_scan(stamp: Stamp) -> Filter {
         Filter { stamp, trigrams: Vec::new(), quadgrams: Vec::new(), always_scan: true }
     }
 
@@ -98,13 +99,7 @@ pub(crate) enum Check {
 impl OversizedFilters {
     /// What to do with the file as it is now (`stamp`, `None` when it cannot be read), for a
     /// search planned as `plan`; `literal`: the text a literal search looks for (any case).
-    pub(crate) fn check(
-        &self,
-        path: &RepoPath,
-        stamp: Option<(u64, u64)>,
-        plan: &Plan,
-        literal: Option<&str>,
-    ) -> Check {
+    pub(crate) fn check(&self, path: &RepoPath, stamp: Option<Stamp>, plan: &Plan, literal: Option<&str>) -> Check {
         let filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
         match (filters.get(path), stamp) {
             (Some(filter), Some(stamp)) if filter.stamp == stamp && filter.always_scan => Check::Scan,
@@ -121,7 +116,7 @@ impl OversizedFilters {
     }
 
     /// Summarises `text`, the content of `path` read after `stamp` was taken.
-    fn learn(&self, path: &RepoPath, stamp: (u64, u64), text: &str) {
+    fn learn(&self, path: &RepoPath, stamp: Stamp, text: &str) {
         let filter = Self::summarise(stamp, text, MAX_FILTER_BYTES).unwrap_or_else(|| Filter::always_scan(stamp));
         let mut filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
         let held: usize = filters.iter().filter(|(known, _)| *known != path).map(|(_, filter)| filter.bytes()).sum();
@@ -130,7 +125,7 @@ impl OversizedFilters {
     }
 
     /// The filter of `text`, or `None` when a gram set would be over `max_bytes`.
-    fn summarise(stamp: (u64, u64), text: &str, max_bytes: usize) -> Option<Filter> {
+    fn summarise(stamp: Stamp, text: &str, max_bytes: usize) -> Option<Filter> {
         let mut trigrams = Vec::new();
         trigrams_of(text.as_bytes(), &mut trigrams);
         if trigrams.len() * 4 > max_bytes {
@@ -218,7 +213,7 @@ mod tests {
         let mut text: String = (0..20_000).map(|n| format!("#define REG_{n}_MASK 0x{n:x}\n")).collect();
         text.push_str("alpha_beta\nbeta_gamma\n");
         let stamp = (text.len() as u64, 7);
-        let check = |stamp: Option<(u64, u64)>, plan: &Plan| filters.check(&path(), stamp, plan, None);
+        let check = |stamp: Option<Stamp>, plan: &Plan| filters.check(&path(), stamp, plan, None);
         assert_eq!(check(Some(stamp), &plan_literal("nowhere_else")), Check::ScanAndLearn, "unknown: scan");
         filters.learn(&path(), stamp, &text);
         for present in ["REG_19999_MASK", "define REG_1", "0x4e1f"] {
