@@ -263,7 +263,9 @@ class Client:
 
     def mutator_caused(self, path):
         def expect(code, _result):
-            if code in ("CONFLICT", "FILE_NOT_FOUND") and self.mutated(path or ""):
+            # The mutator rewrites a file in place (truncate, then write), so a read can meet it
+            # empty or half-written: an edit's guard sees a conflict, a definition is not there.
+            if code in ("CONFLICT", "FILE_NOT_FOUND", "SYMBOL_NOT_FOUND") and self.mutated(path or ""):
                 return "file changed by the mutator"
             return None
         return expect
@@ -357,7 +359,8 @@ class Client:
 
     async def analyze(self):
         arguments = dict(self.random.choice(ANALYZE))
-        await self.call(f"analyze {arguments['mode']}", "analyze", arguments)
+        path = arguments.get("path") or arguments["target"]
+        await self.call(f"analyze {arguments['mode']}", "analyze", arguments, self.mutator_caused(path))
 
     async def diff_preview(self):
         choice = self.random.random()

@@ -2,18 +2,28 @@
 //! search verification share.
 //!
 //! Owns nothing but the scheduling: items are handed out one at a time from a shared counter
-//! (so threads finish together whatever the item sizes), results travel over a bounded
-//! channel (so a slow consumer holds back the workers rather than buffering everything), and
-//! are released to the consumer strictly in item order.
+//! (so threads finish together whatever the item sizes), helpers' results travel over a
+//! bounded channel (so a slow consumer holds back the helpers rather than buffering
+//! everything), and are released to the consumer strictly in item order. The calling thread
+//! is one of the workers: between items it releases what is ready, so a search over a few
+//! hundred files spawns one thread on two cores, and results rarely wait for a wake-up.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-/// Runs `work` on every item on `threads` threads (each with its own `scratch()` value) and
-/// hands the results to `consume` in item order, until `consume` returns false; the workers
-/// then stop after the item at hand, and results not yet consumed are dropped. With one
-/// thread (or one item) everything runs on the caller's thread.
+/// The cores this process may use, asked once (`available_parallelism` reads cgroup files on
+/// every call); 1 when unknown.
+pub fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// Runs `work` on every item on `threads` threads, the caller's among them (each with its own
+/// `scratch()` value), and hands the results to `consume` in item order, until `consume`
+/// returns false; the workers then stop after the item at hand, and results not yet consumed
+/// are dropped. With one thread (or one item) everything runs on the caller's thread.
 pub fn map_in_order<T, S, R>(
     items: &[T],
     threads: usize,
@@ -38,7 +48,7 @@ pub fn map_in_order<T, S, R>(
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let (sender, receiver) = mpsc::sync_channel::<(usize, R)>(threads * 64);
-        for _ in 0..threads {
+        for _ in 1..threads {
             let (sender, next, stop, scratch, work) = (sender.clone(), &next, &stop, &scratch, &work);
             scope.spawn(move || {
                 let mut state = scratch();
@@ -52,16 +62,30 @@ pub fn map_in_order<T, S, R>(
             });
         }
         drop(sender);
+        let mut state = scratch();
         let mut pending: BTreeMap<usize, R> = BTreeMap::new();
         let mut expected = 0;
-        for (index, result) in receiver {
-            pending.insert(index, result);
+        loop {
+            pending.extend(receiver.try_iter());
             while let Some(result) = pending.remove(&expected) {
                 if !consume(expected, result) {
                     stop.store(true, Ordering::Relaxed);
                     return;
                 }
                 expected += 1;
+            }
+            // Take an item while any are left; after that, wait for the helpers' last ones.
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            if let Some(item) = items.get(index) {
+                pending.insert(index, work(&mut state, item));
+                continue;
+            }
+            match receiver.recv() {
+                Ok((index, result)) => {
+                    pending.insert(index, result);
+                }
+                // Every helper is done, and everything they sent was released above.
+                Err(mpsc::RecvError) => return,
             }
         }
     });

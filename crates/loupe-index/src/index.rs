@@ -263,6 +263,35 @@ impl Index {
         &self.options.index_dir
     }
 
+    /// The bytes of `name`, a file of the caller's own in the index directory (a cache beside
+    /// the index, such as the summaries of files too large for it), read as the index's own
+    /// files are: never through a link, never from a FIFO or device, at most `max_bytes`.
+    /// `None` when it is not there, not a regular file, or larger.
+    pub fn read_side_file(&self, name: &str, max_bytes: u64) -> Option<Vec<u8>> {
+        use std::io::Read;
+        let (file, size) = store::open_regular(&self.options.index_dir.join(name)).ok()?;
+        if size > max_bytes {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(size as usize);
+        file.take(size).read_to_end(&mut bytes).ok()?;
+        Some(bytes)
+    }
+
+    /// Replaces `name` in the index directory with `bytes`, through a temporary renamed over
+    /// it, when this process is the writer (a reader leaves the directory to the writer:
+    /// `Ok(false)`). The caller checks what it reads back: a cache, never a source of truth.
+    pub fn write_side_file(&self, name: &str, bytes: &[u8]) -> std::io::Result<bool> {
+        use std::io::Write;
+        if self.writer.is_none() {
+            return Ok(false);
+        }
+        let (mut out, file) = trigram::AtomicFile::create(&self.options.index_dir.join(name))?;
+        out.write_all(bytes)?;
+        file.commit(out)?;
+        Ok(true)
+    }
+
     /// Returns once no refresh or update is running (a running one has persisted its work).
     pub fn wait_idle(&self) {
         drop(self.refresh_lock.lock().unwrap_or_else(|poison| poison.into_inner()));

@@ -44,6 +44,7 @@ mod regex_plan;
 
 pub use builder::IndexBuilder;
 pub use extract::trigrams_of;
+pub(crate) use format::AtomicFile;
 pub use layered::{LayeredIndex, Overlay};
 pub use plan::{Plan, plan_literal};
 pub use reader::TrigramIndex;

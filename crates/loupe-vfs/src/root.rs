@@ -240,16 +240,19 @@ impl Root {
     /// `None` (a symlink on the way, an excluded or odd path, not a regular file, an old
     /// kernel, any error) sends the caller to the resolving path, which decides and explains.
     #[cfg(target_os = "linux")]
-    pub(crate) fn read_beneath(&self, path: &RepoPath, max_bytes: u64) -> Option<(Vec<u8>, std::fs::Metadata)> {
-        use std::io::Read;
-
+    /// The bytes go to `bytes`, replacing what it held.
+    pub(crate) fn read_beneath(
+        &self,
+        path: &RepoPath,
+        max_bytes: u64,
+        bytes: &mut Vec<u8>,
+    ) -> Option<std::fs::Metadata> {
         let (file, metadata) = self.open_regular_beneath(path)?;
         if metadata.len() > max_bytes {
             return None;
         }
-        let mut bytes = Vec::with_capacity(metadata.len() as usize);
-        file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).ok()?;
-        (bytes.len() as u64 <= max_bytes).then_some((bytes, metadata))
+        crate::beneath::read_sized_into(&file, metadata.len(), max_bytes, bytes).ok()?;
+        (bytes.len() as u64 <= max_bytes).then_some(metadata)
     }
 
     /// `path` opened as `read_beneath` opens it, a regular file, with its metadata.

@@ -123,22 +123,27 @@ impl Root {
     /// Reads a file the walk reported, by its root-relative path, refusing anything that
     /// resolves outside the root or onto an excluded path.
     pub fn read_indexed(&self, path: &RepoPath, max_bytes: u64) -> Result<Vec<u8>, crate::VfsError> {
-        self.read_indexed_stamped(path, max_bytes).map(|(bytes, _)| bytes)
+        let mut bytes = Vec::new();
+        self.read_indexed_stamped(path, max_bytes, &mut bytes)?;
+        Ok(bytes)
     }
 
-    /// `read_indexed`, with the file's size and modification time (ns since the epoch) as the
+    /// `read_indexed` into `bytes` (replacing what it held: a caller reading many files reuses
+    /// one buffer), with the file's size and modification time (ns since the epoch) as the
     /// descriptor read showed them (`stamp_indexed`'s figures), when known.
     pub fn read_indexed_stamped(
         &self,
         path: &RepoPath,
         max_bytes: u64,
-    ) -> Result<(Vec<u8>, Option<Stamp>), crate::VfsError> {
+        bytes: &mut Vec<u8>,
+    ) -> Result<Option<Stamp>, crate::VfsError> {
         #[cfg(target_os = "linux")]
-        if let Some((bytes, metadata)) = self.read_beneath(path, max_bytes) {
-            return Ok((bytes, Some(stamp(&metadata))));
+        if let Some(metadata) = self.read_beneath(path, max_bytes, bytes) {
+            return Ok(Some(stamp(&metadata)));
         }
         let resolved = self.resolve(path.as_str())?;
-        self.read(&resolved, max_bytes).map(|file| (file.bytes, None))
+        *bytes = self.read(&resolved, max_bytes)?.bytes;
+        Ok(None)
     }
 
     /// The size and modification time (ns since the epoch) of a file `read_indexed` would

@@ -398,6 +398,14 @@ fn mcp_search(out: &mut String, reports: &[CorpusReport]) {
         );
     }
     out.push('\n');
+    let settled: Vec<String> =
+        reports.iter().map(|r| format!("{} {}", r.name, stats::ms(Some(r.mcp_search.settle_millis)))).collect();
+    let _ = writeln!(
+        out,
+        "The timed calls began once the server was settled (index ready, files over the index's size limit summarised; \
+         a tree's later servers read the summaries back), after the untimed calls plus: {}.\n",
+        settled.join(", ")
+    );
     out.push_str("Where the server spends an MCP call (`manage metrics` after the run, over every search call above; ms p50 / p95). `receive`: the line parsed; `queue`: handler to the blocking pool; `engine`: the whole engine call, of which `tool` is the search itself and `render` both faces with the token count; `convert`: the answer made a `CallToolResult`; `send`: serialised to a line; `write`: written and flushed to the pipe. The client's round trip adds the pipes and its own reading.\n\n");
     let stages = ["receive", "queue", "engine", "tool", "render", "convert", "send", "write"];
     let _ = writeln!(out, "| corpus | client round trip | {} |", stages.join(" | "));

@@ -293,7 +293,7 @@ impl<'a> View<'a> {
     /// total is not known: a walk finds the next files as it goes); once the work is cancelled
     /// the files not reached yet are left out, so the result may be shorter than `paths`.
     pub(crate) fn facts_of(&self, paths: &[RepoPath]) -> Vec<Option<Arc<FileFacts>>> {
-        let threads = std::thread::available_parallelism().map_or(2, usize::from);
+        let threads = loupe_core::parallel::cores();
         let mut found = Vec::with_capacity(paths.len());
         loupe_core::parallel::map_in_order(
             paths,

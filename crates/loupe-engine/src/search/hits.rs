@@ -326,18 +326,20 @@ pub(super) fn text_hits(
     let query_lower = request.query.to_lowercase();
     let verifier =
         Verifier { engine, index: ready.map(|index| &**index), request, scanner: &scanner, query_lower: &query_lower };
-    let verify = |path: &RepoPath| verifier.file(path, definition_lines.get(path).map(Vec::as_slice).unwrap_or(&[]));
+    let verify = |buffer: &mut Vec<u8>, path: &RepoPath| {
+        verifier.file(path, definition_lines.get(path).map(Vec::as_slice).unwrap_or(&[]), buffer)
+    };
     // Files are verified on every core but taken in candidate order, so the cut at
     // MAX_MATCHES falls where a single thread would put it.
     let mut hits = Vec::new();
     let mut lower_bound = false;
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = loupe_core::parallel::cores();
     let total = candidates.len() as u64;
     loupe_core::parallel::map_in_order(
         &candidates,
         threads,
-        || (),
-        |_, path| verify(path),
+        Vec::new,
+        |buffer, path| verify(buffer, path),
         |index, file_hits| {
             // A cancelled search stops here; what it found is a lower bound of the total.
             if work.is_cancelled() {
@@ -371,20 +373,21 @@ struct Verifier<'a> {
 }
 
 impl Verifier<'_> {
-    /// The matches in `path` as it is on disk now, scored.
-    fn file(&self, path: &RepoPath, definition_lines: &[usize]) -> Vec<Hit> {
+    /// The matches in `path` as it is on disk now, scored; `bytes`: the worker's read buffer.
+    fn file(&self, path: &RepoPath, definition_lines: &[usize], bytes: &mut Vec<u8>) -> Vec<Hit> {
         // The read limit, not the index's: files over the index's limit are scanned here too.
-        let Ok((bytes, stamp)) = self.engine.root().read_indexed_stamped(path, self.engine.config().max_file_bytes)
+        let Ok(stamp) = self.engine.root().read_indexed_stamped(path, self.engine.config().max_file_bytes, bytes)
         else {
             return Vec::new();
         };
+        let bytes: &[u8] = bytes;
         // A file that is plain UTF-8 with `\n` line ends (no BOM, no NUL near the start, no
         // `\r`) is its own decoded text: it is scanned in place, and only the lines where a
         // match starts are located. Anything else is decoded first.
         let plain = (!bytes.starts_with(b"\xEF\xBB\xBF")
             && !bytes[..bytes.len().min(text::BINARY_SNIFF_BYTES)].contains(&0)
             && memchr::memchr(b'\r', &bytes).is_none())
-        .then(|| std::str::from_utf8(&bytes).ok())
+        .then(|| text::as_utf8(&bytes))
         .flatten();
         let decoded;
         let lines: Vec<(usize, &str)> = match plain {

@@ -15,9 +15,15 @@
 //! since is scanned (and summarised) again; a file skipped lacks a trigram every match needs, as
 //! the index's own candidates do.
 //!
+//! The filters outlive the server: the learner writes them to `oversized.bin` beside the index
+//! (the index's writer only) and the next server's learner starts from that file, so only the
+//! first session on a tree pays for summarising, and its searches scan meanwhile. The file is a
+//! cache: a damaged, foreign or stale one is ignored (each filter still answers only for the
+//! size and mtime it was made from).
+//!
 //! Must stay bounded: at most `MAX_FILTER_BYTES` per file and `MAX_TOTAL_BYTES` in all.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use loupe_core::RepoPath;
@@ -30,6 +36,11 @@ const MAX_FILTER_BYTES: usize = 4 << 20;
 /// What the filters of all oversized files may hold together.
 const MAX_TOTAL_BYTES: usize = 32 << 20;
 
+/// The file in the index directory the filters are kept in between servers.
+const FILE_NAME: &str = "oversized.bin";
+/// Its first bytes (the format's version is the digit).
+const MAGIC: &[u8; 8] = b"LOUPEOV1";
+
 /// The trigram filters of the oversized files, by path, and the one learner that makes them.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct OversizedFilters {
@@ -38,6 +49,10 @@ pub(crate) struct OversizedFilters {
     learning: Arc<AtomicBool>,
     /// A search met a file without a current filter while the learner ran: it runs once more.
     again: Arc<AtomicBool>,
+    /// The filters kept in the index directory were read (the learner's first step).
+    loaded: Arc<AtomicBool>,
+    /// Files this server summarised itself (not read from the kept filters).
+    learned: Arc<AtomicUsize>,
 }
 
 #[derive(Debug)]
@@ -158,9 +173,14 @@ impl OversizedFilters {
             // that starts while it runs takes the cores, as the learner works for later ones.
             #[cfg(target_os = "linux")]
             let _ = rustix::process::setpriority_process(None, 19);
+            if !filters.loaded.swap(true, Ordering::AcqRel) {
+                filters.load(&index);
+            }
             loop {
                 while filters.again.swap(false, Ordering::AcqRel) {
-                    filters.prime(&root, &index, read_limit);
+                    if filters.prime(&root, &index, read_limit) > 0 {
+                        filters.save(&index);
+                    }
                 }
                 filters.learning.store(false, Ordering::Release);
                 // A request that came after the last pass and before the flag fell is served
@@ -175,8 +195,10 @@ impl OversizedFilters {
         }
     }
 
-    /// Summarises every file over the index's size limit that has no current filter.
-    fn prime(&self, root: &loupe_vfs::Root, index: &loupe_index::Index, read_limit: u64) {
+    /// Summarises every file over the index's size limit that has no current filter; how many
+    /// it summarised (or marked to be scanned).
+    fn prime(&self, root: &loupe_vfs::Root, index: &loupe_index::Index, read_limit: u64) -> usize {
+        let mut learned = 0;
         for entry in index.oversized().into_iter().filter(|entry| entry.size <= read_limit) {
             let stamp = root.stamp_indexed(&entry.path);
             if self.check(&entry.path, stamp, &Plan::All, None) != Check::ScanAndLearn {
@@ -187,14 +209,149 @@ impl OversizedFilters {
             };
             if let Ok(decoded) = loupe_core::text::decode(&bytes) {
                 self.learn(&entry.path, stamp, &decoded.text);
+                self.learned.fetch_add(1, Ordering::Relaxed);
+                learned += 1;
             }
         }
+        learned
+    }
+
+    /// How many files over the index's size limit (and within the read limit) have no current
+    /// filter: what searches scan until the learner is done with them.
+    pub(crate) fn pending(&self, root: &loupe_vfs::Root, index: &loupe_index::Index, read_limit: u64) -> usize {
+        index
+            .oversized()
+            .into_iter()
+            .filter(|entry| entry.size <= read_limit)
+            .filter(|entry| {
+                self.check(&entry.path, root.stamp_indexed(&entry.path), &Plan::All, None) == Check::ScanAndLearn
+            })
+            .count()
+    }
+
+    /// Takes the filters kept in the index directory, for files that have none here yet.
+    fn load(&self, index: &loupe_index::Index) {
+        let limit = (MAX_TOTAL_BYTES as u64).saturating_mul(2);
+        let Some(bytes) = index.read_side_file(FILE_NAME, limit) else { return };
+        let Some(kept) = decode(&bytes) else {
+            tracing::debug!("{FILE_NAME} is damaged or from another version; summarising again");
+            return;
+        };
+        let mut filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut held: usize = filters.values().map(Filter::bytes).sum();
+        for (path, filter) in kept {
+            if held + filter.bytes() <= MAX_TOTAL_BYTES && !filters.contains_key(&path) {
+                held += filter.bytes();
+                filters.insert(path, filter);
+            }
+        }
+    }
+
+    /// Writes the filters to the index directory (when this server is the index's writer).
+    fn save(&self, index: &loupe_index::Index) {
+        let bytes = {
+            let filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
+            encode(&filters)
+        };
+        if let Err(error) = index.write_side_file(FILE_NAME, &bytes) {
+            tracing::debug!("cannot keep the filters of oversized files: {error}");
+        }
+    }
+
+    /// Files this server summarised itself since it started.
+    pub(crate) fn learned(&self) -> usize {
+        self.learned.load(Ordering::Relaxed)
     }
 
     /// Files summarised, and the bytes their filters hold.
     pub(crate) fn size(&self) -> (usize, usize) {
         let filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
         (filters.values().filter(|filter| !filter.always_scan).count(), filters.values().map(Filter::bytes).sum())
+    }
+}
+
+/// The filters as `oversized.bin` holds them: `MAGIC`, then per file its path, stamp, mark and
+/// two gram lists (little-endian, each length before its items), then the body's hash.
+fn encode(filters: &FxHashMap<RepoPath, Filter>) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    let mut sorted: Vec<(&RepoPath, &Filter)> = filters.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    out.extend_from_slice(&(sorted.len() as u32).to_le_bytes());
+    for (path, filter) in sorted {
+        out.extend_from_slice(&(path.as_str().len() as u32).to_le_bytes());
+        out.extend_from_slice(path.as_str().as_bytes());
+        out.extend_from_slice(&filter.stamp.0.to_le_bytes());
+        out.extend_from_slice(&filter.stamp.1.to_le_bytes());
+        out.push(u8::from(filter.always_scan));
+        for grams in [&filter.trigrams, &filter.quadgrams] {
+            out.extend_from_slice(&(grams.len() as u32).to_le_bytes());
+            for gram in grams {
+                out.extend_from_slice(&gram.to_le_bytes());
+            }
+        }
+    }
+    let hash = loupe_core::ContentHash::of(&out);
+    out.extend_from_slice(hash.as_str().as_bytes());
+    out.extend_from_slice(&(hash.as_str().len() as u32).to_le_bytes());
+    out
+}
+
+/// What `encode` wrote, or `None` for anything else: every length is checked against the bytes
+/// that remain before anything is allocated, gram lists must be sorted and distinct (a search
+/// looks them up by bisection), and the hash must match.
+fn decode(bytes: &[u8]) -> Option<Vec<(RepoPath, Filter)>> {
+    let (rest, hash_len) = bytes.split_last_chunk::<4>()?;
+    let hash_len = u32::from_le_bytes(*hash_len) as usize;
+    let (body, hash) = rest.split_at_checked(rest.len().checked_sub(hash_len)?)?;
+    if loupe_core::ContentHash::of(body).as_str().as_bytes() != hash {
+        return None;
+    }
+    let mut reader = Reader { bytes: body.strip_prefix(MAGIC)? };
+    let count = reader.u32()? as usize;
+    let mut filters = Vec::with_capacity(count.min(reader.bytes.len() / 25));
+    for _ in 0..count {
+        let path_len = reader.u32()? as usize;
+        let path = RepoPath::normalize(std::str::from_utf8(reader.take(path_len)?).ok()?)?;
+        let stamp = (reader.u64()?, reader.u64()?);
+        let always_scan = match reader.take(1)? {
+            [0] => false,
+            [1] => true,
+            _ => return None,
+        };
+        let trigrams = reader.grams()?;
+        let quadgrams = reader.grams()?;
+        filters.push((path, Filter { stamp, trigrams, quadgrams, always_scan }));
+    }
+    reader.bytes.is_empty().then_some(filters)
+}
+
+/// Bounds-checked reading of `decode`'s input.
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, len: usize) -> Option<&'a [u8]> {
+        let (taken, rest) = self.bytes.split_at_checked(len)?;
+        self.bytes = rest;
+        Some(taken)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4).map(|bytes| u32::from_le_bytes(bytes.try_into().unwrap_or_default()))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        self.take(8).map(|bytes| u64::from_le_bytes(bytes.try_into().unwrap_or_default()))
+    }
+
+    /// A sorted, distinct list of grams.
+    fn grams(&mut self) -> Option<Vec<u32>> {
+        let len = self.u32()? as usize;
+        let raw = self.take(len.checked_mul(4)?)?;
+        let grams: Vec<u32> =
+            raw.chunks_exact(4).map(|gram| u32::from_le_bytes(gram.try_into().unwrap_or_default())).collect();
+        grams.windows(2).all(|pair| pair[0] < pair[1]).then_some(grams)
     }
 }
 
@@ -251,5 +408,58 @@ mod tests {
         assert_eq!(filters.check(&path(), Some(stamp), &plan, Some("nowhere")), Check::Scan);
         assert_eq!(filters.check(&path(), Some((stamp.0, 2)), &plan, Some("nowhere")), Check::ScanAndLearn);
         assert_eq!(filters.size(), (0, 0), "a mark holds no filter");
+    }
+
+    /// What the learner writes beside the index reads back as the same filters; any damage
+    /// (a cut, a flipped byte, another format) reads as nothing, without a panic or an
+    /// allocation the bytes do not justify.
+    #[test]
+    fn kept_filters_read_back_and_damaged_ones_are_ignored() {
+        let text: String = (0..500).map(|n| format!("#define REG_{n}_MASK 0x{n:x}\n")).collect();
+        let mut filters = FxHashMap::default();
+        filters.insert(path(), OversizedFilters::summarise((text.len() as u64, 9), &text, MAX_FILTER_BYTES).unwrap());
+        filters.insert(RepoPath::normalize("gen/huge.json").unwrap(), Filter::always_scan((5 << 20, 3)));
+        let bytes = encode(&filters);
+        let decoded = decode(&bytes).expect("reads back");
+        assert_eq!(decoded.len(), 2);
+        for (path, filter) in &decoded {
+            let original = &filters[path];
+            assert_eq!(
+                (filter.stamp, &filter.trigrams, &filter.quadgrams, filter.always_scan),
+                (original.stamp, &original.trigrams, &original.quadgrams, original.always_scan)
+            );
+        }
+        for cut in [0, 1, 8, 12, bytes.len() / 2, bytes.len() - 1] {
+            assert!(decode(&bytes[..cut]).is_none(), "cut at {cut}");
+        }
+        for at in (0..bytes.len()).step_by(97) {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x41;
+            assert!(decode(&damaged).is_none(), "byte {at} flipped");
+        }
+        // A body that hashes right but claims more than it holds, or unsorted grams.
+        let rehash = |body: Vec<u8>| {
+            let mut out = body.clone();
+            let hash = loupe_core::ContentHash::of(&body);
+            out.extend_from_slice(hash.as_str().as_bytes());
+            out.extend_from_slice(&(hash.as_str().len() as u32).to_le_bytes());
+            out
+        };
+        let mut huge = MAGIC.to_vec();
+        huge.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decode(&rehash(huge)).is_none());
+        let mut unsorted = MAGIC.to_vec();
+        unsorted.extend_from_slice(&1u32.to_le_bytes());
+        unsorted.extend_from_slice(&1u32.to_le_bytes());
+        unsorted.extend_from_slice(b"a");
+        unsorted.extend_from_slice(&[0; 16]);
+        unsorted.push(0);
+        unsorted.extend_from_slice(&2u32.to_le_bytes());
+        unsorted.extend_from_slice(&[2, 0, 0, 0, 1, 0, 0, 0]);
+        unsorted.extend_from_slice(&0u32.to_le_bytes());
+        assert!(decode(&rehash(unsorted.clone())).is_none(), "unsorted trigrams");
+        let end = unsorted.len();
+        unsorted[end - 12..end - 4].copy_from_slice(&[1, 0, 0, 0, 2, 0, 0, 0]);
+        assert_eq!(decode(&rehash(unsorted)).map(|filters| filters.len()), Some(1), "the same, sorted");
     }
 }

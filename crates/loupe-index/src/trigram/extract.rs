@@ -5,7 +5,7 @@
 //! call beyond the caller's output vector, and must not hash: it runs over every byte of the
 //! corpus.
 
-use std::cell::RefCell;
+use std::sync::Mutex;
 
 /// The number of distinct trigrams: three bytes.
 pub(crate) const TRIGRAM_SPACE: usize = 1 << 24;
@@ -13,9 +13,9 @@ pub(crate) const TRIGRAM_SPACE: usize = 1 << 24;
 /// Fills `out` with the sorted, deduplicated trigrams of `text`, each byte ASCII-lowercased
 /// first. `out` is cleared first. Text shorter than three bytes has none.
 ///
-/// Uses a per-thread three-level bitset of the whole trigram space (2 MiB), so the output
-/// comes out sorted without a sort and the cost is one bit-set per byte plus one bit-scan per
-/// distinct trigram.
+/// Uses a three-level bitset of the whole trigram space (2 MiB), lent from `SPARE`, so the
+/// output comes out sorted without a sort and the cost is one bit-set per byte plus one
+/// bit-scan per distinct trigram.
 pub fn trigrams_of(text: &[u8], out: &mut Vec<u32>) {
     out.clear();
     if text.len() < 3 {
@@ -28,15 +28,14 @@ pub fn trigrams_of(text: &[u8], out: &mut Vec<u32>) {
         out.dedup();
         return;
     }
-    BITSET.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut bitset) => bitset.collect(text, out),
-        // Only reachable through re-entrancy, which nothing here does; stay correct anyway.
-        Err(_) => {
-            out.extend(windows(text));
-            out.sort_unstable();
-            out.dedup();
-        }
-    });
+    let spare = || SPARE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut bitset = spare().pop().unwrap_or_else(TrigramBitset::new);
+    bitset.collect(text, out);
+    // Only a bitset that `collect` left all-zero goes back (a panic drops it instead).
+    let mut kept = spare();
+    if kept.len() < loupe_core::parallel::cores().max(2) {
+        kept.push(bitset);
+    }
 }
 
 /// The trigram of three bytes, ASCII-lowercased: `a` in bits 16..24, `c` in bits 0..8.
@@ -55,9 +54,11 @@ pub(crate) fn windows(text: &[u8]) -> impl Iterator<Item = u32> + '_ {
 /// Texts up to this length take the sort path.
 const SMALL_TEXT: usize = 64;
 
-thread_local! {
-    static BITSET: RefCell<TrigramBitset> = RefCell::new(TrigramBitset::new());
-}
+/// Bitsets between extractions, at most one per core: lent to whichever thread extracts next.
+/// Not one per thread: a server's threads come and go (tokio's blocking pool, scoped workers,
+/// the watcher), and a table per thread that ever extracted grew the heap 2 MiB with each new
+/// one (the soak's heap profile, 2026-11-26).
+static SPARE: Mutex<Vec<TrigramBitset>> = Mutex::new(Vec::new());
 
 /// A bitset over the trigram space with two summary levels, always left all-zero between
 /// calls: `leaves` has one bit per trigram, `middle` one bit per non-zero leaf word, `top` one
