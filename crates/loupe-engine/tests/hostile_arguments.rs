@@ -108,8 +108,12 @@ fn r10_files_over_the_index_limit_are_searched_or_named() {
     let found = fixture.engine.call("search", absent);
     assert_eq!(found.meta["total"], json!(1), "{}", found.face);
 
+    // The learner writes its filters beside the index once its pass is over.
     let kept = fixture.index_dir.path().join("oversized.bin");
-    assert!(kept.is_file(), "the learner keeps its filters beside the index");
+    while !kept.is_file() {
+        assert!(std::time::Instant::now() < deadline, "the learner never kept its filters");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 
     let fixture = crate::common::fixture_with(|config| {
         config.max_index_file_bytes = 200;
@@ -150,8 +154,13 @@ fn r10_summaries_of_oversized_files_outlive_the_server() {
     };
     let made = settle(&first.engine);
     assert!(made["oversized_filters_learned"].as_u64() >= Some(1), "{made}");
+    // Written once the learner's pass is over (a moment after its filters answer).
     let kept = first.index_dir.path().join("oversized.bin");
-    assert!(kept.is_file());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !kept.is_file() {
+        assert!(std::time::Instant::now() < deadline, "the learner never kept its filters");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 
     let second = loupe_engine::Engine::new({
         let mut config = crate::common::tool_config(first.root.path(), first.index_dir.path());
