@@ -386,14 +386,14 @@ impl Verifier<'_> {
         // match starts are located. Anything else is decoded first.
         let plain = (!bytes.starts_with(b"\xEF\xBB\xBF")
             && !bytes[..bytes.len().min(text::BINARY_SNIFF_BYTES)].contains(&0)
-            && memchr::memchr(b'\r', &bytes).is_none())
-        .then(|| text::as_utf8(&bytes))
+            && memchr::memchr(b'\r', bytes).is_none())
+        .then(|| text::as_utf8(bytes))
         .flatten();
         let decoded;
         let lines: Vec<(usize, &str)> = match plain {
             Some(raw) => plain_lines_to_check(self.scanner, raw),
             None => {
-                let Ok(text) = text::decode(&bytes) else { return Vec::new() };
+                let Ok(text) = text::decode(bytes) else { return Vec::new() };
                 decoded = text;
                 lines_to_check(self.scanner, &decoded)
                     .into_iter()
@@ -409,7 +409,7 @@ impl Verifier<'_> {
         let file_hash = stamp
             .zip(self.index)
             .and_then(|((size, mtime_ns), index)| index.file_hash_if_unchanged(path, size, mtime_ns))
-            .unwrap_or_else(|| loupe_core::ContentHash::of(&bytes))
+            .unwrap_or_else(|| loupe_core::ContentHash::of(bytes))
             .to_string();
         let path_bonus = if path.as_str().to_lowercase().contains(self.query_lower) { 0.1 } else { 0.0 };
         // Code above prose: a match in a source file loupe parses ranks above the same match in
