@@ -154,6 +154,37 @@ fn fuzz_cursor_decoding() {
     outcome.unwrap();
 }
 
+/// The filters of oversized files kept beside the index (`oversized.bin`): any bytes, and a
+/// real file's body damaged, cut or grown and sealed with a matching hash (so the damage meets
+/// the structure's own checks), read back as filters or as nothing, never a panic or an
+/// allocation the bytes do not hold.
+#[test]
+fn fuzz_oversized_filters_decoding() {
+    use crate::search::oversized_for_fuzz::{decode_raw, decode_sealed, sample_body};
+    let sample = sample_body();
+    assert_eq!(decode_sealed(&sample), Some(2), "the sample itself reads back");
+    let strategy = (prop::collection::vec(any::<u8>(), 0..96), any::<(usize, u8)>(), any::<usize>(), any::<u32>());
+    let runs = AtomicU64::new(0);
+    let outcome = runner().run(&strategy, |(noise, (at, flip), cut, word)| {
+        runs.fetch_add(1, Ordering::Relaxed);
+        let _ = decode_raw(&noise);
+        let _ = decode_sealed(&noise);
+        let mut damaged = sample.clone();
+        let at = at % damaged.len();
+        damaged[at] ^= flip;
+        // A length field's worth of bytes overwritten too, where lengths live.
+        let end = (at + 4).min(damaged.len());
+        damaged[at..end].copy_from_slice(&word.to_le_bytes()[..end - at]);
+        let _ = decode_sealed(&damaged);
+        damaged.truncate(cut % (damaged.len() + 1));
+        damaged.extend_from_slice(&noise);
+        let _ = decode_sealed(&damaged);
+        Ok(())
+    });
+    eprintln!("fuzz_oversized_filters_decoding: {} executions", runs.load(Ordering::Relaxed));
+    outcome.unwrap();
+}
+
 // ---------------------------------------------------------------------------------------------
 // The edit planner and applier, through the real engine.
 

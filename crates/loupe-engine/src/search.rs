@@ -22,6 +22,8 @@ use crate::response::{MetadataLevel, Outcome};
 use crate::work::Work;
 use hits::{file_hits, symbol_hits, terms_hits, text_hits};
 pub(crate) use oversized::OversizedFilters;
+#[cfg(test)]
+pub(crate) use oversized::for_fuzz as oversized_for_fuzz;
 use parse::infer;
 use render::render;
 

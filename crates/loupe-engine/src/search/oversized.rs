@@ -290,10 +290,43 @@ fn encode(filters: &FxHashMap<RepoPath, Filter>) -> Vec<u8> {
             }
         }
     }
-    let hash = loupe_core::ContentHash::of(&out);
-    out.extend_from_slice(hash.as_str().as_bytes());
-    out.extend_from_slice(&(hash.as_str().len() as u32).to_le_bytes());
+    seal(&mut out);
     out
+}
+
+/// Ends `body` with its hash and the hash's length, as `decode` checks them.
+fn seal(body: &mut Vec<u8>) {
+    let hash = loupe_core::ContentHash::of(body);
+    body.extend_from_slice(hash.as_str().as_bytes());
+    body.extend_from_slice(&(hash.as_str().len() as u32).to_le_bytes());
+}
+
+/// For the fuzz harness (`crate::fuzz`): a kept file's body (before its hash) holding two
+/// filters, and the number of filters `decode` reads from `body` once sealed with its hash (so
+/// damage reaches the structure's checks, not only the hash's).
+#[cfg(test)]
+pub(crate) mod for_fuzz {
+    pub(crate) fn sample_body() -> Vec<u8> {
+        let text: String = (0..50).map(|n| format!("#define REG_{n}_MASK 0x{n:x}\n")).collect();
+        let mut filters = super::FxHashMap::default();
+        let summary = super::OversizedFilters::summarise((text.len() as u64, 9), &text, super::MAX_FILTER_BYTES);
+        filters.insert(super::RepoPath::normalize("big/regs.h").unwrap(), summary.unwrap());
+        filters.insert(super::RepoPath::normalize("gen/huge.json").unwrap(), super::Filter::always_scan((5 << 20, 3)));
+        let mut bytes = super::encode(&filters);
+        let hash_len = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap()) as usize;
+        bytes.truncate(bytes.len() - 4 - hash_len);
+        bytes
+    }
+
+    pub(crate) fn decode_sealed(body: &[u8]) -> Option<usize> {
+        let mut bytes = body.to_vec();
+        super::seal(&mut bytes);
+        super::decode(&bytes).map(|filters| filters.len())
+    }
+
+    pub(crate) fn decode_raw(bytes: &[u8]) -> Option<usize> {
+        super::decode(bytes).map(|filters| filters.len())
+    }
 }
 
 /// What `encode` wrote, or `None` for anything else: every length is checked against the bytes
@@ -438,12 +471,9 @@ mod tests {
             assert!(decode(&damaged).is_none(), "byte {at} flipped");
         }
         // A body that hashes right but claims more than it holds, or unsorted grams.
-        let rehash = |body: Vec<u8>| {
-            let mut out = body.clone();
-            let hash = loupe_core::ContentHash::of(&body);
-            out.extend_from_slice(hash.as_str().as_bytes());
-            out.extend_from_slice(&(hash.as_str().len() as u32).to_le_bytes());
-            out
+        let rehash = |mut body: Vec<u8>| {
+            seal(&mut body);
+            body
         };
         let mut huge = MAGIC.to_vec();
         huge.extend_from_slice(&u32::MAX.to_le_bytes());
