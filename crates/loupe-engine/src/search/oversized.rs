@@ -247,10 +247,14 @@ impl OversizedFilters {
         }
     }
 
-    /// Writes the filters to the index directory (when this server is the index's writer).
+    /// Writes the filters to the index directory (when this server is the index's writer),
+    /// forgetting those of files no longer over the index's size limit (gone, or shrunk).
     fn save(&self, index: &loupe_index::Index) {
+        let oversized: std::collections::HashSet<RepoPath> =
+            index.oversized().into_iter().map(|entry| entry.path).collect();
         let bytes = {
-            let filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
+            let mut filters = self.filters.lock().unwrap_or_else(|poison| poison.into_inner());
+            filters.retain(|path, _| oversized.contains(path));
             encode(&filters)
         };
         if let Err(error) = index.write_side_file(FILE_NAME, &bytes) {
@@ -344,7 +348,9 @@ fn decode(bytes: &[u8]) -> Option<Vec<(RepoPath, Filter)>> {
     let mut filters = Vec::with_capacity(count.min(reader.bytes.len() / 25));
     for _ in 0..count {
         let path_len = reader.u32()? as usize;
-        let path = RepoPath::normalize(std::str::from_utf8(reader.take(path_len)?).ok()?)?;
+        // Only a path already in its normal form, as the index's own decoders require.
+        let text = std::str::from_utf8(reader.take(path_len)?).ok()?;
+        let path = RepoPath::normalize(text).filter(|path| path.as_str() == text && !path.is_root())?;
         let stamp = (reader.u64()?, reader.u64()?);
         let always_scan = match reader.take(1)? {
             [0] => false,
@@ -478,18 +484,24 @@ mod tests {
         let mut huge = MAGIC.to_vec();
         huge.extend_from_slice(&u32::MAX.to_le_bytes());
         assert!(decode(&rehash(huge)).is_none());
-        let mut unsorted = MAGIC.to_vec();
-        unsorted.extend_from_slice(&1u32.to_le_bytes());
-        unsorted.extend_from_slice(&1u32.to_le_bytes());
-        unsorted.extend_from_slice(b"a");
-        unsorted.extend_from_slice(&[0; 16]);
-        unsorted.push(0);
-        unsorted.extend_from_slice(&2u32.to_le_bytes());
-        unsorted.extend_from_slice(&[2, 0, 0, 0, 1, 0, 0, 0]);
-        unsorted.extend_from_slice(&0u32.to_le_bytes());
-        assert!(decode(&rehash(unsorted.clone())).is_none(), "unsorted trigrams");
-        let end = unsorted.len();
-        unsorted[end - 12..end - 4].copy_from_slice(&[1, 0, 0, 0, 2, 0, 0, 0]);
-        assert_eq!(decode(&rehash(unsorted)).map(|filters| filters.len()), Some(1), "the same, sorted");
+        // One filter of `path` with `trigrams`, sealed.
+        let one = |path: &str, trigrams: &[u32]| {
+            let mut body = MAGIC.to_vec();
+            body.extend_from_slice(&1u32.to_le_bytes());
+            body.extend_from_slice(&(path.len() as u32).to_le_bytes());
+            body.extend_from_slice(path.as_bytes());
+            body.extend_from_slice(&[0; 16]);
+            body.push(0);
+            body.extend_from_slice(&(trigrams.len() as u32).to_le_bytes());
+            trigrams.iter().for_each(|gram| body.extend_from_slice(&gram.to_le_bytes()));
+            body.extend_from_slice(&0u32.to_le_bytes());
+            decode(&rehash(body)).map(|filters| filters.len())
+        };
+        assert_eq!(one("a", &[1, 2]), Some(1), "well formed");
+        assert_eq!(one("a", &[2, 1]), None, "unsorted trigrams");
+        assert_eq!(one("a", &[1, 1]), None, "a trigram twice");
+        for path in ["./a", "a/../b", "/a", "a//b", "", "../a"] {
+            assert_eq!(one(path, &[1, 2]), None, "{path:?} is not a normal path");
+        }
     }
 }
