@@ -96,11 +96,7 @@ fn r10_files_over_the_index_limit_are_searched_or_named() {
         let metrics = fixture.engine.call("manage", json!({"command": "metrics", "metadata": "full"}));
         metrics.meta["metrics"]["caches"]["oversized_filter_files"].as_u64() >= Some(1)
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !learned() {
-        assert!(std::time::Instant::now() < deadline, "the learner never summarised big.txt");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until("the learner summarised big.txt", learned);
     let big = fixture.root.path().join("big.txt");
     let mut text = std::fs::read_to_string(&big).unwrap();
     text.push_str("needle_added_later\n");
@@ -110,10 +106,7 @@ fn r10_files_over_the_index_limit_are_searched_or_named() {
 
     // The learner writes its filters beside the index once its pass is over.
     let kept = fixture.index_dir.path().join("oversized.bin");
-    while !kept.is_file() {
-        assert!(std::time::Instant::now() < deadline, "the learner never kept its filters");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until("the learner kept its filters", || kept.is_file());
 
     let fixture = crate::common::fixture_with(|config| {
         config.max_index_file_bytes = 200;
@@ -142,33 +135,27 @@ fn r10_summaries_of_oversized_files_outlive_the_server() {
     let settle = |engine: &loupe_engine::Engine| {
         let search = engine.call("search", json!({"query": "lazy dog", "type": "text"}));
         assert!(search.ok, "{}", search.face);
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        loop {
+        wait_until("the learner settled", || {
             let now = caches(engine);
-            if now["oversized_filter_pending"] == json!(0) && now["oversized_filter_files"].as_u64() >= Some(1) {
-                return now;
-            }
-            assert!(std::time::Instant::now() < deadline, "the learner never settled: {now}");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+            now["oversized_filter_pending"] == json!(0) && now["oversized_filter_files"].as_u64() >= Some(1)
+        });
+        caches(engine)
     };
     let made = settle(&first.engine);
     assert!(made["oversized_filters_learned"].as_u64() >= Some(1), "{made}");
     // Written once the learner's pass is over (a moment after its filters answer).
     let kept = first.index_dir.path().join("oversized.bin");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !kept.is_file() {
-        assert!(std::time::Instant::now() < deadline, "the learner never kept its filters");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until("the learner kept its filters", || kept.is_file());
 
-    let second = loupe_engine::Engine::new({
+    // Another server on the same root and index, its index built.
+    let next_server = || {
         let mut config = crate::common::tool_config(first.root.path(), first.index_dir.path());
         configure(&mut config);
-        config
-    })
-    .unwrap();
-    second.refresh_index(&|_, _| {});
+        let engine = loupe_engine::Engine::new(config).unwrap();
+        engine.refresh_index(&|_, _| {});
+        engine
+    };
+    let second = next_server();
     let loaded = settle(&second);
     assert_eq!(loaded["oversized_filters_learned"], json!(0), "read back, not summarised again: {loaded}");
     assert_eq!(loaded["oversized_filter_files"], made["oversized_filter_files"], "{loaded}");
@@ -184,13 +171,16 @@ fn r10_summaries_of_oversized_files_outlive_the_server() {
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0xff;
     std::fs::write(&kept, bytes).unwrap();
-    let third = loupe_engine::Engine::new({
-        let mut config = crate::common::tool_config(first.root.path(), first.index_dir.path());
-        configure(&mut config);
-        config
-    })
-    .unwrap();
-    third.refresh_index(&|_, _| {});
+    let third = next_server();
     let again = settle(&third);
     assert!(again["oversized_filters_learned"].as_u64() >= Some(1), "{again}");
+}
+
+/// Polls `done` every 20 ms until it holds, failing the test after 20 s.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

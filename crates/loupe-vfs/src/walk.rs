@@ -149,7 +149,7 @@ impl Root {
     /// The size and modification time (ns since the epoch) of a file `read_indexed` would
     /// read, without reading it: what tells a cached summary of its bytes still holds. `None`
     /// when `read_indexed` would refuse it.
-    pub fn stamp_indexed(&self, path: &RepoPath) -> Option<(u64, u64)> {
+    pub fn stamp_indexed(&self, path: &RepoPath) -> Option<Stamp> {
         #[cfg(target_os = "linux")]
         let metadata = match self.open_regular_beneath(path) {
             Some((_, metadata)) => metadata,

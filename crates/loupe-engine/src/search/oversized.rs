@@ -199,16 +199,12 @@ impl OversizedFilters {
     /// it summarised (or marked to be scanned).
     fn prime(&self, root: &loupe_vfs::Root, index: &loupe_index::Index, read_limit: u64) -> usize {
         let mut learned = 0;
-        for entry in index.oversized().into_iter().filter(|entry| entry.size <= read_limit) {
-            let stamp = root.stamp_indexed(&entry.path);
-            if self.check(&entry.path, stamp, &Plan::All, None) != Check::ScanAndLearn {
-                continue;
-            }
-            let (Some(stamp), Ok(bytes)) = (stamp, root.read_indexed(&entry.path, read_limit)) else {
+        for (path, stamp) in self.without_current_filter(root, index, read_limit) {
+            let (Some(stamp), Ok(bytes)) = (stamp, root.read_indexed(&path, read_limit)) else {
                 continue;
             };
             if let Ok(decoded) = loupe_core::text::decode(&bytes) {
-                self.learn(&entry.path, stamp, &decoded.text);
+                self.learn(&path, stamp, &decoded.text);
                 self.learned.fetch_add(1, Ordering::Relaxed);
                 learned += 1;
             }
@@ -219,14 +215,27 @@ impl OversizedFilters {
     /// How many files over the index's size limit (and within the read limit) have no current
     /// filter: what searches scan until the learner is done with them.
     pub(crate) fn pending(&self, root: &loupe_vfs::Root, index: &loupe_index::Index, read_limit: u64) -> usize {
+        self.without_current_filter(root, index, read_limit).len()
+    }
+
+    /// The files over the index's size limit, within the read limit, that have no current
+    /// filter, each with its stamp as it is now (`None`: it cannot be read).
+    fn without_current_filter(
+        &self,
+        root: &loupe_vfs::Root,
+        index: &loupe_index::Index,
+        read_limit: u64,
+    ) -> Vec<(RepoPath, Option<Stamp>)> {
         index
             .oversized()
             .into_iter()
             .filter(|entry| entry.size <= read_limit)
-            .filter(|entry| {
-                self.check(&entry.path, root.stamp_indexed(&entry.path), &Plan::All, None) == Check::ScanAndLearn
+            .map(|entry| {
+                let stamp = root.stamp_indexed(&entry.path);
+                (entry.path, stamp)
             })
-            .count()
+            .filter(|(path, stamp)| self.check(path, *stamp, &Plan::All, None) == Check::ScanAndLearn)
+            .collect()
     }
 
     /// Takes the filters kept in the index directory, for files that have none here yet.
