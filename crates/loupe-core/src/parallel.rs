@@ -1,5 +1,5 @@
 //! Work spread over threads, results taken in order: the one pattern the index build and
-//! search verification share.
+//! search verification share; and `Spare`, the pool their large scratch values return to.
 //!
 //! Owns nothing but the scheduling: items are handed out one at a time from a shared counter
 //! (so threads finish together whatever the item sizes), helpers' results travel over a
@@ -9,9 +9,9 @@
 //! hundred files spawns one thread on two cores, and results rarely wait for a wake-up.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// The cores this process may use, asked once (`available_parallelism` reads cgroup files on
 /// every call); 1 when unknown.
@@ -91,6 +91,62 @@ pub fn map_in_order<T, S, R>(
     });
 }
 
+/// Scratch values kept between uses, at most one per core, lent to whichever thread asks next:
+/// large buffers that are costly to make (fresh pages fault in on first touch) but must not
+/// pile up one per thread, since a server's threads come and go (tokio's blocking pool, scoped
+/// workers, the watcher).
+pub struct Spare<T> {
+    kept: Mutex<Vec<T>>,
+    /// Whether a returned value is worth keeping (a buffer grown for one huge file is not).
+    keep: fn(&T) -> bool,
+}
+
+impl<T> Spare<T> {
+    /// An empty pool that keeps what `keep` approves of.
+    pub const fn new(keep: fn(&T) -> bool) -> Spare<T> {
+        Spare { kept: Mutex::new(Vec::new()), keep }
+    }
+
+    /// A kept value, or `make()`; it returns to the pool when the loan is dropped, unless the
+    /// thread is panicking (a value left half-updated is not lent again).
+    pub fn lend(&self, make: impl FnOnce() -> T) -> Lent<'_, T> {
+        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        Lent { value: Some(kept.unwrap_or_else(make)), spare: self }
+    }
+}
+
+/// A value lent from a [`Spare`] pool.
+pub struct Lent<'a, T> {
+    value: Option<T>,
+    spare: &'a Spare<T>,
+}
+
+impl<T> std::ops::Deref for Lent<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value.as_ref().unwrap_or_else(|| unreachable!("taken only on drop"))
+    }
+}
+
+impl<T> std::ops::DerefMut for Lent<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.value.as_mut().unwrap_or_else(|| unreachable!("taken only on drop"))
+    }
+}
+
+impl<T> Drop for Lent<'_, T> {
+    fn drop(&mut self) {
+        let Some(value) = self.value.take() else { return };
+        if std::thread::panicking() || !(self.spare.keep)(&value) {
+            return;
+        }
+        let mut kept = self.spare.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() < cores().max(2) {
+            kept.push(value);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::map_in_order;
@@ -139,5 +195,21 @@ mod tests {
             );
             assert_eq!(seen, (0..=41).collect::<Vec<_>>(), "{threads} threads");
         }
+    }
+
+    #[test]
+    fn a_spare_value_is_lent_again_unless_it_is_not_worth_keeping() {
+        static POOL: super::Spare<Vec<u8>> = super::Spare::new(|buffer| buffer.capacity() <= 64);
+        {
+            let mut buffer = POOL.lend(Vec::new);
+            buffer.extend_from_slice(b"abc");
+        }
+        assert_eq!(&*POOL.lend(Vec::new), b"abc", "the kept buffer comes back");
+        {
+            let mut big = POOL.lend(Vec::new);
+            big.clear();
+            big.reserve(1000);
+        }
+        assert!(POOL.lend(Vec::new).is_empty(), "a buffer over the size kept was dropped");
     }
 }

@@ -22,8 +22,9 @@ use crate::ondisk::{PersistedFile, Source};
 use crate::records::FileRecord;
 use crate::symbols::SymbolTable;
 
-/// Bumped whenever the on-disk layout or the meaning of a record changes.
-pub(crate) const FORMAT: u32 = 8;
+/// Bumped whenever the on-disk layout or the meaning of a record changes, or what the parsers
+/// extract does (9: C keywords are no longer definitions), so that no index keeps stale facts.
+pub(crate) const FORMAT: u32 = 9;
 
 pub(crate) const SNAPSHOT_FILE: &str = "tables.bin";
 pub(crate) const TEXT_FILE: &str = "text.bin";

@@ -366,3 +366,20 @@ fn javascript_variables_inside_anonymous_functions_are_locals() {
     let names: Vec<&str> = facts.definitions.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["__read", "top"]);
 }
+
+/// Around an unexpanded macro tree-sitter recovers with a keyword as the declarator; no
+/// keyword is ever a definition, while the names a C file may use (`new`) still are.
+#[test]
+fn c_keywords_are_never_definitions() {
+    let src = "static __initdata struct {\n\tconst char *compat;\n} hyper_node = {\"xen\"};\n\n\
+               struct alpha_machine_vector xlt_mv __initmv = {\n\t.vector_name = \"XLT\",\n};\n\n\
+               int new(int class) { return class; }\n";
+    for lang in [Lang::C, Lang::Cpp] {
+        let facts = parse(lang, src);
+        let names: Vec<&str> = facts.definitions.iter().map(|d| d.name.as_str()).collect();
+        for keyword in ["struct", "static", "const"] {
+            assert!(!names.contains(&keyword), "{lang:?}: {names:?}");
+        }
+        assert_eq!(names.contains(&"new"), lang == Lang::C, "{lang:?}: {names:?}");
+    }
+}

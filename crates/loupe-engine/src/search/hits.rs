@@ -11,7 +11,7 @@ use regex::RegexBuilder;
 use super::oversized::Check;
 use super::parse::{compile_glob, significant_terms, stem};
 use super::smart_case;
-use super::{Hit, MAX_MATCHES, PARTIAL_SYMBOLS, SearchRequest};
+use super::{COUNTED_MATCHES, Hit, MAX_MATCHES, PARTIAL_SYMBOLS, SearchRequest};
 use crate::engine::Engine;
 use crate::work::Work;
 
@@ -204,7 +204,8 @@ pub(super) fn terms_hits(
     derived.query = stems.iter().map(|stem| regex::escape(stem)).collect::<Vec<_>>().join("|");
     derived.case_sensitive = Some(false);
     derived.whole_word = false;
-    let (mut hits, lower_bound, not_searched) = text_hits(engine, &derived, true, work)?;
+    // Every match counts towards a term's file, so the page cannot settle early.
+    let (mut hits, lower_bound, not_searched) = text_hits(engine, &derived, true, None, work)?;
     let held = |text: &str| -> Vec<bool> { stems.iter().map(|stem| text.contains(stem.as_str())).collect() };
     let mut per_file: BTreeMap<RepoPath, Vec<bool>> = BTreeMap::new();
     for hit in &hits {
@@ -229,10 +230,13 @@ pub(super) fn terms_hits(
 
 /// Text hits, whether the 2,000-match cut made the total a lower bound, and how many files in
 /// scope were too large to read (over `max_file_bytes`) and so not searched.
+/// `page_end`: where the page to show ends in the ranked hits, when only that page matters;
+/// verification may then stop once it is settled (`Settled`).
 pub(super) fn text_hits(
     engine: &Engine,
     request: &SearchRequest,
     is_regex: bool,
+    page_end: Option<usize>,
     work: &Work,
 ) -> Result<(Vec<Hit>, bool, usize), ToolError> {
     let case_sensitive = smart_case(request);
@@ -308,22 +312,30 @@ pub(super) fn text_hits(
         candidates.sort();
         candidates.dedup();
     }
-    // Lines that define a symbol named like the query rank as definitions, and the files
-    // holding them are verified first, so a search cut at MAX_MATCHES still shows them.
+    // Lines that define a symbol named like the query rank as definitions, and files whose
+    // path holds the query rank higher too: both are verified first, so a search cut short
+    // still shows them, and every file after them is scored by its lines alone.
     let mut definition_lines: BTreeMap<RepoPath, Vec<usize>> = BTreeMap::new();
     if let Some(index) = ready {
         for hit in index.symbols_named(request.query.trim()) {
             definition_lines.entry(hit.path).or_default().push(hit.symbol.name_line);
         }
     }
-    // Candidates come in path order; a partition keeps that order within each group.
-    if !definition_lines.is_empty() {
-        let (defining, rest): (Vec<RepoPath>, Vec<RepoPath>) =
-            candidates.into_iter().partition(|path| definition_lines.contains_key(path));
-        candidates = defining.into_iter().chain(rest).collect();
-    }
-    candidates.retain(|path| request.filters.admits(path));
     let query_lower = request.query.to_lowercase();
+    candidates.retain(|path| request.filters.admits(path));
+    // Candidates come in path order; a partition keeps that order within each group.
+    let (first, rest): (Vec<RepoPath>, Vec<RepoPath>) =
+        candidates.into_iter().partition(|path| definition_lines.contains_key(path) || path_holds(path, &query_lower));
+    let first_count = first.len();
+    let (defining, named): (Vec<RepoPath>, Vec<RepoPath>) =
+        first.into_iter().partition(|path| definition_lines.contains_key(path));
+    // `Settled` relies on the rest being in path order, as ties are ranked.
+    let mut rest = rest;
+    if !rest.is_sorted() {
+        rest.sort();
+    }
+    let candidates: Vec<RepoPath> = defining.into_iter().chain(named).chain(rest).collect();
+    let mut settled = page_end.map(|page_end| Settled::new(page_end, first_count));
     let verifier =
         Verifier { engine, index: ready.map(|index| &**index), request, scanner: &scanner, query_lower: &query_lower };
     let verify = |buffer: &mut Vec<u8>, path: &RepoPath| {
@@ -338,7 +350,7 @@ pub(super) fn text_hits(
     loupe_core::parallel::map_in_order(
         &candidates,
         threads,
-        Vec::new,
+        || READ_BUFFERS.lend(Vec::new),
         |buffer, path| verify(buffer, path),
         |index, file_hits| {
             // A cancelled search stops here; what it found is a lower bound of the total.
@@ -354,13 +366,29 @@ pub(super) fn text_hits(
                     lower_bound = true;
                     return false;
                 }
+                if let Some(settled) = &mut settled {
+                    settled.count(index, &hit);
+                }
                 hits.push(hit);
+            }
+            if let Some(settled) = &mut settled
+                && index + 1 < candidates.len()
+                && settled.is_settled(index, &candidates[index], hits.len())
+            {
+                lower_bound = true;
+                return false;
             }
             true
         },
     );
     Ok((hits, lower_bound, too_large.len()))
 }
+
+/// The verifiers' read buffers, kept between searches: a buffer made for each search came from
+/// fresh pages, and faulting them in was a tenth of a search's time on Linux (`perf`,
+/// 2026-11-26). One grown past 4 MiB, for a rare large file, is not kept.
+static READ_BUFFERS: loupe_core::parallel::Spare<Vec<u8>> =
+    loupe_core::parallel::Spare::new(|buffer| buffer.capacity() <= 4 << 20);
 
 /// What verifying one candidate file needs.
 struct Verifier<'a> {
@@ -411,31 +439,26 @@ impl Verifier<'_> {
             .and_then(|((size, mtime_ns), index)| index.file_hash_if_unchanged(path, size, mtime_ns))
             .unwrap_or_else(|| loupe_core::ContentHash::of(bytes))
             .to_string();
-        let path_bonus = if path.as_str().to_lowercase().contains(self.query_lower) { 0.1 } else { 0.0 };
+        let in_path = path_holds(path, self.query_lower);
         // Code above prose: a match in a source file loupe parses ranks above the same match in
         // a changelog or a document (ties then go by path).
-        let source_bonus = if loupe_index::Lang::from_path(path.as_str()).is_some() { 0.04 } else { 0.0 };
+        let source = loupe_index::Lang::from_path(path.as_str()).is_some();
         let mut hits = Vec::new();
         for (number, line) in lines {
             let Some(found) = self.scanner.find(line) else { continue };
-            let whole_word = is_word_boundary(line, found.start(), found.end());
-            let exact_case = line[found.range()].contains(&self.request.query);
-            let mut score: f64 = 0.5 + path_bonus + source_bonus;
-            if whole_word {
-                score += 0.15;
-            }
-            if exact_case {
-                score += 0.05;
-            }
-            if definition_lines.contains(&number) {
-                score += 0.25;
-            }
+            let score = LineScore {
+                in_path,
+                source,
+                whole_word: is_word_boundary(line, found.start(), found.end()),
+                exact_case: line[found.range()].contains(&self.request.query),
+                definition: definition_lines.contains(&number),
+            };
             hits.push(Hit {
                 kind: "text",
                 path: path.clone(),
                 line: Some(number),
                 end_line: Some(number),
-                score: score.min(1.0),
+                score: score.value(),
                 preview: line.to_owned(),
                 symbol: None,
                 file_hash: file_hash.clone(),
@@ -445,6 +468,100 @@ impl Verifier<'_> {
             }
         }
         hits
+    }
+}
+
+/// Whether a file's path holds the query (ASCII case aside), which ranks its matches higher.
+fn path_holds(path: &RepoPath, query_lower: &str) -> bool {
+    path.as_str().to_lowercase().contains(query_lower)
+}
+
+/// What a text match's score is made of.
+#[derive(Clone, Copy)]
+struct LineScore {
+    in_path: bool,
+    source: bool,
+    whole_word: bool,
+    exact_case: bool,
+    definition: bool,
+}
+
+impl LineScore {
+    fn value(self) -> f64 {
+        let mut score: f64 = 0.5;
+        for (holds, weight) in [
+            (self.in_path, 0.1),
+            (self.source, 0.04),
+            (self.whole_word, 0.15),
+            (self.exact_case, 0.05),
+            (self.definition, 0.25),
+        ] {
+            if holds {
+                score += weight;
+            }
+        }
+        score.min(1.0)
+    }
+
+    /// The best score a match can have in a file that neither defines the query nor has it in
+    /// its path.
+    const BEST_PLAIN: LineScore =
+        LineScore { in_path: false, source: true, whole_word: true, exact_case: true, definition: false };
+}
+
+/// When verification can stop without changing the page shown: files are verified defining
+/// ones first, then those whose path holds the query, then the rest in path order, and every
+/// file of the rest scores at most `LineScore::BEST_PLAIN`. A hit above that can never be
+/// passed; a hit at it can only be passed by one at a smaller path (ties go by path), and every
+/// unverified file of the rest has a larger path than the last one verified. Once `page_end`
+/// hits are beyond reach and `COUNTED_MATCHES` are counted, the hits already ranked first are
+/// exactly those a full verification would rank first.
+struct Settled {
+    page_end: usize,
+    /// How many candidates come before the rest.
+    first_count: usize,
+    best_plain: f64,
+    /// Hits scored above `best_plain`.
+    above: usize,
+    /// Hits of the rest scored exactly `best_plain`: all at or before the last file verified.
+    rest_tied: usize,
+    /// The paths of the first groups' hits scored exactly `best_plain`.
+    first_tied: Vec<RepoPath>,
+}
+
+impl Settled {
+    fn new(page_end: usize, first_count: usize) -> Settled {
+        Settled {
+            page_end,
+            first_count,
+            best_plain: LineScore::BEST_PLAIN.value(),
+            above: 0,
+            rest_tied: 0,
+            first_tied: Vec::new(),
+        }
+    }
+
+    /// Counts a hit of candidate `index`.
+    fn count(&mut self, index: usize, hit: &Hit) {
+        if hit.score > self.best_plain {
+            self.above += 1;
+        } else if hit.score == self.best_plain {
+            match index < self.first_count {
+                true => self.first_tied.push(hit.path.clone()),
+                false => self.rest_tied += 1,
+            }
+        }
+    }
+
+    /// Whether the page is settled once candidate `index` (at `path`) is verified and `found`
+    /// matches are counted.
+    fn is_settled(&self, index: usize, path: &RepoPath, found: usize) -> bool {
+        if found < COUNTED_MATCHES || index < self.first_count {
+            return false;
+        }
+        // A tied hit of the first groups beyond `path` could still be passed by a later file.
+        let first_tied = self.first_tied.iter().filter(|tied| *tied <= path).count();
+        self.above + self.rest_tied + first_tied >= self.page_end
     }
 }
 
@@ -507,4 +624,71 @@ fn is_word_boundary(line: &str, start: usize, end: usize) -> bool {
     let before = line[..start].chars().next_back().is_none_or(|c| !word(c));
     let after = line[end..].chars().next().is_none_or(|c| !word(c));
     before && after
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{COUNTED_MATCHES, Hit, text_hits};
+    use crate::work::Work;
+    use serde_json::json;
+
+    /// A search that stops once its page is settled shows exactly the page a search that
+    /// verified every file shows: the same hits, in the same order, only the total cut short.
+    /// The tree has more matches than `COUNTED_MATCHES`, a file that defines the query and one
+    /// whose path holds it (both late in path order), and lines of every score, so that ties at
+    /// the best plain score decide the page.
+    #[test]
+    fn a_settled_page_is_the_page_of_a_full_verification() {
+        let root = tempfile::tempdir().unwrap();
+        let index = tempfile::tempdir().unwrap();
+        let write = |path: &str, body: &str| {
+            let full = root.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, body).unwrap();
+        };
+        let line = |file: usize, n: usize| match (file + n) % 5 {
+            0 => format!("x = token; // {n}"),
+            1 => format!("x = tokens; // {n}"),
+            2 => format!("x = TOKEN; // {n}"),
+            3 => format!("token of {n}"),
+            _ => format!("retokenize {n}"),
+        };
+        for file in 0..40 {
+            let body: Vec<String> = (0..16).map(|n| line(file, n)).collect();
+            let path = if file % 3 == 0 { format!("notes/n{file:02}.txt") } else { format!("src/f{file:02}.c") };
+            write(&path, &(body.join("\n") + "\n"));
+        }
+        write("zz/token_table.txt", "token\nthe token list\n");
+        // Its other lines tie with the best lines of the rest, at a path after all of them.
+        let uses: String = (0..40).map(|n| format!("y = token + {n};\n")).collect();
+        write("zz/defs.c", &format!("int token(void) {{ return 0; }}\n{uses}"));
+        let engine = crate::Engine::new(loupe_core::Config {
+            root: Some(root.path().to_path_buf()),
+            index_dir: Some(index.path().to_path_buf()),
+            analytics: false,
+            ..loupe_core::Config::default()
+        })
+        .unwrap();
+        engine.refresh_index(&|_, _| {});
+        let ranked = |page_end: Option<usize>| {
+            let request = super::super::parse(json!({"query": "token", "type": "text"})).unwrap();
+            let (mut hits, lower_bound, _) = text_hits(&engine, &request, false, page_end, &Work::default()).unwrap();
+            hits.sort_by(|left, right| {
+                right.score.total_cmp(&left.score).then_with(|| (&left.path, left.line).cmp(&(&right.path, right.line)))
+            });
+            (hits, lower_bound)
+        };
+        let key = |hit: &Hit| (hit.path.as_str().to_owned(), hit.line, hit.score);
+        let (full, full_cut) = ranked(None);
+        assert!(!full_cut && full.len() > COUNTED_MATCHES + 50, "the fixture must outgrow the count: {}", full.len());
+        assert!(full[0].path.as_str() == "zz/defs.c", "the definition ranks first");
+        for page_end in [20, 100, 160] {
+            let (early, cut) = ranked(Some(page_end));
+            assert!(cut && early.len() < full.len(), "page {page_end}: verification stopped early ({})", early.len());
+            assert!(early.len() >= COUNTED_MATCHES);
+            let shown: Vec<_> = early[..page_end].iter().map(key).collect();
+            let expected: Vec<_> = full[..page_end].iter().map(key).collect();
+            assert_eq!(shown, expected, "page ending at {page_end}");
+        }
+    }
 }

@@ -5,7 +5,7 @@
 //! call beyond the caller's output vector, and must not hash: it runs over every byte of the
 //! corpus.
 
-use std::sync::Mutex;
+use loupe_core::parallel::Spare;
 
 /// The number of distinct trigrams: three bytes.
 pub(crate) const TRIGRAM_SPACE: usize = 1 << 24;
@@ -28,14 +28,8 @@ pub fn trigrams_of(text: &[u8], out: &mut Vec<u32>) {
         out.dedup();
         return;
     }
-    let spare = || SPARE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut bitset = spare().pop().unwrap_or_else(TrigramBitset::new);
-    bitset.collect(text, out);
     // Only a bitset that `collect` left all-zero goes back (a panic drops it instead).
-    let mut kept = spare();
-    if kept.len() < loupe_core::parallel::cores().max(2) {
-        kept.push(bitset);
-    }
+    SPARE.lend(TrigramBitset::new).collect(text, out);
 }
 
 /// The trigram of three bytes, ASCII-lowercased: `a` in bits 16..24, `c` in bits 0..8.
@@ -58,7 +52,7 @@ const SMALL_TEXT: usize = 64;
 /// Not one per thread: a server's threads come and go (tokio's blocking pool, scoped workers,
 /// the watcher), and a table per thread that ever extracted grew the heap 2 MiB with each new
 /// one (the soak's heap profile, 2026-11-26).
-static SPARE: Mutex<Vec<TrigramBitset>> = Mutex::new(Vec::new());
+static SPARE: Spare<TrigramBitset> = Spare::new(|_| true);
 
 /// A bitset over the trigram space with two summary levels, always left all-zero between
 /// calls: `leaves` has one bit per trigram, `middle` one bit per non-zero leaf word, `top` one

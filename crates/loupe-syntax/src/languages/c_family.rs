@@ -238,12 +238,105 @@ fn function_definition<'a>(w: &mut Walker<'a>, node: Node<'a>) {
     let Some(declared) = node.child_by_field_name("declarator").and_then(unwrap_declarator) else { return };
     let (scope, name) = split_qualified(w.src, declared.name);
     let name = base_name_node(name);
+    if is_reserved(w.lang, w.text(name)) {
+        return;
+    }
     let kind = method_kind(w, scope.as_deref(), w.text(name));
     let mut def = w.def(kind, name);
     def.container = scope;
     def.outer = template_lifted(w, w.depth);
     def.body = node.child_by_field_name("body").map(|body| body.start_byte());
     w.define(def);
+}
+
+/// Whether `name` is a keyword of the file's language (C's in C, C's and C++'s in C++), which
+/// no declaration can define. tree-sitter's error recovery names one now and then: around an
+/// unexpanded macro (`static __initdata struct { … } node = …;`, `struct vector xlt_mv
+/// __initmv = {`) the keyword becomes the declarator, and Linux had 2,730 "definitions" of
+/// `struct` that ranked first in every text search for it.
+fn is_reserved(lang: Lang, name: &str) -> bool {
+    const C: &[&str] = &[
+        "_Alignas",
+        "_Alignof",
+        "_Atomic",
+        "_Bool",
+        "_Complex",
+        "_Generic",
+        "_Noreturn",
+        "_Static_assert",
+        "_Thread_local",
+        "auto",
+        "break",
+        "case",
+        "char",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "extern",
+        "float",
+        "for",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "register",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "typedef",
+        "union",
+        "unsigned",
+        "void",
+        "volatile",
+        "while",
+    ];
+    // C++'s own; C code may name a function `new` or `class`.
+    const CPP: &[&str] = &[
+        "alignas",
+        "alignof",
+        "bool",
+        "catch",
+        "class",
+        "const_cast",
+        "constexpr",
+        "decltype",
+        "delete",
+        "dynamic_cast",
+        "explicit",
+        "false",
+        "friend",
+        "mutable",
+        "namespace",
+        "new",
+        "noexcept",
+        "nullptr",
+        "private",
+        "protected",
+        "public",
+        "reinterpret_cast",
+        "static_assert",
+        "static_cast",
+        "template",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "typeid",
+        "typename",
+        "using",
+        "virtual",
+    ];
+    C.binary_search(&name).is_ok() || (lang == Lang::Cpp && CPP.binary_search(&name).is_ok())
 }
 
 /// Function, method or constructor, from where a function is declared.
@@ -276,6 +369,9 @@ fn declaration<'a>(w: &mut Walker<'a>, node: Node<'a>) {
         }
         let (scope, name) = split_qualified(w.src, declared.name);
         let name = base_name_node(name);
+        if is_reserved(w.lang, w.text(name)) {
+            continue;
+        }
         let kind = if declared.is_function {
             method_kind(w, scope.as_deref(), w.text(name))
         } else if is_field {
