@@ -383,3 +383,33 @@ fn c_keywords_are_never_definitions() {
         assert_eq!(names.contains(&"new"), lang == Lang::C, "{lang:?}: {names:?}");
     }
 }
+
+/// The index's parse leaves out Python function bodies that can hold nothing it keeps; what
+/// bodies do hold (a nested function or class, an import, a type alias) it still finds, exactly
+/// as the full parse does.
+#[test]
+fn python_bodies_the_index_skips_hide_nothing_it_keeps() {
+    let src = "import os\n\n\
+               def plain(a, default=None):\n    content_type = a\n    return content_type or default\n\n\
+               def outer():\n    def inner():\n        return 1\n    return inner\n\n\
+               def lazy():\n    from django.db import models\n    return models\n\n\
+               def factory():\n    class Local(Base):\n        pass\n    return Local\n\n\
+               def aliases():\n    type Pair = tuple[int, int]\n    return Pair\n\n\
+               class Holder:\n    def method(self):\n        self.x = 1\n\n    def nested(self):\n        def helper():\n            pass\n";
+    let full = parse(Lang::Python, src);
+    let declarations = parse_with(Lang::Python, src, Extract::Declarations);
+    let names = |facts: &FileFacts| -> Vec<(String, Option<String>, usize, usize)> {
+        facts
+            .definitions
+            .iter()
+            .map(|d| (d.name.clone(), d.container.clone(), d.span.start_line, d.span.end_line))
+            .collect()
+    };
+    assert_eq!(names(&declarations), names(&full));
+    for name in ["inner", "Local", "Pair", "helper", "method"] {
+        assert!(names(&full).iter().any(|(found, ..)| found == name), "{name} in {:?}", names(&full));
+    }
+    assert_eq!(declarations.imports, full.imports);
+    assert!(full.imports.iter().any(|import| import.module == "django.db"));
+    assert_eq!(declarations.type_relations, full.type_relations);
+}
