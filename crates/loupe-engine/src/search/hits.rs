@@ -308,7 +308,7 @@ pub(super) fn text_hits(
         {
             engine.oversized.learn_in_background(engine.root(), index, read_limit);
         }
-        tracing::debug!(skipped, scanned = kept, unknown, "files over the index's size limit");
+        tracing::debug!(skipped, scanned = kept, unknown, indexed = candidates.len() - kept, "candidates");
         candidates.sort();
         candidates.dedup();
     }
@@ -326,16 +326,16 @@ pub(super) fn text_hits(
     // Candidates come in path order; a partition keeps that order within each group.
     let (first, rest): (Vec<RepoPath>, Vec<RepoPath>) =
         candidates.into_iter().partition(|path| definition_lines.contains_key(path) || path_holds(path, &query_lower));
-    let first_count = first.len();
     let (defining, named): (Vec<RepoPath>, Vec<RepoPath>) =
         first.into_iter().partition(|path| definition_lines.contains_key(path));
+    let tiers = [defining.len(), named.len(), rest.len()];
     // `Settled` relies on the rest being in path order, as ties are ranked.
     let mut rest = rest;
     if !rest.is_sorted() {
         rest.sort();
     }
     let candidates: Vec<RepoPath> = defining.into_iter().chain(named).chain(rest).collect();
-    let mut settled = page_end.map(|page_end| Settled::new(page_end, first_count));
+    let mut settled = page_end.map(|page_end| Settled::new(page_end, tiers));
     let verifier =
         Verifier { engine, index: ready.map(|index| &**index), request, scanner: &scanner, query_lower: &query_lower };
     let verify = |buffer: &mut Vec<u8>, path: &RepoPath| {
@@ -367,13 +367,13 @@ pub(super) fn text_hits(
                     return false;
                 }
                 if let Some(settled) = &mut settled {
-                    settled.count(index, &hit);
+                    settled.count(&hit);
                 }
                 hits.push(hit);
             }
-            if let Some(settled) = &mut settled
-                && index + 1 < candidates.len()
-                && settled.is_settled(index, &candidates[index], hits.len())
+            if let Some(settled) = &settled
+                && let Some(next) = candidates.get(index + 1)
+                && settled.is_settled(index + 1, next, hits.len())
             {
                 lower_bound = true;
                 return false;
@@ -503,65 +503,62 @@ impl LineScore {
         score.min(1.0)
     }
 
-    /// The best score a match can have in a file that neither defines the query nor has it in
-    /// its path.
-    const BEST_PLAIN: LineScore =
-        LineScore { in_path: false, source: true, whole_word: true, exact_case: true, definition: false };
+    /// The best score a match can have in each tier of candidates: a file that defines the
+    /// query, one whose path holds it, any other.
+    fn tier_bests() -> [f64; 3] {
+        let best = |in_path, definition| {
+            LineScore { in_path, source: true, whole_word: true, exact_case: true, definition }.value()
+        };
+        [best(true, true), best(true, false), best(false, false)]
+    }
 }
 
-/// When verification can stop without changing the page shown: files are verified defining
-/// ones first, then those whose path holds the query, then the rest in path order, and every
-/// file of the rest scores at most `LineScore::BEST_PLAIN`. A hit above that can never be
-/// passed; a hit at it can only be passed by one at a smaller path (ties go by path), and every
-/// unverified file of the rest has a larger path than the last one verified. Once `page_end`
-/// hits are beyond reach and `COUNTED_MATCHES` are counted, the hits already ranked first are
-/// exactly those a full verification would rank first.
+/// When verification can stop without changing the page shown. Candidates come in three tiers,
+/// each in path order: files that define the query, files whose path holds it, the rest; no
+/// match in a tier can score above its best (`LineScore::tier_bests`, strictly falling from tier
+/// to tier). With the next file to verify in tier `t` at path `p`, no unverified file can score
+/// above `t`'s best `b`, and one scoring `b` lies at `p` or after it. So a hit above `b`, or at
+/// `b` before `p`, can never be passed (ties go by path). Once `page_end` hits are beyond reach
+/// and `COUNTED_MATCHES` are counted, the hits ranked first are exactly those a full
+/// verification would rank first.
 struct Settled {
     page_end: usize,
-    /// How many candidates come before the rest.
-    first_count: usize,
-    best_plain: f64,
-    /// Hits scored above `best_plain`.
-    above: usize,
-    /// Hits of the rest scored exactly `best_plain`: all at or before the last file verified.
-    rest_tied: usize,
-    /// The paths of the first groups' hits scored exactly `best_plain`.
-    first_tied: Vec<RepoPath>,
+    /// Where each tier ends in the candidates.
+    tier_ends: [usize; 3],
+    bests: [f64; 3],
+    /// Per tier: hits scored above its best.
+    above: [usize; 3],
+    /// Per tier: the paths of hits scored exactly its best.
+    tied: [Vec<RepoPath>; 3],
 }
 
 impl Settled {
-    fn new(page_end: usize, first_count: usize) -> Settled {
-        Settled {
-            page_end,
-            first_count,
-            best_plain: LineScore::BEST_PLAIN.value(),
-            above: 0,
-            rest_tied: 0,
-            first_tied: Vec::new(),
-        }
+    fn new(page_end: usize, tiers: [usize; 3]) -> Settled {
+        let tier_ends = [tiers[0], tiers[0] + tiers[1], tiers[0] + tiers[1] + tiers[2]];
+        let bests = LineScore::tier_bests();
+        Settled { page_end, tier_ends, bests, above: [0; 3], tied: Default::default() }
     }
 
-    /// Counts a hit of candidate `index`.
-    fn count(&mut self, index: usize, hit: &Hit) {
-        if hit.score > self.best_plain {
-            self.above += 1;
-        } else if hit.score == self.best_plain {
-            match index < self.first_count {
-                true => self.first_tied.push(hit.path.clone()),
-                false => self.rest_tied += 1,
+    fn count(&mut self, hit: &Hit) {
+        for ((best, above), tied) in self.bests.iter().zip(&mut self.above).zip(&mut self.tied) {
+            if hit.score > *best {
+                *above += 1;
+            } else if hit.score == *best {
+                tied.push(hit.path.clone());
             }
         }
     }
 
-    /// Whether the page is settled once candidate `index` (at `path`) is verified and `found`
-    /// matches are counted.
-    fn is_settled(&self, index: usize, path: &RepoPath, found: usize) -> bool {
-        if found < COUNTED_MATCHES || index < self.first_count {
+    /// Whether the page is settled when candidate `next` (at `path`) is the next to verify and
+    /// `found` matches are counted.
+    fn is_settled(&self, next: usize, path: &RepoPath, found: usize) -> bool {
+        if found < COUNTED_MATCHES {
             return false;
         }
-        // A tied hit of the first groups beyond `path` could still be passed by a later file.
-        let first_tied = self.first_tied.iter().filter(|tied| *tied <= path).count();
-        self.above + self.rest_tied + first_tied >= self.page_end
+        let tier = self.tier_ends.iter().position(|&end| next < end).unwrap_or(2);
+        let above = self.above[tier];
+        let needed = self.page_end.saturating_sub(above);
+        needed == 0 || self.tied[tier].iter().filter(|tied| *tied < path).take(needed).count() == needed
     }
 }
 
@@ -634,11 +631,18 @@ mod tests {
 
     /// A search that stops once its page is settled shows exactly the page a search that
     /// verified every file shows: the same hits, in the same order, only the total cut short.
-    /// The tree has more matches than `COUNTED_MATCHES`, a file that defines the query and one
-    /// whose path holds it (both late in path order), and lines of every score, so that ties at
-    /// the best plain score decide the page.
+    /// The tree has more matches than `COUNTED_MATCHES`, a file that defines the query and files
+    /// whose path holds it (late in path order; in the second tree enough of them to settle
+    /// the page before the rest is reached), and lines of every score, so that ties at each
+    /// tier's best score decide the page.
     #[test]
     fn a_settled_page_is_the_page_of_a_full_verification() {
+        for many_named in [false, true] {
+            settled_page_matches_full_verification(many_named);
+        }
+    }
+
+    fn settled_page_matches_full_verification(many_named: bool) {
         let root = tempfile::tempdir().unwrap();
         let index = tempfile::tempdir().unwrap();
         let write = |path: &str, body: &str| {
@@ -659,6 +663,14 @@ mod tests {
             write(&path, &(body.join("\n") + "\n"));
         }
         write("zz/token_table.txt", "token\nthe token list\n");
+        if many_named {
+            for file in 0..24 {
+                let body: Vec<String> = (0..30).map(|n| line(file, n)).collect();
+                let path =
+                    if file % 4 == 0 { format!("tokens/t{file:02}.txt") } else { format!("tokens/t{file:02}.c") };
+                write(&path, &(body.join("\n") + "\n"));
+            }
+        }
         // Its other lines tie with the best lines of the rest, at a path after all of them.
         let uses: String = (0..40).map(|n| format!("y = token + {n};\n")).collect();
         write("zz/defs.c", &format!("int token(void) {{ return 0; }}\n{uses}"));
@@ -688,7 +700,10 @@ mod tests {
             assert!(early.len() >= COUNTED_MATCHES);
             let shown: Vec<_> = early[..page_end].iter().map(key).collect();
             let expected: Vec<_> = full[..page_end].iter().map(key).collect();
-            assert_eq!(shown, expected, "page ending at {page_end}");
+            assert_eq!(shown, expected, "page ending at {page_end}, many named: {many_named}");
+            if many_named {
+                assert!(early.iter().all(|hit| !hit.path.as_str().starts_with("src/")), "settled before the rest");
+            }
         }
     }
 }
