@@ -65,15 +65,16 @@ fn apply(index: &Index, debouncer: &Mutex<Watcher>, result: DebounceEventResult)
         Ok(events) => events,
         Err(errors) => {
             tracing::warn!("file watcher errors ({}); rescanning: {:?}", errors.len(), errors.first());
-            index.refresh(&|_, _| {});
+            // Watches before the walk, as in `inotify.rs`.
             watch_tree(index, debouncer);
+            index.refresh(&|_, _| {});
             return;
         }
     };
     let (paths, rescan) = hints(index.root().canonical(), events.iter().map(|event| &event.event));
     if rescan {
-        index.refresh(&|_, _| {});
         watch_tree(index, debouncer);
+        index.refresh(&|_, _| {});
         return;
     }
     if !paths.is_empty() {
