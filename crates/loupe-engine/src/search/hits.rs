@@ -384,9 +384,10 @@ pub(super) fn text_hits(
     Ok((hits, lower_bound, too_large.len()))
 }
 
-/// The verifiers' read buffers, kept between searches: a buffer made for each search came from
-/// fresh pages, and faulting them in was a tenth of a search's time on Linux (`perf`,
-/// 2026-11-26). One grown past 4 MiB, for a rare large file, is not kept.
+/// The verifiers' read buffers, kept between searches rather than made for each from fresh
+/// pages (`perf` of a Linux search loop put page faults at a tenth of its CPU, 2026-11-26; an
+/// A/B through MCP then showed no difference beyond the machine's noise). One grown past 4 MiB,
+/// for a rare large file, is not kept.
 static READ_BUFFERS: loupe_core::parallel::Spare<Vec<u8>> =
     loupe_core::parallel::Spare::new(|buffer| buffer.capacity() <= 4 << 20);
 
