@@ -156,6 +156,13 @@ fn r10_summaries_of_oversized_files_outlive_the_server() {
         engine
     };
     let second = next_server();
+    // Its first search reads them back itself (not a learner thread, later): when it answers,
+    // every file has its filter, and none was summarised.
+    let first_search = second.call("search", json!({"query": "needle_nowhere", "type": "text"}));
+    assert!(first_search.ok, "{}", first_search.face);
+    let at_once = caches(&second);
+    assert!(at_once["oversized_filter_files"].as_u64() >= Some(1), "{at_once}");
+    assert_eq!(at_once["oversized_filter_pending"], json!(0), "{at_once}");
     let loaded = settle(&second);
     assert_eq!(loaded["oversized_filters_learned"], json!(0), "read back, not summarised again: {loaded}");
     assert_eq!(loaded["oversized_filter_files"], made["oversized_filter_files"], "{loaded}");

@@ -288,6 +288,9 @@ pub(super) fn text_hits(
     // Each is skipped when its trigram filter rules the query out (`oversized.rs`); one
     // without a current filter is scanned, and summarised in the background for the next.
     if !scanned.is_empty() {
+        if let Some(index) = ready {
+            engine.oversized.load_kept(index);
+        }
         let (mut skipped, mut kept, mut unknown) = (0, 0, 0);
         for entry in scanned {
             let stamp = engine.root().stamp_indexed(&entry.path);

@@ -173,9 +173,7 @@ impl OversizedFilters {
             // that starts while it runs takes the cores, as the learner works for later ones.
             #[cfg(target_os = "linux")]
             let _ = rustix::process::setpriority_process(None, 19);
-            if !filters.loaded.swap(true, Ordering::AcqRel) {
-                filters.load(&index);
-            }
+            filters.load_kept(&index);
             loop {
                 while filters.again.swap(false, Ordering::AcqRel) {
                     if filters.prime(&root, &index, read_limit) > 0 {
@@ -236,6 +234,16 @@ impl OversizedFilters {
             })
             .filter(|(path, stamp)| self.check(path, *stamp, &Plan::All, None) == Check::ScanAndLearn)
             .collect()
+    }
+
+    /// Takes the kept filters (`load`) once per engine, before the first search checks a file
+    /// against them: reading them back costs a few milliseconds where scanning the files they
+    /// summarise costs seconds (a `loupe search` from the command line, which ends before any
+    /// learner would have loaded them, scanned all 424 MB of Linux's such files).
+    pub(crate) fn load_kept(&self, index: &loupe_index::Index) {
+        if !self.loaded.swap(true, Ordering::AcqRel) {
+            self.load(index);
+        }
     }
 
     /// Takes the filters kept in the index directory, for files that have none here yet.
