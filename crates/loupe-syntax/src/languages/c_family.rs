@@ -255,51 +255,6 @@ fn function_definition<'a>(w: &mut Walker<'a>, node: Node<'a>) {
 /// __initmv = {`) the keyword becomes the declarator, and Linux had 2,730 "definitions" of
 /// `struct` that ranked first in every text search for it.
 fn is_reserved(lang: Lang, name: &str) -> bool {
-    const C: &[&str] = &[
-        "_Alignas",
-        "_Alignof",
-        "_Atomic",
-        "_Bool",
-        "_Complex",
-        "_Generic",
-        "_Noreturn",
-        "_Static_assert",
-        "_Thread_local",
-        "auto",
-        "break",
-        "case",
-        "char",
-        "const",
-        "continue",
-        "default",
-        "do",
-        "double",
-        "else",
-        "enum",
-        "extern",
-        "float",
-        "for",
-        "goto",
-        "if",
-        "inline",
-        "int",
-        "long",
-        "register",
-        "restrict",
-        "return",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "typedef",
-        "union",
-        "unsigned",
-        "void",
-        "volatile",
-        "while",
-    ];
     // C++'s own; C code may name a function `new` or `class`.
     const CPP: &[&str] = &[
         "alignas",
@@ -336,7 +291,7 @@ fn is_reserved(lang: Lang, name: &str) -> bool {
         "using",
         "virtual",
     ];
-    C.binary_search(&name).is_ok() || (lang == Lang::Cpp && CPP.binary_search(&name).is_ok())
+    C_KEYWORDS.contains(&name) || (lang == Lang::Cpp && CPP.binary_search(&name).is_ok())
 }
 
 /// Function, method or constructor, from where a function is declared.
@@ -606,7 +561,7 @@ fn scan_macro_body<'a>(w: &mut Walker<'a>, value: Node<'a>, parameters: &[&str])
                 while next < body.len() && matches!(body[next], b' ' | b'\t') {
                     next += 1;
                 }
-                let is_keyword = C_KEYWORDS.contains(&word);
+                let is_keyword = C_KEYWORDS.contains(&word) || MACRO_NON_IDENTIFIERS.contains(&word);
                 if !is_keyword && !parameters.contains(&word) && word != "__VA_ARGS__" {
                     if body.get(next) == Some(&b'(') {
                         let receiver = if previous_operator {
@@ -641,6 +596,8 @@ fn scan_macro_body<'a>(w: &mut Walker<'a>, value: Node<'a>, parameters: &[&str])
     }
 }
 
+/// C's keywords: never an identifier in a macro body, never a name a C declaration defines
+/// (`is_reserved`).
 const C_KEYWORDS: &[&str] = &[
     "auto",
     "break",
@@ -685,6 +642,11 @@ const C_KEYWORDS: &[&str] = &[
     "_Noreturn",
     "_Static_assert",
     "_Thread_local",
+];
+
+/// Words a macro body's scan does not take for identifiers besides C's keywords: C23's and
+/// GNU's spellings, the preprocessor's `defined`, and C++'s keywords.
+const MACRO_NON_IDENTIFIERS: &[&str] = &[
     "bool",
     "true",
     "false",
