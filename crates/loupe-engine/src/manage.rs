@@ -327,6 +327,7 @@ fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> 
         "analyze_facts_files": facts_files, "analyze_facts_bytes": facts_bytes,
         "oversized_filter_files": filter_files, "oversized_filter_bytes": filter_bytes,
         "oversized_filter_pending": filter_pending, "oversized_filters_learned": engine.oversized.learned(),
+        "oversized_spans_read": engine.oversized.spans_read(),
     });
     // Where the calls of this server spent their time, stage by stage (`latency.rs`): in the
     // full envelope only, as timings would make the face differ from call to call.

@@ -183,6 +183,59 @@ fn r10_summaries_of_oversized_files_outlive_the_server() {
     assert!(again["oversized_filters_learned"].as_u64() >= Some(1), "{again}");
 }
 
+/// R10, by chunks: once a large file is summarised, a search reads only the chunks of it that
+/// can hold a match, and answers exactly as the direct scan of the whole file did (the same
+/// hits, line numbers, previews and ids; the ids hold the whole file's hash).
+#[test]
+fn r10_a_summarised_large_file_is_read_in_chunks_with_the_same_answers() {
+    let fixture = crate::common::fixture_with(|config| config.max_index_file_bytes = 200);
+    let text: String = (1..=12_000)
+        .map(|n| format!("#define REG_{n}_MASK 0x{n:x} // {}\n", if n % 4000 == 7 { "needle_rare" } else { "filler" }))
+        .collect();
+    assert!(text.len() > 5 * 65_536, "several chunks");
+    std::fs::create_dir_all(fixture.root.path().join("gen")).unwrap();
+    std::fs::write(fixture.root.path().join("gen/regs.h"), &text).unwrap();
+    let queries = [
+        json!({"query": "needle_rare", "type": "text"}),
+        json!({"query": "REG_11999_MASK", "type": "text"}),
+        json!({"query": "reg_5000_mask", "type": "text"}),
+        json!({"query": "REG_1[0-9]*7_MASK 0x", "type": "regex", "max_results": 50}),
+        json!({"query": "needle_nowhere", "type": "text"}),
+    ];
+    let answers = |engine: &loupe_engine::Engine| -> Vec<serde_json::Value> {
+        queries
+            .iter()
+            .map(|query| {
+                let mut query = query.clone();
+                query["path"] = json!("gen/regs.h");
+                query["metadata"] = json!("full");
+                let answer = engine.call("search", query.clone());
+                assert!(answer.ok, "{query}: {}", answer.face);
+                json!({"total": answer.meta["total"], "hits": answer.meta["results"]})
+            })
+            .collect()
+    };
+    // Before the index is built: every oversized file is scanned whole.
+    let whole = answers(&fixture.engine);
+    assert_eq!(whole[0]["total"], json!(3), "{}", whole[0]);
+    assert_eq!(whole[0]["hits"][0]["line"], json!(7), "{}", whole[0]);
+    assert!(whole[3]["total"].as_u64() > Some(20), "{}", whole[3]);
+    fixture.engine.refresh_index(&|_, _| {});
+    let caches = || {
+        fixture.engine.call("manage", json!({"command": "metrics", "metadata": "full"})).meta["metrics"]["caches"]
+            .clone()
+    };
+    assert!(fixture.engine.call("search", json!({"query": "start the learner", "type": "text"})).ok);
+    wait_until("the learner settled", || caches()["oversized_filter_pending"] == json!(0));
+    let before = caches()["oversized_spans_read"].as_u64().unwrap();
+    let in_chunks = answers(&fixture.engine);
+    assert_eq!(in_chunks, whole);
+    let read = caches()["oversized_spans_read"].as_u64().unwrap() - before;
+    // needle_rare: its 3 chunks; the two names: 1 each; the regex: a chunk or more; none for
+    // the absent word.
+    assert!((6..=12).contains(&read), "{read} spans read");
+}
+
 /// Polls `done` every 20 ms until it holds, failing the test after 20 s.
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

@@ -146,6 +146,37 @@ impl Root {
         Ok(None)
     }
 
+    /// `range` of a file `read_indexed` would read, into `bytes` (replacing what it held), with
+    /// the file's size and modification time as the descriptor showed them before the read: a
+    /// search that knows which part of a large file can hold a match reads that part only.
+    /// `None` when the file cannot be opened so or holds less than `range` (it changed), and
+    /// where there is no open beneath the root (the caller reads the whole file instead).
+    pub fn read_indexed_range(
+        &self,
+        path: &RepoPath,
+        range: std::ops::Range<u64>,
+        bytes: &mut Vec<u8>,
+    ) -> Option<Stamp> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::FileExt;
+            let len = usize::try_from(range.end.checked_sub(range.start)?).ok()?;
+            let (file, metadata) = self.open_regular_beneath(path)?;
+            if range.end > metadata.len() {
+                return None;
+            }
+            bytes.clear();
+            bytes.resize(len, 0);
+            file.read_exact_at(bytes, range.start).ok()?;
+            Some(stamp(&metadata))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (path, range, bytes);
+            None
+        }
+    }
+
     /// The size and modification time (ns since the epoch) of a file `read_indexed` would
     /// read, without reading it: what tells a cached summary of its bytes still holds. `None`
     /// when `read_indexed` would refuse it.

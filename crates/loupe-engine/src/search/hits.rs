@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use loupe_core::{RepoPath, ToolError, text};
 use loupe_index::{IndexState, trigram};
 use regex::RegexBuilder;
+use rustc_hash::FxHashMap;
 
-use super::oversized::Check;
+use super::oversized::{Check, Spans};
 use super::parse::{compile_glob, significant_terms, stem};
 use super::smart_case;
 use super::{COUNTED_MATCHES, Hit, MAX_MATCHES, PARTIAL_SYMBOLS, SearchRequest};
@@ -287,9 +288,12 @@ pub(super) fn text_hits(
         .partition(|entry| entry.size <= read_limit);
     // Each is skipped when its trigram filter rules the query out (`oversized.rs`); one
     // without a current filter is scanned, and summarised in the background for the next.
+    // The parts of files a filter narrowed the search to: only those are read.
+    let mut in_spans: FxHashMap<RepoPath, Spans> = FxHashMap::default();
     if !scanned.is_empty() {
+        let (mut whole, mut span_bytes) = (0, 0);
         if let Some(index) = ready {
-            engine.oversized.load_kept(index);
+            engine.oversized.load_kept(index, read_limit);
         }
         let (mut skipped, mut kept, mut unknown) = (0, 0, 0);
         for entry in scanned {
@@ -300,7 +304,11 @@ pub(super) fn text_hits(
                     skipped += 1;
                     continue;
                 }
-                Check::Scan => {}
+                Check::Scan(Some(spans)) => {
+                    span_bytes += spans.spans.iter().map(|span| span.end - span.start).sum::<u64>();
+                    in_spans.insert(entry.path.clone(), spans);
+                }
+                Check::Scan(None) => whole += 1,
                 Check::ScanAndLearn => unknown += 1,
             }
             kept += 1;
@@ -311,7 +319,15 @@ pub(super) fn text_hits(
         {
             engine.oversized.learn_in_background(engine.root(), index, read_limit);
         }
-        tracing::debug!(skipped, scanned = kept, unknown, indexed = candidates.len() - kept, "candidates");
+        tracing::debug!(
+            skipped,
+            scanned = kept,
+            whole,
+            span_bytes,
+            unknown,
+            indexed = candidates.len() - kept,
+            "candidates"
+        );
         candidates.sort();
         candidates.dedup();
     }
@@ -339,8 +355,14 @@ pub(super) fn text_hits(
     }
     let candidates: Vec<RepoPath> = defining.into_iter().chain(named).chain(rest).collect();
     let mut settled = page_end.map(|page_end| Settled::new(page_end, tiers));
-    let verifier =
-        Verifier { engine, index: ready.map(|index| &**index), request, scanner: &scanner, query_lower: &query_lower };
+    let verifier = Verifier {
+        engine,
+        index: ready.map(|index| &**index),
+        request,
+        scanner: &scanner,
+        query_lower: &query_lower,
+        in_spans: &in_spans,
+    };
     let verify = |buffer: &mut Vec<u8>, path: &RepoPath| {
         verifier.file(path, definition_lines.get(path).map(Vec::as_slice).unwrap_or(&[]), buffer)
     };
@@ -402,27 +424,26 @@ struct Verifier<'a> {
     request: &'a SearchRequest,
     scanner: &'a regex::Regex,
     query_lower: &'a str,
+    /// Files over the index's size limit of which only these parts can hold a match.
+    in_spans: &'a FxHashMap<RepoPath, Spans>,
 }
 
 impl Verifier<'_> {
     /// The matches in `path` as it is on disk now, scored; `bytes`: the worker's read buffer.
     fn file(&self, path: &RepoPath, definition_lines: &[usize], bytes: &mut Vec<u8>) -> Vec<Hit> {
+        if let Some(spans) = self.in_spans.get(path)
+            && let Some(hits) = self.spans(path, spans, definition_lines, bytes)
+        {
+            return hits;
+        }
         // The read limit, not the index's: files over the index's limit are scanned here too.
         let Ok(stamp) = self.engine.root().read_indexed_stamped(path, self.engine.config().max_file_bytes, bytes)
         else {
             return Vec::new();
         };
         let bytes: &[u8] = bytes;
-        // A file that is plain UTF-8 with `\n` line ends (no BOM, no NUL near the start, no
-        // `\r`) is its own decoded text: it is scanned in place, and only the lines where a
-        // match starts are located. Anything else is decoded first.
-        let plain = (!bytes.starts_with(b"\xEF\xBB\xBF")
-            && !bytes[..bytes.len().min(text::BINARY_SNIFF_BYTES)].contains(&0)
-            && memchr::memchr(b'\r', bytes).is_none())
-        .then(|| text::as_utf8(bytes))
-        .flatten();
         let decoded;
-        let lines: Vec<(usize, &str)> = match plain {
+        let lines: Vec<(usize, &str)> = match plain_text(bytes) {
             Some(raw) => plain_lines_to_check(self.scanner, raw),
             None => {
                 let Ok(text) = text::decode(bytes) else { return Vec::new() };
@@ -443,6 +464,48 @@ impl Verifier<'_> {
             .and_then(|((size, mtime_ns), index)| index.file_hash_if_unchanged(path, size, mtime_ns))
             .unwrap_or_else(|| loupe_core::ContentHash::of(bytes))
             .to_string();
+        self.scored(path, lines, definition_lines, &file_hash)
+    }
+
+    /// The matches in the `spans` of `path`, read alone (`None` when the file is no longer as
+    /// they were made from, or a span's bytes are not plain text: the caller reads it whole).
+    fn spans(
+        &self,
+        path: &RepoPath,
+        spans: &Spans,
+        definition_lines: &[usize],
+        bytes: &mut Vec<u8>,
+    ) -> Option<Vec<Hit>> {
+        let mut hits = Vec::new();
+        let file_hash = spans.hash.to_string();
+        for span in &spans.spans {
+            let stamp = self.engine.root().read_indexed_range(path, span.start..span.end, bytes)?;
+            if stamp != spans.stamp {
+                return None;
+            }
+            let text = plain_text(bytes)?;
+            let lines = plain_lines_to_check(self.scanner, text)
+                .into_iter()
+                .map(|(number, line)| (number + span.first_line - 1, line))
+                .collect();
+            hits.extend(self.scored(path, lines, definition_lines, &file_hash));
+            if hits.len() >= MAX_MATCHES {
+                hits.truncate(MAX_MATCHES);
+                break;
+            }
+        }
+        self.engine.oversized.read_spans(spans.spans.len());
+        Some(hits)
+    }
+
+    /// `lines` of `path` (number, content) where a match may start, as scored hits.
+    fn scored(
+        &self,
+        path: &RepoPath,
+        lines: Vec<(usize, &str)>,
+        definition_lines: &[usize],
+        file_hash: &str,
+    ) -> Vec<Hit> {
         let in_path = path_holds(path, self.query_lower);
         // Code above prose: a match in a source file loupe parses ranks above the same match in
         // a changelog or a document (ties then go by path).
@@ -465,7 +528,7 @@ impl Verifier<'_> {
                 score: score.value(),
                 preview: line.to_owned(),
                 symbol: None,
-                file_hash: file_hash.clone(),
+                file_hash: file_hash.to_owned(),
             });
             if hits.len() >= MAX_MATCHES {
                 break;
@@ -473,6 +536,17 @@ impl Verifier<'_> {
         }
         hits
     }
+}
+
+/// `bytes` as text when they are plain UTF-8 with `\n` line ends (no BOM, no NUL near the start,
+/// no `\r`): their own decoded text, scanned in place, where only the lines a match starts on
+/// are located. Anything else is decoded first.
+pub(super) fn plain_text(bytes: &[u8]) -> Option<&str> {
+    (!bytes.starts_with(b"\xEF\xBB\xBF")
+        && !bytes[..bytes.len().min(text::BINARY_SNIFF_BYTES)].contains(&0)
+        && memchr::memchr(b'\r', bytes).is_none())
+    .then(|| text::as_utf8(bytes))
+    .flatten()
 }
 
 /// Whether a file's path holds the query (ASCII case aside), which ranks its matches higher.
