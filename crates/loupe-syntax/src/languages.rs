@@ -11,7 +11,7 @@ mod java;
 mod javascript;
 mod kotlin;
 mod php;
-mod python;
+pub(crate) mod python;
 mod ruby;
 mod rust;
 pub(crate) mod shared;

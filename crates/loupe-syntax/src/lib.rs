@@ -12,7 +12,7 @@
 //! Kotlin, each with its rules in `languages/`. `parse_with(…, Extract)` does less for callers that
 //! need less: `Definitions` (symbol reads, outlines) skips calls and references and does not walk
 //! C/C++ function bodies that define no macro; `Declarations` (the index) also skips doc text, and
-//! for C the bodies are not even parsed (`skim.rs`). `data_flow` (`flow.rs`, per-language rules in
+//! for C and Python the bodies are not even parsed (`skim.rs`, `skim/python.rs`). `data_flow` (`flow.rs`, per-language rules in
 //! `flow/`) answers for one variable of one function with one parse and one walk of that function.
 //! A C/C++ prototype's signature ends in `;` (`is_prototype`).
 
@@ -63,6 +63,7 @@ pub fn parse_with(lang: Lang, text: &str, extract: Extract) -> FileFacts {
     // Without uses the walk skips C function bodies: the parser may leave them out too.
     let tree = match (lang, extract) {
         (Lang::C, Extract::Definitions | Extract::Declarations) => skim::parse_c_declarations(text, parse),
+        (Lang::Python, Extract::Declarations) => skim::python::parse_python_declarations(text, parse),
         _ => parse(None),
     };
     let Some(tree) = tree else {

@@ -12,6 +12,8 @@
 //! its `#if` (two branches each opening a block), or when a comment does not end. A body
 //! containing `define` is kept whole, as the walk would look inside it.
 
+pub(crate) mod python;
+
 use memchr::memmem;
 use tree_sitter::{Node, Point, Range, Tree};
 

@@ -104,19 +104,25 @@ fn skippable_body(w: &Walker<'_>, body: Node<'_>) -> bool {
     if w.collects_uses() || w.ancestor_kind(1) != "function_definition" || body.has_error() {
         return false;
     }
-    let text = w.text(body).as_bytes();
+    !holds_declaration_words(w.text(body).as_bytes())
+}
+
+/// Whether `text` (a function body) may define a function or class, import, or declare a type
+/// alias: it holds `def`, `class` or `import` as a word, or a line starting with `type`
+/// (`content_type = …` does not count). The index's parse leaves out bodies without them
+/// (`skim/python.rs`).
+pub(crate) fn holds_declaration_words(text: &[u8]) -> bool {
     let word = |byte: Option<&u8>| byte.is_some_and(|&byte| byte.is_ascii_alphanumeric() || byte == b'_');
     let holds_word = |needle: &[u8]| {
         memchr::memmem::find_iter(text, needle).any(|at| {
             !word(at.checked_sub(1).and_then(|before| text.get(before))) && !word(text.get(at + needle.len()))
         })
     };
-    if holds_word(b"def") || holds_word(b"class") || holds_word(b"import") {
-        return false;
-    }
-    // `type X = …` starts a line; `content_type = …` does not count.
-    !memchr::memmem::find_iter(text, b"type")
-        .any(|at| text[..at].iter().rev().take_while(|&&byte| byte != b'\n').all(|byte| byte.is_ascii_whitespace()))
+    holds_word(b"def")
+        || holds_word(b"class")
+        || holds_word(b"import")
+        || memchr::memmem::find_iter(text, b"type")
+            .any(|at| text[..at].iter().rev().take_while(|&&byte| byte != b'\n').all(|byte| byte.is_ascii_whitespace()))
 }
 
 fn function<'a>(w: &mut Walker<'a>, node: Node<'a>) {
@@ -136,7 +142,11 @@ fn function<'a>(w: &mut Walker<'a>, node: Node<'a>) {
     let mut def = w.def(kind, name);
     def.outer = if decorated { w.depth - 1 } else { w.depth };
     def.signature_node = Some(node);
-    def.body = body.map(|body| body.start_byte());
+    // The signature ends at the body's `:`: the index's parse may have left out the start of the
+    // body (`skim/python.rs`), so the body's first node can be lines further on.
+    let mut cursor = node.walk();
+    let colon = node.children(&mut cursor).filter(|child| child.kind() == ":").last();
+    def.body = colon.map(|colon| colon.end_byte()).or(body.map(|body| body.start_byte()));
     def.doc = body.and_then(|body| docstring(w, body));
     w.define(def);
 }

@@ -1,0 +1,425 @@
+//! What a declarations parse of Python may leave unparsed: most of a function body that can
+//! hold nothing the index keeps.
+//!
+//! The walk does not enter such a body (`languages::python::skippable_body`), yet tree-sitter
+//! spent most of django's cold build parsing them (56 % of its Python bytes are inside them).
+//! A lexical scan splits the text into logical lines (strings, brackets, comments and
+//! backslash continuations followed), finds each `def` whose body is on lines of its own and
+//! holds no declaration word, and hands the parser the text without the body's logical lines
+//! but its last (and its docstring, when it starts with one): the parser sees
+//! `def f(x):\n        return y\n`, a complete block at the body's indentation, and every node
+//! keeps its position in the whole text, so the function's span is unchanged.
+//!
+//! The result is checked, not trusted: any error in the tree, or a left-out body whose function
+//! does not come back starting on its `def` and ending on the body's last line, has the gap
+//! parsed in the next attempt; the third parses everything. The scan gives up on text it cannot
+//! follow (a tab or form feed in indentation, an unclosed string or bracket).
+
+use tree_sitter::{Node, Range, Tree};
+
+use super::{MIN_GAP, included_ranges};
+
+/// Parses Python `text` for its declarations through `parse` (given the included ranges, or
+/// `None` for the whole text), leaving out the function bodies it can.
+pub(crate) fn parse_python_declarations(
+    text: &str,
+    mut parse: impl FnMut(Option<&[Range]>) -> Option<Tree>,
+) -> Option<Tree> {
+    let Some(mut gaps) = body_gaps(text.as_bytes()) else { return parse(None) };
+    for _ in 0..2 {
+        if gaps.is_empty() {
+            break;
+        }
+        let spans: Vec<(usize, usize)> = gaps.iter().map(|gap| (gap.start, gap.end)).collect();
+        let Some(tree) = parse(Some(&included_ranges(text, &spans))) else { break };
+        let root = tree.root_node();
+        if root.has_error() {
+            // An error is not placed: every gap is suspect.
+            break;
+        }
+        let before = gaps.len();
+        gaps.retain(|gap| came_back(root, gap));
+        if gaps.len() == before {
+            return Some(tree);
+        }
+    }
+    parse(None)
+}
+
+/// A left-out part of one function's body: `start..end`, whole logical lines; the function's
+/// `def` line starts at `def` (its first token); the body's last line, right after the gap,
+/// has its first token at `resume` and ends on `last_row`, and the next logical line (if any)
+/// starts on `next_row`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Gap {
+    start: usize,
+    end: usize,
+    def: usize,
+    resume: usize,
+    last_row: usize,
+    next_row: usize,
+}
+
+/// Whether the function around the first token after `gap` was parsed as the scan saw it:
+/// starting at its `def` and ending after the body's last line but before the next logical
+/// line (comments between them may be its), with that token in its body.
+fn came_back(root: Node<'_>, gap: &Gap) -> bool {
+    let Some(mut node) = root.descendant_for_byte_range(gap.resume, gap.resume + 1) else { return false };
+    loop {
+        if node.kind() == "function_definition" {
+            return node.start_byte() == gap.def
+                && (gap.last_row..gap.next_row).contains(&node.end_position().row)
+                && node.child_by_field_name("body").is_some_and(|body| body.start_byte() <= gap.resume);
+        }
+        let Some(parent) = node.parent() else { return false };
+        node = parent;
+    }
+}
+
+/// One logical line: `start` is its first physical line's first byte, `first` its first
+/// token's, `end` the byte after its last newline; `indent` is in bytes (spaces only);
+/// `first_row` and `row` are its first and last physical lines' 0-based numbers.
+#[derive(Debug, Clone, Copy)]
+struct Logical {
+    start: usize,
+    first: usize,
+    end: usize,
+    indent: usize,
+    first_row: usize,
+    row: usize,
+    /// Its last token is `:` (a block opener whose block is on the lines after it).
+    opens_block: bool,
+}
+
+/// The gaps of `b`, ascending; `None` when the scan cannot follow the text.
+fn body_gaps(b: &[u8]) -> Option<Vec<Gap>> {
+    let lines = logical_lines(b)?;
+    let mut gaps = Vec::new();
+    let mut next = 0;
+    for (index, line) in lines.iter().enumerate() {
+        if index < next || !line.opens_block || !starts_def(&b[line.first..]) {
+            continue;
+        }
+        let body_end = lines[index + 1..]
+            .iter()
+            .position(|body| body.indent <= line.indent)
+            .map_or(lines.len(), |at| index + 1 + at);
+        let body = &lines[index + 1..body_end];
+        let (Some(first), Some(last)) = (body.first(), body.last()) else { continue };
+        if crate::languages::python::holds_declaration_words(&b[first.start..last.end]) {
+            continue;
+        }
+        // A docstring stays: the walk reads it, and a string is what it starts with.
+        let is_string = |line: &Logical| matches!(b[line.first], b'"' | b'\'') || string_prefix(&b[line.first..]);
+        let kept_first = is_string(first);
+        let start = if kept_first { body.get(1).map_or(last.start, |second| second.start) } else { first.start };
+        // The parse resumes at the body's last statement at its own indentation (the last
+        // line, or the head of the block it ends in), where the scanner's indentation stack is
+        // the same as a whole parse's: what comes after (comments the body ends with, dedents)
+        // is read as it would be.
+        // Nor may the body then start with a string that is not its docstring.
+        let Some(tail) = body.iter().rev().find(|line| {
+            line.indent == first.indent && !continues_statement(&b[line.first..]) && (kept_first || !is_string(line))
+        }) else {
+            continue;
+        };
+        if tail.start.saturating_sub(start) >= MIN_GAP {
+            let next_row = lines.get(body_end).map_or(usize::MAX, |next| next.first_row);
+            gaps.push(Gap {
+                start,
+                end: tail.start,
+                def: line.first,
+                resume: tail.first,
+                last_row: last.row,
+                next_row,
+            });
+        }
+        // The body holds no `def`: no gap starts inside it.
+        next = body_end;
+    }
+    Some(gaps)
+}
+
+/// `def ` or `async def ` (any blanks between).
+fn starts_def(rest: &[u8]) -> bool {
+    let word = |rest: &[u8], word: &[u8]| {
+        rest.starts_with(word) && rest.get(word.len()).is_some_and(|&byte| byte == b' ' || byte == b'\t')
+    };
+    if word(rest, b"def") {
+        return true;
+    }
+    word(rest, b"async") && {
+        let after = &rest[5..];
+        let blanks = after.iter().take_while(|&&byte| byte == b' ' || byte == b'\t').count();
+        word(&after[blanks..], b"def")
+    }
+}
+
+/// A clause that continues the compound statement before it (`else:`, `except E:`, …), rather
+/// than starting one.
+fn continues_statement(rest: &[u8]) -> bool {
+    [&b"else"[..], b"elif", b"except", b"finally"].iter().any(|word| {
+        rest.starts_with(word)
+            && !rest.get(word.len()).is_some_and(|&byte| byte.is_ascii_alphanumeric() || byte == b'_')
+    })
+}
+
+/// A string's prefix (`r`, `b`, `f`, `u`, `rb`, …) right before its quote.
+fn string_prefix(rest: &[u8]) -> bool {
+    let letters = rest.iter().take(2).take_while(|byte| b"rRbBfFuU".contains(byte)).count();
+    letters > 0 && matches!(rest.get(letters), Some(b'"' | b'\''))
+}
+
+/// The logical lines of `b` (blank and comment-only lines are none), or `None` when the text
+/// has a tab or form feed in indentation, a string or bracket left open, or a bracket closed
+/// that was not open.
+fn logical_lines(b: &[u8]) -> Option<Vec<Logical>> {
+    let mut lines = Vec::new();
+    let (mut i, mut row) = (0, 0);
+    while i < b.len() {
+        // A physical line that may start a logical one.
+        let start = i;
+        while i < b.len() && b[i] == b' ' {
+            i += 1;
+        }
+        match b.get(i) {
+            None => break,
+            Some(b'\t' | b'\x0c') => return None,
+            Some(b'\n') => {
+                i += 1;
+                row += 1;
+                continue;
+            }
+            Some(b'\r') if b.get(i + 1) == Some(&b'\n') => {
+                i += 2;
+                row += 1;
+                continue;
+            }
+            Some(b'#') => {
+                i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |at| i + at + 1);
+                row += 1;
+                continue;
+            }
+            Some(_) => {}
+        }
+        let (first, indent, first_row) = (i, i - start, row);
+        let (mut depth, mut last) = (0usize, 0u8);
+        while let Some(&byte) = b.get(i) {
+            match byte {
+                b'\n' => {
+                    i += 1;
+                    if depth == 0 {
+                        break;
+                    }
+                    row += 1;
+                }
+                b'#' => i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |at| i + at),
+                b'\\' if b.get(i + 1) == Some(&b'\n') => {
+                    i += 2;
+                    row += 1;
+                }
+                b'\\' if b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n') => {
+                    i += 3;
+                    row += 1;
+                }
+                b'"' | b'\'' => {
+                    let (end, newlines) = string_end(b, i)?;
+                    i = end;
+                    row += newlines;
+                    last = byte;
+                }
+                b'(' | b'[' | b'{' => {
+                    depth += 1;
+                    last = byte;
+                    i += 1;
+                }
+                b')' | b']' | b'}' => {
+                    depth = depth.checked_sub(1)?;
+                    last = byte;
+                    i += 1;
+                }
+                b' ' | b'\t' | b'\r' | b'\x0c' => i += 1,
+                _ => {
+                    last = byte;
+                    i += 1;
+                }
+            }
+        }
+        if depth > 0 {
+            return None;
+        }
+        lines.push(Logical { start, first, end: i, indent, first_row, row, opens_block: last == b':' });
+        if b.get(i.wrapping_sub(1)) == Some(&b'\n') {
+            row += 1;
+        }
+    }
+    Some(lines)
+}
+
+/// The byte after the string whose quote is at `at`, and the newlines inside it; `None` when
+/// it does not end (or a one-quote string meets a line end).
+fn string_end(b: &[u8], at: usize) -> Option<(usize, usize)> {
+    let quote = b[at];
+    let triple = b.get(at + 1) == Some(&quote) && b.get(at + 2) == Some(&quote);
+    let mut i = if triple { at + 3 } else { at + 1 };
+    let mut newlines = 0;
+    while let Some(&byte) = b.get(i) {
+        match byte {
+            b'\\' => {
+                if b.get(i + 1) == Some(&b'\n') {
+                    newlines += 1;
+                }
+                i += 2;
+            }
+            b'\n' if !triple => return None,
+            b'\n' => {
+                newlines += 1;
+                i += 1;
+            }
+            _ if byte == quote && (!triple || (b.get(i + 1) == Some(&quote) && b.get(i + 2) == Some(&quote))) => {
+                return Some((if triple { i + 3 } else { i + 1 }, newlines));
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gaps(text: &str) -> Vec<(String, String)> {
+        body_gaps(text.as_bytes())
+            .unwrap()
+            .iter()
+            .map(|gap| (text[gap.start..gap.end].to_owned(), text[gap.end..].lines().next().unwrap().to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn a_clean_body_is_left_out_but_its_docstring_and_last_line() {
+        let text = "class A:\n    def f(self, x):\n        \"\"\"Doc.\n\n        More.\"\"\"\n        y = [\n            x,\n        ]\n        z = 'a # b'  # c\n        return y\n\n    async  def g(self):\n        a = 1\n        b = 2\n        c = 3\n        d = 4\n        e = 5\n        return {a: (b, c)}\n";
+        let found = gaps(text);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].0.starts_with("        y = [") && found[0].0.ends_with("# c\n"), "{found:?}");
+        assert_eq!(found[0].1, "        return y");
+        assert!(found[1].0.starts_with("        a = 1"), "{found:?}");
+        assert_eq!(found[1].1, "        return {a: (b, c)}");
+    }
+
+    #[test]
+    fn bodies_that_may_declare_or_that_the_scan_cannot_follow_are_kept() {
+        let declares =
+            "def f():\n    x = 1111111111111111111111111111\n    import os\n    return os.path.join(x, x, x, x, x)\n";
+        assert!(gaps(declares).is_empty());
+        let nested =
+            "def f():\n    x = 11111111111111111111111111111111\n    def g():\n        return 1\n    return g\n";
+        let found = gaps(nested);
+        assert_eq!(found.len(), 0, "{found:?}");
+        let inline = "def f(): return 1111111111111111111111111111111111111111111111111111111111111\n";
+        assert!(gaps(inline).is_empty());
+        assert!(body_gaps(b"def f():\n\tx = 1\n\treturn x\n").is_none(), "tab");
+        assert!(body_gaps(b"def f():\n    x = (1,\n").is_none(), "open bracket");
+        assert!(body_gaps(b"def f():\n    x = '''abc\n").is_none(), "open string");
+        assert!(body_gaps(b"def f():\n    x = 'abc\n    return x\n").is_none(), "one-quote string across a line");
+    }
+
+    /// A column-0 line inside a string is not a dedent: the string is one logical line.
+    #[test]
+    fn lines_inside_strings_and_brackets_are_not_logical_lines() {
+        let text = "def f():\n    s = \"\"\"\nnot code\n\"\"\"\n    t = (\n1,\n)\n    u = 3333333333333333333333333333333333\n    return s\nx = 1\n";
+        let lines = logical_lines(text.as_bytes()).unwrap();
+        let firsts: Vec<&str> = lines.iter().map(|line| text[line.first..line.end].lines().next().unwrap()).collect();
+        assert_eq!(
+            firsts,
+            ["def f():", "s = \"\"\"", "t = (", "u = 3333333333333333333333333333333333", "return s", "x = 1"]
+        );
+        assert_eq!(lines.iter().map(|line| line.row).collect::<Vec<_>>(), [0, 3, 6, 7, 8, 9]);
+        let found = gaps(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].1, "    return s");
+    }
+
+    /// Tricky bodies (attribute docstrings at a body's end, a comment block a body ends with at
+    /// another indentation, `try`/`finally` and `if`/`else` tails, strings with code-like lines
+    /// at column 0, a continued line, decorators, `async`): the parse leaves the gaps out at
+    /// the first attempt, and the index's facts are exactly those of a whole parse.
+    #[test]
+    fn leaving_bodies_out_keeps_every_fact_of_the_whole_parse() {
+        let text = r#"import os
+
+
+class A:
+    """Class doc."""
+
+    def __init__(self, route, on_event=None):
+        self._route = route
+        self._on_event = on_event
+        self.subscription_id = 1
+        """An attribute's docstring, not the method's."""
+        self.honored = True
+        """Another."""
+
+    @property
+    def name(self):
+        """Doc of name."""
+        value = self._route
+        value = value + "x" * 3
+        text = """
+not code, at column 0: fake():
+"""
+        return value
+
+    async  def run(self, x):
+        x = x + 111111111111111111111111111111111111111111111111111111111111111111
+        while x:
+            x -= 1
+            if x == 5:
+                return
+            elif x:
+                continue
+            else:
+                break
+
+        # A comment block the body ends with,
+        #   at another indentation.
+        #
+    def after(self):
+        a = compute(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+        b = [a,
+  a]
+        try:
+            a = compute(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+        finally:
+            print("done")
+        if a:
+            return b
+        else:
+            return a
+
+
+def top(a, b=("x", "y")) -> dict[str, int]:  # note
+    x = {"k": a, 'l': b}
+    y = x \
+        + x
+    z = f"{x['k']} {y!r}"
+    return {**x, **y, "z": z}
+"#;
+        let compiled = crate::languages::compiled(crate::Lang::Python);
+        let parse = |ranges: Option<&[Range]>| crate::parse_tree(crate::Lang::Python, &compiled.language, text, ranges);
+        let whole = parse(None).unwrap();
+        let expected = crate::walk::Walker::new(text, compiled, crate::Extract::Declarations).run(&whole);
+        assert!(expected.definitions.len() >= 6 && expected.definitions.iter().any(|d| d.doc.is_some()));
+        let mut attempts = Vec::new();
+        let tree = parse_python_declarations(text, |ranges| {
+            attempts.push(ranges.map(<[Range]>::len));
+            parse(ranges)
+        })
+        .unwrap();
+        assert_eq!(attempts, [Some(6)], "one parse, around five gaps");
+        let facts = crate::walk::Walker::new(text, compiled, crate::Extract::Declarations).run(&tree);
+        assert_eq!(facts, expected);
+        assert_eq!(crate::parse_with(crate::Lang::Python, text, crate::Extract::Declarations), expected);
+    }
+}
