@@ -1,11 +1,15 @@
-//! What a declarations parse of C may leave unparsed: the insides of function bodies.
+//! What a declarations parse of C may leave unparsed: the insides of function bodies and of
+//! file-scope initializers (Python's: `python.rs`).
 //!
 //! The index's parse (`Extract::Declarations`) does not walk a C function body that defines
 //! no macro, yet tree-sitter still spends most of a `.c` file's parse time inside them. A
 //! lexical scan finds the bodies first (a `{` at file scope right after a `)`, up to its
 //! matching `}`, skipping comments, string and character literals and preprocessor lines),
 //! and the parser is handed the text around them as included ranges: it sees `f(void) {}`,
-//! while every node keeps its position in the whole text, so spans are unchanged.
+//! while every node keeps its position in the whole text, so spans are unchanged. A `{` at
+//! file scope right after `=` opens an initializer, left out the same way (`x[] = {}`): on
+//! Linux's `fs/` and `sound/soc/` that took a third off the parse (error recovery around
+//! macros in drivers' tables was most of it), and found 60 variables that recovery had lost.
 //!
 //! The scan gives up (the file is parsed whole) when braces do not balance, when a
 //! conditional branch (`#else`, `#elif`, `#endif`) is reached at another brace depth than
@@ -39,11 +43,12 @@ pub(crate) fn parse_c_declarations(
         if gaps.is_empty() {
             break;
         }
+        let spans: Vec<(usize, usize)> = gaps.iter().map(|&(start, end, _)| (start, end)).collect();
         // Ranges the parser refused: parse everything.
-        let Some(tree) = parse(Some(&included_ranges(text, &gaps))) else { break };
+        let Some(tree) = parse(Some(&included_ranges(text, &spans))) else { break };
         let before = gaps.len();
         let root = tree.root_node();
-        gaps.retain(|&(start, _)| parsed_as_block(root, start));
+        gaps.retain(|&(start, _, kind)| parsed_as(root, start, kind));
         if gaps.len() == before {
             return Some(tree);
         }
@@ -51,13 +56,18 @@ pub(crate) fn parse_c_declarations(
     parse(None)
 }
 
-/// Whether the `{` before `start` opens a block (`f(void) {}`, or a block after a macro call
-/// at file scope, which C's grammar also accepts).
-fn parsed_as_block(root: Node<'_>, start: usize) -> bool {
-    root.descendant_for_byte_range(start - 1, start).is_some_and(|brace| {
-        brace.kind() == "{" && brace.parent().is_some_and(|block| block.kind() == "compound_statement")
-    })
+/// Whether the `{` before `start` opens a `kind`: a block (`f(void) {}`, or a block after a
+/// macro call at file scope, which C's grammar also accepts), or an initializer list.
+fn parsed_as(root: Node<'_>, start: usize, kind: &str) -> bool {
+    root.descendant_for_byte_range(start - 1, start)
+        .is_some_and(|brace| brace.kind() == "{" && brace.parent().is_some_and(|parent| parent.kind() == kind))
 }
+
+/// What a `{` the scan leaves the inside of out opens: a function body, or the initializer of a
+/// file-scope variable (Linux's drivers hold tables of thousands of lines; the walk keeps
+/// nothing from inside either).
+const BODY: &str = "compound_statement";
+const INITIALIZER: &str = "initializer_list";
 
 /// The text around `gaps` as included ranges, positions those of the whole text.
 fn included_ranges(text: &str, gaps: &[(usize, usize)]) -> Vec<Range> {
@@ -97,8 +107,9 @@ impl<'a> Points<'a> {
     }
 }
 
-/// The byte ranges strictly inside the function bodies worth leaving out, ascending.
-fn body_gaps(b: &[u8]) -> Option<Vec<(usize, usize)>> {
+/// The byte ranges strictly inside the function bodies and file-scope initializers worth
+/// leaving out, ascending, each with what its `{` opens (`BODY` or `INITIALIZER`).
+fn body_gaps(b: &[u8]) -> Option<Vec<(usize, usize, &'static str)>> {
     let mut gaps = Vec::new();
     let mut depth = 0usize;
     // The depth at each open `#if`, which every branch must reach its end at.
@@ -107,7 +118,7 @@ fn body_gaps(b: &[u8]) -> Option<Vec<(usize, usize)>> {
     let mut line_start = true;
     // The last byte of code seen outside comments; a directive resets it.
     let mut last = b'\n';
-    let mut body: Option<usize> = None;
+    let mut body: Option<(usize, &'static str)> = None;
     // Parenthesis depth, the last word (`last == WORD`) and whether the outermost group
     // open now (or last closed) is an attribute's.
     let mut parens = 0usize;
@@ -148,7 +159,9 @@ fn body_gaps(b: &[u8]) -> Option<Vec<(usize, usize)>> {
             }
             b'{' => {
                 if depth == 0 && last == b')' {
-                    body = Some(i + 1);
+                    body = Some((i + 1, BODY));
+                } else if depth == 0 && last == b'=' {
+                    body = Some((i + 1, INITIALIZER));
                 }
                 depth += 1;
                 i += 1;
@@ -158,11 +171,11 @@ fn body_gaps(b: &[u8]) -> Option<Vec<(usize, usize)>> {
             b'}' => {
                 depth = depth.checked_sub(1)?;
                 if depth == 0
-                    && let Some(start) = body.take()
+                    && let Some((start, kind)) = body.take()
                     && i - start >= MIN_GAP
                     && memmem::find(&b[start..i], b"define").is_none()
                 {
-                    gaps.push((start, i));
+                    gaps.push((start, i, kind));
                 }
                 i += 1;
                 line_start = false;
@@ -281,7 +294,7 @@ mod tests {
 
     fn gaps(text: &str) -> Option<Vec<&str>> {
         let found = body_gaps(text.as_bytes())?;
-        Some(found.into_iter().map(|(start, end)| &text[start..end]).collect())
+        Some(found.into_iter().map(|(start, end, _)| &text[start..end]).collect())
     }
 
     fn body(lines: usize) -> String {
@@ -320,7 +333,8 @@ mod tests {
     #[test]
     fn ranges_carry_rows_and_columns() {
         let text = format!("int f(void) {{\n{}}}\nint g;\n", body(4));
-        let gaps = body_gaps(text.as_bytes()).expect("one body");
+        let gaps: Vec<(usize, usize)> =
+            body_gaps(text.as_bytes()).expect("one body").iter().map(|&(start, end, _)| (start, end)).collect();
         let ranges = included_ranges(&text, &gaps);
         assert_eq!(ranges.len(), 2);
         assert_eq!((ranges[0].end_byte, ranges[0].end_point), (13, Point::new(0, 13)));
@@ -350,5 +364,22 @@ mod tests {
         assert_eq!(attempts(&both), [3, 2]);
         assert_eq!(attempts(literal), [2, 0]);
         assert_eq!(attempts("int x;\n"), [0]);
+    }
+
+    /// A file-scope initializer (a driver's table, with a conditional inside) is left out like
+    /// a body: one parse, the variable keeps its span and what follows is read as before.
+    #[test]
+    fn file_scope_initializers_are_left_out_and_their_variables_keep_their_spans() {
+        let table = "static const struct pci_device_id ids[] = {\n#ifdef CONFIG_X\n\t{ PCI_DEVICE(0x8086, 0x1234), .driver_data = 1 },\n#endif\n\t{ PCI_DEVICE(0x8086, 0x5678), .driver_data = 2 },\n\t{ 0 }\n};\nint after(void);\n";
+        let found = body_gaps(table.as_bytes()).expect("scanned");
+        assert_eq!(found.iter().map(|gap| gap.2).collect::<Vec<_>>(), [INITIALIZER]);
+        assert_eq!(attempts(table), [2]);
+        let facts = crate::parse_with(crate::Lang::C, table, crate::Extract::Declarations);
+        let span = |name: &str| {
+            let found = facts.definitions.iter().find(|definition| definition.name == name);
+            found.map(|definition| (definition.span.start_line, definition.span.end_line))
+        };
+        assert_eq!((span("ids"), span("after")), (Some((1, 7)), Some((8, 8))), "{facts:?}");
+        assert_eq!(facts.error_nodes, 0);
     }
 }
