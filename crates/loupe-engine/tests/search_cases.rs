@@ -299,6 +299,30 @@ fn updated_file_is_searchable() {
     assert_eq!(gone.meta["total"], json!(0), "{}", gone.face);
 }
 
+/// A search that stops once its page is settled says its counts are lower bounds on both
+/// faces: "of N+" in the head line, "M+ more" on the page line, `total_is_lower_bound`.
+#[test]
+fn a_count_cut_short_is_shown_as_a_lower_bound() {
+    let project = project();
+    let root = project.engine.root_path().to_path_buf();
+    let mut paths = Vec::new();
+    for part in ["a", "b", "c"] {
+        // Source lines where the query is a whole word: the best a match in the files after
+        // them can score, so the page is settled by path.
+        let text: String = (0..300).map(|n| format!("needle_many({n});\n")).collect();
+        std::fs::write(root.join(format!("many_{part}.c")), text).unwrap();
+        paths.push(loupe_core::RepoPath::normalize(&format!("many_{part}.c")).unwrap());
+    }
+    project.engine.index().unwrap().update_paths(&paths);
+    let found = project.engine.call("search", json!({"query": "needle_many", "type": "text", "metadata": "full"}));
+    assert!(found.ok, "{}", found.face);
+    assert_eq!(found.meta["total_is_lower_bound"], json!(true), "{}", found.face);
+    let total = found.meta["total"].as_u64().unwrap();
+    assert!((500..900).contains(&total), "{total}");
+    assert!(found.face.contains(&format!("of {total}+")), "{}", found.face);
+    assert!(found.face.contains(&format!("── {}+ more;", total - 20)), "{}", found.face);
+}
+
 /// Text search scans each file once and checks only the lines where a match can start: the
 /// lines it reports must be exactly those a line-by-line match finds, whatever the line
 /// endings, anchors, or matches of the whole-file scan that span lines.

@@ -354,7 +354,12 @@ pub(super) fn text_hits(
         rest.sort();
     }
     let candidates: Vec<RepoPath> = defining.into_iter().chain(named).chain(rest).collect();
-    let mut settled = page_end.map(|page_end| Settled::new(page_end, tiers));
+    // A match ranks higher when it holds the query's text as typed; no match of a regex whose
+    // matches are all shorter than its text can (`spin_lock_irq(save|restore)`), so the best a
+    // tier can reach is lower, and the page settles sooner.
+    let exact_case_possible =
+        !is_regex || trigram::max_match_len(&pattern, !case_sensitive).is_none_or(|max| max >= request.query.len());
+    let mut settled = page_end.map(|page_end| Settled::new(page_end, tiers, exact_case_possible));
     let verifier = Verifier {
         engine,
         index: ready.map(|index| &**index),
@@ -582,11 +587,11 @@ impl LineScore {
     }
 
     /// The best score a match can have in each tier of candidates: a file that defines the
-    /// query, one whose path holds it, any other.
-    fn tier_bests() -> [f64; 3] {
-        let best = |in_path, definition| {
-            LineScore { in_path, source: true, whole_word: true, exact_case: true, definition }.value()
-        };
+    /// query, one whose path holds it, any other (`exact_case`: whether a match can hold the
+    /// query's text as typed).
+    fn tier_bests(exact_case: bool) -> [f64; 3] {
+        let best =
+            |in_path, definition| LineScore { in_path, source: true, whole_word: true, exact_case, definition }.value();
         [best(true, true), best(true, false), best(false, false)]
     }
 }
@@ -611,9 +616,9 @@ struct Settled {
 }
 
 impl Settled {
-    fn new(page_end: usize, tiers: [usize; 3]) -> Settled {
+    fn new(page_end: usize, tiers: [usize; 3], exact_case_possible: bool) -> Settled {
         let tier_ends = [tiers[0], tiers[0] + tiers[1], tiers[0] + tiers[1] + tiers[2]];
-        let bests = LineScore::tier_bests();
+        let bests = LineScore::tier_bests(exact_case_possible);
         Settled { page_end, tier_ends, bests, above: [0; 3], tied: Default::default() }
     }
 
@@ -760,14 +765,17 @@ mod tests {
         })
         .unwrap();
         engine.refresh_index(&|_, _| {});
-        let ranked = |page_end: Option<usize>| {
-            let request = super::super::parse(json!({"query": "token", "type": "text"})).unwrap();
-            let (mut hits, lower_bound, _) = text_hits(&engine, &request, false, page_end, &Work::default()).unwrap();
+        let ranked_by = |query: &str, is_regex: bool, page_end: Option<usize>| {
+            let kind = if is_regex { "regex" } else { "text" };
+            let request = super::super::parse(json!({"query": query, "type": kind})).unwrap();
+            let (mut hits, lower_bound, _) =
+                text_hits(&engine, &request, is_regex, page_end, &Work::default()).unwrap();
             hits.sort_by(|left, right| {
                 right.score.total_cmp(&left.score).then_with(|| (&left.path, left.line).cmp(&(&right.path, right.line)))
             });
             (hits, lower_bound)
         };
+        let ranked = |page_end: Option<usize>| ranked_by("token", false, page_end);
         let key = |hit: &Hit| (hit.path.as_str().to_owned(), hit.line, hit.score);
         let (full, full_cut) = ranked(None);
         assert!(!full_cut && full.len() > COUNTED_MATCHES + 50, "the fixture must outgrow the count: {}", full.len());
@@ -783,5 +791,13 @@ mod tests {
                 assert!(early.iter().all(|hit| !hit.path.as_str().starts_with("src/")), "settled before the rest");
             }
         }
+        // A regex whose matches are all shorter than its text: no match holds the query as
+        // typed, so the tiers' bests are lower and its page settles too.
+        let (full, _) = ranked_by("tok(en|ens)", true, None);
+        let (early, cut) = ranked_by("tok(en|ens)", true, Some(20));
+        assert!(cut && early.len() < full.len(), "the regex's verification stopped early ({})", early.len());
+        let shown: Vec<_> = early[..20].iter().map(key).collect();
+        let expected: Vec<_> = full[..20].iter().map(key).collect();
+        assert_eq!(shown, expected, "regex page, many named: {many_named}");
     }
 }

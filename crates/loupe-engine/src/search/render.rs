@@ -154,7 +154,9 @@ pub(super) fn render(
         arguments.remove("offset");
         arguments.insert("cursor".into(), Value::from(cursor.as_str()));
         let call = NextCall { tool: "search".into(), arguments };
-        face.push(format!("── {} more; → next page: {}\n", listed.len() - end, call.render()));
+        // A count cut short is a lower bound, so is what remains of it.
+        let plus = if lower_bound { "+" } else { "" };
+        face.push(format!("── {}{plus} more; → next page: {}\n", listed.len() - end, call.render()));
     }
     if !reason_codes.is_empty() && total > 0 {
         face.push(format!("── [{}]\n", joined(&reason_codes)));

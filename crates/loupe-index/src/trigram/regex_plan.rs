@@ -25,6 +25,14 @@ pub fn plan_regex(pattern: &str, case_insensitive: bool) -> Result<Plan, String>
     Ok(plan_hir(&hir))
 }
 
+/// The most bytes a match of `pattern` can span, when bounded (`None`: unbounded, or the
+/// pattern does not parse). A search ranks a match holding the query's own text higher; a
+/// regex whose matches are all shorter than its text can never earn that.
+pub fn max_match_len(pattern: &str, case_insensitive: bool) -> Option<usize> {
+    let hir = ParserBuilder::new().case_insensitive(case_insensitive).build().parse(pattern).ok()?;
+    hir.properties().maximum_len()
+}
+
 /// The plan of an already parsed pattern.
 pub(crate) fn plan_hir(hir: &Hir) -> Plan {
     let mut budget = MAX_STEPS;
