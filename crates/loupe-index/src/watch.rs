@@ -4,7 +4,9 @@
 //! (`node_modules/`, `target/`, `.git/`) never get watches. Events are debounced, mapped to
 //! root-relative paths and handed to `Index::update_paths`, which re-reads each path and
 //! decides for itself what changed. A queue overflow triggers a full `refresh`; a new (or
-//! moved-in) directory gets its own watch and a refresh to pick up its files.
+//! moved-in) directory gets its own watch and a refresh to pick up its files. Starting the
+//! watcher is one more refresh once the watches exist: what changed since the build's walk
+//! made no event (`a_file_written_before_the_watcher_started_is_found`).
 //!
 //! Only events that can mean a change count. On Linux the watcher is inotify itself, asked for
 //! those events only: notify 8 also subscribes to every open and read-only close, so each

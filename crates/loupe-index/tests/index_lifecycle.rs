@@ -123,6 +123,22 @@ fn the_watcher_makes_a_new_file_searchable() {
     wait_for("the watcher never saw the deletion", || index.symbols_named("zeta_watched").is_empty());
 }
 
+/// A file written after the index's last walk but before its watcher started made no event:
+/// the watcher's start reconciles with the disk, so it is found all the same.
+#[test]
+fn a_file_written_before_the_watcher_started_is_found() {
+    let (dir, index_dir) = workspace();
+    let index = Arc::new(open(dir.path(), index_dir.path()));
+    index.refresh(&|_, _| {});
+    write(dir.path(), "src/between.rs", "pub fn written_in_the_gap() {}\n");
+    assert!(index.symbols_named("written_in_the_gap").is_empty(), "the index has not seen it yet");
+    let _watcher = loupe_index::watch(Arc::clone(&index)).unwrap();
+    wait_for("a file written before the watcher started was never found", || {
+        !index.symbols_named("written_in_the_gap").is_empty()
+    });
+    assert_eq!(candidates(&index, "written_in_the_gap"), ["src/between.rs"]);
+}
+
 /// S1 at its source: reading files in a watched tree (as every search does, and any other
 /// process may) is no event at all for the watcher, while a write is applied.
 #[cfg(target_os = "linux")]

@@ -99,6 +99,11 @@ pub fn watch(index: Arc<Index>) -> Result<IndexWatcher, String> {
         applied: AtomicU64::new(0),
     });
     watch_tree(&index, &shared);
+    // What changed between the walk that built (or reconciled) the index and the watches
+    // existing made no event: a reconcile now finds it. Without it a server whose build
+    // walked the tree seconds before its watcher started never saw the files written
+    // meanwhile (13–16 of 60 written a second apart, on the fourth server of a shared index).
+    index.refresh(&|_, _| {});
     let (sender, receiver) = mpsc::channel::<Hint>();
     let reader = Arc::clone(&shared);
     std::thread::Builder::new()

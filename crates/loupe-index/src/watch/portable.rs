@@ -36,6 +36,9 @@ pub fn watch(index: Arc<Index>) -> Result<IndexWatcher, String> {
         new_debouncer(DEBOUNCE, None, sender).map_err(|error| format!("cannot start the file watcher: {error}"))?;
     let debouncer = Arc::new(Mutex::new(debouncer));
     watch_tree(&index, &debouncer);
+    // What changed between the walk that built (or reconciled) the index and the watches
+    // existing made no event: a reconcile now finds it (as in `inotify.rs`).
+    index.refresh(&|_, _| {});
     let thread_debouncer = Arc::clone(&debouncer);
     std::thread::Builder::new()
         .name("loupe-watch".into())
