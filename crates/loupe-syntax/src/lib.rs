@@ -12,8 +12,9 @@
 //! Kotlin, each with its rules in `languages/`. `parse_with(…, Extract)` does less for callers that
 //! need less: `Definitions` (symbol reads, outlines) skips calls and references and does not walk
 //! C/C++ function bodies that define no macro; `Declarations` (the index) also skips doc text, and
-//! for C and Python the bodies are not even parsed (`skim.rs`, `skim/python.rs`). `data_flow` (`flow.rs`, per-language rules in
-//! `flow/`) answers for one variable of one function with one parse and one walk of that function.
+//! for C and Python the bodies are not even parsed (`skim.rs`, `skim/python.rs`). `data_flow`
+//! (`flow.rs`, per-language rules in `flow/`) answers for one variable of one function with one
+//! parse and one walk of that function.
 //! A C/C++ prototype's signature ends in `;` (`is_prototype`).
 
 mod facts;

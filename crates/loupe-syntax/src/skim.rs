@@ -38,17 +38,36 @@ pub(crate) fn parse_c_declarations(
     text: &str,
     mut parse: impl FnMut(Option<&[Range]>) -> Option<Tree>,
 ) -> Option<Tree> {
-    let Some(mut gaps) = body_gaps(text.as_bytes()) else { return parse(None) };
+    let Some(gaps) = body_gaps(text.as_bytes()) else { return parse(None) };
+    parse_leaving_out(
+        text,
+        gaps,
+        |&(start, end, _)| (start, end),
+        |root, &(start, _, kind)| parsed_as(root, start, kind),
+        parse,
+    )
+}
+
+/// Parses `text` through `parse` with `gaps` left out (`span`: a gap's byte range), and keeps
+/// the tree once every gap `came_back` as the scan saw it; the gaps that did not are parsed in
+/// the next attempt, and the third attempt parses everything, as does a refused range list.
+/// What C's and Python's scans share.
+fn parse_leaving_out<G>(
+    text: &str,
+    mut gaps: Vec<G>,
+    span: impl Fn(&G) -> (usize, usize),
+    came_back: impl Fn(Node<'_>, &G) -> bool,
+    mut parse: impl FnMut(Option<&[Range]>) -> Option<Tree>,
+) -> Option<Tree> {
     for _ in 0..2 {
         if gaps.is_empty() {
             break;
         }
-        let spans: Vec<(usize, usize)> = gaps.iter().map(|&(start, end, _)| (start, end)).collect();
-        // Ranges the parser refused: parse everything.
+        let spans: Vec<(usize, usize)> = gaps.iter().map(&span).collect();
         let Some(tree) = parse(Some(&included_ranges(text, &spans))) else { break };
         let before = gaps.len();
         let root = tree.root_node();
-        gaps.retain(|&(start, _, kind)| parsed_as(root, start, kind));
+        gaps.retain(|gap| came_back(root, gap));
         if gaps.len() == before {
             return Some(tree);
         }

@@ -22,7 +22,7 @@
 
 use tree_sitter::{Node, Range, Tree};
 
-use super::{MIN_GAP, included_ranges};
+use super::{MIN_GAP, parse_leaving_out};
 
 /// Parses Python `text` for its declarations through `parse` (given the included ranges, or
 /// `None` for the whole text), leaving out the function bodies it can.
@@ -30,25 +30,10 @@ pub(crate) fn parse_python_declarations(
     text: &str,
     mut parse: impl FnMut(Option<&[Range]>) -> Option<Tree>,
 ) -> Option<Tree> {
-    let Some(mut gaps) = body_gaps(text.as_bytes()) else { return parse(None) };
-    for _ in 0..2 {
-        if gaps.is_empty() {
-            break;
-        }
-        let spans: Vec<(usize, usize)> = gaps.iter().map(|gap| (gap.start, gap.end)).collect();
-        let Some(tree) = parse(Some(&included_ranges(text, &spans))) else { break };
-        let root = tree.root_node();
-        if root.has_error() {
-            // An error is not placed: every gap is suspect.
-            break;
-        }
-        let before = gaps.len();
-        gaps.retain(|gap| came_back(root, gap));
-        if gaps.len() == before {
-            return Some(tree);
-        }
-    }
-    parse(None)
+    let Some(gaps) = body_gaps(text.as_bytes()) else { return parse(None) };
+    // An error anywhere is not placed: every gap is suspect, and the next parse is whole.
+    let checked = |root: Node<'_>, gap: &Gap| !root.has_error() && came_back(root, gap);
+    parse_leaving_out(text, gaps, |gap| (gap.start, gap.end), checked, parse)
 }
 
 /// A left-out part of one function's body: `start..end`, whole logical lines; the function's
