@@ -14,7 +14,7 @@ use std::time::Instant;
 use loupe_core::{ContentHash, RepoPath, text};
 use loupe_syntax::Lang;
 use loupe_vfs::{Root, WalkEntry, WalkOptions};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use rustc_hash::FxHashMap;
 
@@ -74,6 +74,51 @@ pub struct RefreshStats {
     pub walk_millis: u128,
     pub process_millis: u128,
     pub persist_millis: u128,
+    /// Where "reading and parsing" went, stage by stage.
+    pub stages: BuildStages,
+}
+
+/// The stages of a refresh's reading and parsing, in milliseconds. The per-file stages are
+/// summed over the worker threads (so with two busy workers they add up to about twice the
+/// wall time); `apply` is the one thread that takes each file's results in order, and the last
+/// two run once at the end of a full rebuild. Each grows with the files it touches: a stage
+/// that grows faster than the tree in `bench/index/scale.sh` is the one to look at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BuildStages {
+    /// Opening and reading files, hashing and decoding their text.
+    pub read_millis: f64,
+    /// Each file's distinct trigrams.
+    pub trigrams_millis: f64,
+    /// tree-sitter's parse and the walk over its tree for definitions and links.
+    pub parse_millis: f64,
+    /// Adding each file's postings, symbol rows and links to the tables being built.
+    pub apply_millis: f64,
+    /// Writing the text index out (and reading it back).
+    pub text_write_millis: f64,
+    /// The name index of the symbol rows.
+    pub name_index_millis: f64,
+}
+
+/// `BuildStages`' per-file counters, in nanoseconds, added to by every worker.
+#[derive(Default)]
+struct StageClock {
+    read: AtomicU64,
+    trigrams: AtomicU64,
+    parse: AtomicU64,
+}
+
+impl StageClock {
+    fn add(counter: &AtomicU64, since: Instant) -> Instant {
+        let now = Instant::now();
+        counter.fetch_add(now.duration_since(since).as_nanos() as u64, Ordering::Relaxed);
+        now
+    }
+
+    /// The counters so far, as milliseconds, and zero again.
+    fn take(&self) -> (f64, f64, f64) {
+        let millis = |counter: &AtomicU64| counter.swap(0, Ordering::Relaxed) as f64 / 1e6;
+        (millis(&self.read), millis(&self.trigrams), millis(&self.parse))
+    }
 }
 
 /// A symbol found by a lookup, with where it is.
@@ -152,6 +197,8 @@ pub struct Index {
     interrupted: AtomicBool,
     /// Test hook: microseconds every processed file takes longer (`slow_down_for_tests`).
     file_delay_micros: AtomicU64,
+    /// Per-file stage times of the refresh in progress (`RefreshStats::stages`).
+    stage_clock: StageClock,
     /// Calls being answered meanwhile (`Index::foreground`): a build's workers wait for them
     /// between files (bounded by `FOREGROUND_YIELD`), so a direct scan answering a search
     /// during the first build has the cores.
@@ -212,6 +259,7 @@ impl Index {
             refresh_lock: Mutex::new(()),
             interrupted: AtomicBool::new(false),
             file_delay_micros: AtomicU64::new(0),
+            stage_clock: StageClock::default(),
             foreground: AtomicUsize::new(0),
             generation: AtomicU64::new(0),
             changes: Mutex::new(std::collections::VecDeque::new()),
@@ -369,6 +417,7 @@ impl Index {
             ..RefreshStats::default()
         };
         let processing = Instant::now();
+        self.stage_clock.take();
 
         // Decide, under a short read lock, what needs reading.
         let (to_check, removed, full, was_complete) = {
@@ -426,6 +475,7 @@ impl Index {
             self.ready.store(true, Ordering::Release);
         }
         stats.process_millis = processing.elapsed().as_millis();
+        (stats.stages.read_millis, stats.stages.trigrams_millis, stats.stages.parse_millis) = self.stage_clock.take();
         let persisting = Instant::now();
         if dirty
             && !rebuilt_nothing
@@ -519,9 +569,11 @@ impl Index {
         let mut links = LinkTable::default();
         let mut reused = 0;
         let mut stopped = false;
+        let mut applying = std::time::Duration::ZERO;
         self.process_in_order(
             walked,
             |index, processed| {
+                let applied = Instant::now();
                 let entry = &walked[index];
                 // Each arm fills the file's symbol rows and links; the text index and the file
                 // table take the record and trigrams below.
@@ -564,6 +616,7 @@ impl Index {
                 };
                 builder.add(index as u32, &trigrams);
                 files.push(record);
+                applying += applied.elapsed();
                 let done = self.files_done.fetch_add(1, Ordering::AcqRel) + 1;
                 progress(done, total);
                 stopped = stop();
@@ -573,6 +626,7 @@ impl Index {
             true,
         );
         drop(old);
+        stats.stages.apply_millis = applying.as_secs_f64() * 1e3;
         if stopped && files.len() < total && !self.is_interrupted() {
             // The caller gave up on this rebuild: its half-built tables would drop the files it
             // had not reached, so the previous tables stay (and the text index file with them).
@@ -595,6 +649,7 @@ impl Index {
         // holds the build buffers and the encoded index at once; others keep it in memory.
         // The name index is built after, once the text index's build buffers are freed.
         let text_path = self.options.index_dir.join(store::TEXT_FILE);
+        let writing = Instant::now();
         let (base, unusable) = match &self.writer {
             Some(_) => match builder.write(&text_path).and_then(|()| TrigramIndex::open(&text_path)) {
                 Ok(base) => (base, false),
@@ -605,7 +660,10 @@ impl Index {
             },
             None => (builder.finish(), false),
         };
+        stats.stages.text_write_millis = writing.elapsed().as_secs_f64() * 1e3;
+        let naming = Instant::now();
         symbols.finish_build();
+        stats.stages.name_index_millis = naming.elapsed().as_secs_f64() * 1e3;
         let mut state = self.write_state();
         *state = State::from_parts(files, symbols, links, LayeredIndex::new(Some(base)));
         state.text_unusable = unusable;
@@ -731,7 +789,10 @@ impl Index {
             std::thread::sleep(std::time::Duration::from_micros(delay));
         }
         self.yield_to_foreground();
+        let clock = &self.stage_clock;
+        let reading = Instant::now();
         let Ok(bytes) = self.root.read_indexed(&entry.path, self.options.max_file_bytes) else {
+            StageClock::add(&clock.read, reading);
             return Processed::Missing;
         };
         let hash = ContentHash::of(&bytes);
@@ -741,6 +802,7 @@ impl Index {
         {
             let (size, mtime_ns) = (bytes.len() as u64, entry.mtime_ns);
             if !rebuilding {
+                StageClock::add(&clock.read, reading);
                 return Processed::SameContent { size, mtime_ns };
             }
             let record = FileRecord { size, mtime_ns, ..known.clone() };
@@ -748,7 +810,9 @@ impl Index {
             if record.text
                 && let Ok(decoded) = text::decode_owned(bytes)
             {
+                let read = StageClock::add(&clock.read, reading);
                 trigram::trigrams_of(decoded.text.as_bytes(), trigram_buffer);
+                StageClock::add(&clock.trigrams, read);
             }
             return Processed::Reused { record, trigrams: trigram_buffer.clone() };
         }
@@ -761,7 +825,9 @@ impl Index {
             text: true,
             live: true,
         };
-        let Ok(decoded) = text::decode_owned(bytes) else {
+        let decoded = text::decode_owned(bytes);
+        let read = StageClock::add(&clock.read, reading);
+        let Ok(decoded) = decoded else {
             record.text = false;
             record.lang = None;
             return Processed::Indexed { record, definitions: Vec::new(), links: None, trigrams: Vec::new() };
@@ -769,6 +835,7 @@ impl Index {
         // Trigrams of the decoded text: verification runs on it, so a Latin-1 or UTF-16
         // file must be indexed as the UTF-8 it is searched as.
         trigram::trigrams_of(decoded.text.as_bytes(), trigram_buffer);
+        let trigrams_done = StageClock::add(&clock.trigrams, read);
         let (definitions, links) = match record.lang {
             Some(lang) => {
                 let facts = loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Declarations);
@@ -776,6 +843,7 @@ impl Index {
             }
             None => (Vec::new(), None),
         };
+        StageClock::add(&clock.parse, trigrams_done);
         Processed::Indexed { record, definitions, links, trigrams: trigram_buffer.clone() }
     }
 
@@ -1061,6 +1129,35 @@ mod tests {
     fn open_index(dir: &std::path::Path, index_dir: &std::path::Path) -> Index {
         let root = Root::open(dir, Exclusions::new(&[], &[]).unwrap()).unwrap();
         Index::open(root, IndexOptions { index_dir: index_dir.to_path_buf(), max_file_bytes: 1 << 20, threads: 1 })
+    }
+
+    /// A full rebuild says where its time went, stage by stage, and the next refresh starts
+    /// its per-file counters from zero.
+    #[test]
+    fn a_rebuild_reports_each_stage_and_a_refresh_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..4 {
+            std::fs::write(dir.path().join(format!("f{n}.py")), format!("def f_{n}():\n    return {n}\n")).unwrap();
+        }
+        let index_dir = tempfile::tempdir().unwrap();
+        let index = open_index(dir.path(), index_dir.path());
+        let stats = index.refresh(&|_, _| {});
+        let stages = stats.stages;
+        assert!(stats.full_rebuild, "{stats:?}");
+        for (stage, millis) in [
+            ("read", stages.read_millis),
+            ("trigrams", stages.trigrams_millis),
+            ("parse", stages.parse_millis),
+            ("apply", stages.apply_millis),
+            ("text write", stages.text_write_millis),
+            ("name index", stages.name_index_millis),
+        ] {
+            assert!(millis > 0.0, "{stage}: {stages:?}");
+        }
+        // Nothing changed: nothing read, nothing parsed, no rebuild's stages.
+        let again = index.refresh(&|_, _| {});
+        assert!(!again.full_rebuild, "{again:?}");
+        assert_eq!(again.stages, BuildStages::default());
     }
 
     /// A refresh the caller stops (a cancelled `reindex`) never leaves the index worse than it

@@ -37,7 +37,7 @@ mod symbols;
 pub mod trigram;
 mod watch;
 
-pub use index::{Foreground, Index, IndexOptions, IndexState, IndexStatus, RefreshStats, SymbolHit};
+pub use index::{BuildStages, Foreground, Index, IndexOptions, IndexState, IndexStatus, RefreshStats, SymbolHit};
 pub use links::FileLinks;
 pub use loupe_syntax::{Lang, Span, SymbolKind};
 pub use records::{FileRecord, SymbolRecord};

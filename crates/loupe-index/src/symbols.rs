@@ -113,9 +113,14 @@ struct Spill {
     rows: io::BufWriter<File>,
     row_count: u32,
     firsts: Vec<(u32, u32)>,
-    /// Every row's lower-cased name, back to back, and (where, length, row) of each.
-    names: Vec<u8>,
-    keys: Vec<(u32, u32, u32)>,
+    /// Every distinct lower-cased name once, with its id, and each row's name id (`NO_NAME`
+    /// for a name the index leaves out). Rows repeat names (a name's definitions in every
+    /// configuration, every copy of a vendored tree), so `finish` sorts the distinct names
+    /// only and places the rows by a counting pass: its cost grows with the rows, not with
+    /// their n log n comparisons of strings.
+    name_ids: FxHashMap<Box<[u8]>, u32>,
+    row_names: Vec<u32>,
+    lowered: String,
     /// The previous row's container, which the next row points at when it has the same.
     last_container: Option<(String, Str)>,
     failed: bool,
@@ -129,8 +134,9 @@ impl Spill {
             rows: io::BufWriter::with_capacity(1 << 20, crate::store::spill_file(dir)?),
             row_count: 0,
             firsts: Vec::new(),
-            names: Vec::new(),
-            keys: Vec::new(),
+            name_ids: FxHashMap::default(),
+            row_names: Vec::new(),
+            lowered: String::new(),
             last_container: None,
             failed: false,
         })
@@ -175,26 +181,27 @@ impl Spill {
         let mut bytes = Vec::with_capacity(ROW_BYTES);
         encode_row(&row, &mut bytes);
         self.failed |= self.rows.write_all(&bytes).is_err();
-        if !name.contains('\n') {
-            let lowered = lower(name);
-            self.keys.push((self.names.len() as u32, lowered.len() as u32, self.row_count));
-            self.names.extend_from_slice(lowered.as_bytes());
-        }
+        let name_id = if name.contains('\n') {
+            NO_NAME
+        } else {
+            self.lowered.clear();
+            lower_into(name, &mut self.lowered);
+            match self.name_ids.get(self.lowered.as_bytes()) {
+                Some(&id) => id,
+                None => {
+                    let id = self.name_ids.len() as u32;
+                    self.name_ids.insert(self.lowered.as_bytes().into(), id);
+                    id
+                }
+            }
+        };
+        self.row_names.push(name_id);
         self.row_count += 1;
     }
 
     /// The written files, as a table's rows and arena on disk, and the name index of the rows.
     fn finish(mut self) -> (OnDisk, NameIndex) {
-        let names = std::mem::take(&mut self.names);
-        let mut keys = std::mem::take(&mut self.keys);
-        keys.sort_unstable_by(|left, right| {
-            let text = |key: &(u32, u32, u32)| &names[key.0 as usize..(key.0 + key.1) as usize];
-            text(left).cmp(text(right)).then(left.2.cmp(&right.2))
-        });
-        let index =
-            NameIndex::from_sorted(keys.iter().map(|key| (&names[key.0 as usize..(key.0 + key.1) as usize], key.2)));
-        drop(keys);
-        drop(names);
+        let index = NameIndex::from_ids(std::mem::take(&mut self.name_ids), &std::mem::take(&mut self.row_names));
         let seal = |mut writer: io::BufWriter<File>, failed: &mut bool| -> PersistedFile {
             *failed |= writer.flush().is_err();
             PersistedFile::sealed(writer.into_parts().0)
@@ -271,6 +278,9 @@ struct Texts {
 }
 
 const GAP: u32 = 4096;
+
+/// A row whose name the name index leaves out (a name holding a newline).
+const NO_NAME: u32 = u32::MAX;
 
 #[derive(Default)]
 struct NameIndex {
@@ -1111,6 +1121,44 @@ impl NameIndex {
         NameIndex::from_sorted(keys.iter().map(|key| (text(key), key.3)))
     }
 
+    /// The index of rows given by name id (`row_names[row]`, `NO_NAME` for none) over the
+    /// distinct names: the names sorted, then the rows placed under them in row order.
+    fn from_ids(names: FxHashMap<Box<[u8]>, u32>, row_names: &[u32]) -> NameIndex {
+        let mut sorted: Vec<(Box<[u8]>, u32)> = names.into_iter().collect();
+        sorted.sort_unstable_by(|left, right| left.0.cmp(&right.0));
+        let mut rank = vec![0u32; sorted.len()];
+        for (position, (_, id)) in sorted.iter().enumerate() {
+            rank[*id as usize] = position as u32;
+        }
+        // posting_starts[r + 1] counts name r's rows first, then becomes a running sum.
+        let mut posting_starts = vec![0u32; sorted.len() + 1];
+        for &id in row_names.iter().filter(|&&id| id != NO_NAME) {
+            posting_starts[rank[id as usize] as usize + 1] += 1;
+        }
+        for position in 1..posting_starts.len() {
+            posting_starts[position] += posting_starts[position - 1];
+        }
+        let mut next = posting_starts.clone();
+        let mut postings = vec![0u32; posting_starts[sorted.len()] as usize];
+        for (row, &id) in row_names.iter().enumerate().filter(|(_, id)| **id != NO_NAME) {
+            let slot = &mut next[rank[id as usize] as usize];
+            postings[*slot as usize] = row as u32;
+            *slot += 1;
+        }
+        drop(next);
+        drop(rank);
+        let mut blob = Vec::with_capacity(1 + sorted.iter().map(|(name, _)| name.len() + 1).sum::<usize>());
+        blob.push(b'\n');
+        let mut starts = Vec::with_capacity(sorted.len() + 1);
+        for (name, _) in sorted {
+            starts.push(blob.len() as u32);
+            blob.extend_from_slice(&name);
+            blob.push(b'\n');
+        }
+        starts.push(blob.len() as u32);
+        NameIndex { blob, starts, posting_starts, postings, overlay: FxHashMap::default() }
+    }
+
     /// The index of (lower-cased name, row) pairs sorted by name, then row.
     fn from_sorted<'a>(pairs: impl ExactSizeIterator<Item = (&'a [u8], u32)>) -> NameIndex {
         let mut index = NameIndex { blob: vec![b'\n'], ..NameIndex::default() };
@@ -1192,6 +1240,15 @@ impl NameIndex {
 
 fn lower(name: &str) -> String {
     if name.is_ascii() { name.to_ascii_lowercase() } else { name.to_lowercase() }
+}
+
+/// `lower(name)` appended to `out`, without a new string for the common (ASCII) case.
+fn lower_into(name: &str, out: &mut String) {
+    if name.is_ascii() {
+        out.extend(name.bytes().map(|byte| char::from(byte.to_ascii_lowercase())));
+    } else {
+        out.push_str(&name.to_lowercase());
+    }
 }
 
 fn clamp(line: usize) -> u32 {

@@ -513,6 +513,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     "phases: walk {} ms, read and parse {} ms, persist {} ms",
                     stats.walk_millis, stats.process_millis, stats.persist_millis
                 );
+                let stages = &stats.stages;
+                println!(
+                    "stages: read {:.0} ms, trigrams {:.0} ms, parse {:.0} ms (summed over the workers); \
+                     apply {:.0} ms, text index write {:.0} ms, name index {:.0} ms",
+                    stages.read_millis,
+                    stages.trigrams_millis,
+                    stages.parse_millis,
+                    stages.apply_millis,
+                    stages.text_write_millis,
+                    stages.name_index_millis
+                );
                 let languages: Vec<String> =
                     status.by_language.iter().map(|(lang, count)| format!("{lang} {count}")).collect();
                 println!("languages: {}", languages.join(", "));

@@ -55,6 +55,8 @@ pub(crate) struct WorkerOptions {
     pub(crate) only_mcp: bool,
     /// `--only mcp`, then the watcher's touch-to-searchable (`--only scale`).
     pub(crate) only_scale: bool,
+    /// Only `ctags -R` and the cold build (`--only cold`): the scale bench's second round.
+    pub(crate) only_cold: bool,
 }
 
 /// Everything measured on one corpus; the worker prints it as one JSON line.
@@ -72,6 +74,8 @@ pub(crate) struct CorpusReport {
     pub(crate) distinct_symbol_names: u64,
     pub(crate) by_language: BTreeMap<String, usize>,
     pub(crate) cold: Cold,
+    /// Later cold builds of the same tree (`--only scale`'s second round, filled by the parent).
+    pub(crate) cold_repeats: Vec<Cold>,
     pub(crate) noop_index_cli_millis: Option<f64>,
     pub(crate) warm: Warm,
     /// Search through `loupe serve`, next to `rg -m 20`, and the server's stage figures.
@@ -100,6 +104,8 @@ pub(crate) struct Cold {
     pub(crate) walk_millis: f64,
     pub(crate) process_millis: f64,
     pub(crate) persist_millis: f64,
+    /// Where reading and parsing went (`RefreshStats::stages`).
+    pub(crate) stages: loupe_index::BuildStages,
     pub(crate) peak_rss_bytes: u64,
     pub(crate) index_bytes: u64,
     pub(crate) index_files: BTreeMap<String, u64>,
@@ -203,8 +209,10 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
 
     // 2. The first answer of a cold server (its own empty index dir), then plain `ctags -R`, then
     // the cold build in process.
-    log(options, "first answer of a cold loupe serve");
-    cold_first_answer(options, &root, set.warm_start_query, &mut report.cold);
+    if !options.only_cold {
+        log(options, "first answer of a cold loupe serve");
+        cold_first_answer(options, &root, set.warm_start_query, &mut report.cold);
+    }
     log(options, "ctags -R (every language)");
     report.cold.ctags_all_millis = ctags_all(options, &root);
     log(options, "cold index");
@@ -222,6 +230,7 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
     report.cold.walk_millis = stats.walk_millis as f64;
     report.cold.process_millis = stats.process_millis as f64;
     report.cold.persist_millis = stats.persist_millis as f64;
+    report.cold.stages = stats.stages;
     let index = Arc::clone(engine.index().ok_or("the engine has no index")?);
     let status = index.status();
     report.indexed_files = status.files as u64;
@@ -237,6 +246,10 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
         report.cold.index_files.insert(name, size);
     }
     log(options, &format!("cold index: {:.0} ms, {} files", report.cold.millis, report.indexed_files));
+    if options.only_cold {
+        report.load_end = load_1min();
+        return Ok(report);
+    }
 
     // 3. `loupe index` with nothing changed.
     let started = Instant::now();
