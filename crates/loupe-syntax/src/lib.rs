@@ -82,6 +82,17 @@ pub fn parse_with(lang: Lang, text: &str, extract: Extract) -> FileFacts {
     })
 }
 
+/// `parse_with(lang, text, Extract::Declarations)` from a parse of the whole text: what the
+/// skims that leave bodies out are checked against (`examples/skim_check.rs`).
+#[doc(hidden)]
+pub fn declarations_of_whole_parse(lang: Lang, text: &str) -> FileFacts {
+    let compiled = languages::compiled(lang);
+    match parse_tree(lang, &compiled.language, text, None) {
+        Some(tree) => walk::Walker::new(text, compiled, Extract::Declarations).run(&tree),
+        None => FileFacts::empty(lang),
+    }
+}
+
 /// The number of ERROR and MISSING nodes when `text` is parsed as `lang`: the same count as
 /// `parse(..).error_nodes`, without extracting facts (what an edit's syntax check needs).
 pub fn error_count(lang: Lang, text: &str) -> usize {
