@@ -108,6 +108,8 @@ struct StageClock {
 }
 
 impl StageClock {
+    /// Adds the time since `since` to `counter`, and returns the end: where the next stage of
+    /// the same file starts.
     fn add(counter: &AtomicU64, since: Instant) -> Instant {
         let now = Instant::now();
         counter.fetch_add(now.duration_since(since).as_nanos() as u64, Ordering::Relaxed);
@@ -807,10 +809,9 @@ impl Index {
             }
             let record = FileRecord { size, mtime_ns, ..known.clone() };
             trigram_buffer.clear();
-            if record.text
-                && let Ok(decoded) = text::decode_owned(bytes)
-            {
-                let read = StageClock::add(&clock.read, reading);
+            let decoded = if record.text { text::decode_owned(bytes).ok() } else { None };
+            let read = StageClock::add(&clock.read, reading);
+            if let Some(decoded) = decoded {
                 trigram::trigrams_of(decoded.text.as_bytes(), trigram_buffer);
                 StageClock::add(&clock.trigrams, read);
             }
