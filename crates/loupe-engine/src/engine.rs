@@ -130,6 +130,18 @@ impl Engine {
             // and the client's opening calls through, before reconciling competes for the cores.
             loupe_core::tokens::warm_up();
             std::thread::sleep(INDEX_START_DELAY);
+            // The watches go in before the build walks the tree, and their events are read
+            // after it: whatever changes while it runs is in its walk or an event, and the
+            // build is the watcher's first reconcile. Started after the build instead, the
+            // watcher's own walk left seconds in which a file written during the build was
+            // missing from answers marked ready (a soak's probe, 2026-11-27).
+            let prepared = engine.index().and_then(|index| match loupe_index::prepare_watch(Arc::clone(index)) {
+                Ok(prepared) => Some(prepared),
+                Err(error) => {
+                    tracing::warn!("{error}; the index will not follow changes on disk");
+                    None
+                }
+            });
             let stats = engine.refresh_index(&|_, _| {});
             // The build is over: calls no longer wait for it (an index left `building`, as a
             // damaged one is, answers from a direct scan rather than make every call wait).
@@ -141,8 +153,8 @@ impl Engine {
                 return;
             }
             tracing::info!(?stats, "index ready");
-            if let Some(index) = engine.index() {
-                match loupe_index::watch(Arc::clone(index)) {
+            if let Some(prepared) = prepared {
+                match prepared.start() {
                     Ok(watcher) => {
                         if let Ok(mut slot) = engine.watcher.lock() {
                             *slot = Some(watcher);

@@ -41,4 +41,4 @@ pub use index::{BuildStages, Foreground, Index, IndexOptions, IndexState, IndexS
 pub use links::FileLinks;
 pub use loupe_syntax::{Lang, Span, SymbolKind};
 pub use records::{FileRecord, SymbolRecord};
-pub use watch::{IndexWatcher, watch};
+pub use watch::{IndexWatcher, PreparedWatcher, prepare as prepare_watch, watch};

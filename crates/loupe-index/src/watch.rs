@@ -6,7 +6,9 @@
 //! decides for itself what changed. A queue overflow triggers a full `refresh`; a new (or
 //! moved-in) directory gets its own watch and a refresh to pick up its files. Starting the
 //! watcher is one more refresh once the watches exist: what changed since the build's walk
-//! made no event (`a_file_written_before_the_watcher_started_is_found`).
+//! made no event (`a_file_written_before_the_watcher_started_is_found`). A server instead
+//! prepares the watcher (its watches added, events queued) before its first build and starts
+//! it after, so that build is that refresh (`prepare`, `PreparedWatcher::start`).
 //!
 //! Only events that can mean a change count. On Linux the watcher is inotify itself, asked for
 //! those events only: notify 8 also subscribes to every open and read-only close, so each
@@ -18,9 +20,9 @@
 #[cfg(target_os = "linux")]
 mod inotify;
 #[cfg(target_os = "linux")]
-pub use inotify::{IndexWatcher, watch};
+pub use inotify::{IndexWatcher, PreparedWatcher, prepare, watch};
 
 #[cfg(not(target_os = "linux"))]
 mod portable;
 #[cfg(not(target_os = "linux"))]
-pub use portable::{IndexWatcher, watch};
+pub use portable::{IndexWatcher, PreparedWatcher, prepare, watch};

@@ -139,6 +139,25 @@ fn a_file_written_before_the_watcher_started_is_found() {
     assert_eq!(candidates(&index, "written_in_the_gap"), ["src/between.rs"]);
 }
 
+/// A watcher prepared before a refresh (as a server's first build is) queues what changes
+/// after its watches exist, and applies it once started: a file written after the refresh's
+/// walk needs no walk of its own.
+#[test]
+fn a_prepared_watcher_applies_what_changed_before_it_started() {
+    let (dir, index_dir) = workspace();
+    let index = Arc::new(open(dir.path(), index_dir.path()));
+    let prepared = loupe_index::prepare_watch(Arc::clone(&index)).unwrap();
+    index.refresh(&|_, _| {});
+    write(dir.path(), "src/during.rs", "pub fn written_while_building() {}\n");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(index.symbols_named("written_while_building").is_empty(), "nothing is applied before the start");
+    let _watcher = prepared.start().unwrap();
+    wait_for("a change queued before the start was never applied", || {
+        !index.symbols_named("written_while_building").is_empty()
+    });
+    assert_eq!(candidates(&index, "written_while_building"), ["src/during.rs"]);
+}
+
 /// S1 at its source: reading files in a watched tree (as every search does, and any other
 /// process may) is no event at all for the watcher, while a write is applied.
 #[cfg(target_os = "linux")]

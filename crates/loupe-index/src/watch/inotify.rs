@@ -91,6 +91,32 @@ enum Hint {
 
 /// Starts watching `index`'s root. Events are applied on a background thread.
 pub fn watch(index: Arc<Index>) -> Result<IndexWatcher, String> {
+    let prepared = prepare(Arc::clone(&index))?;
+    // What changed between the walk that built (or reconciled) the index and the watches
+    // existing made no event: a reconcile now finds it. Without it a server whose build
+    // walked the tree seconds before its watcher started never saw the files written
+    // meanwhile (13–16 of 60 written a second apart, on the fourth server of a shared index).
+    index.refresh(&|_, _| {});
+    prepared.start()
+}
+
+/// Watches in place whose events are not read yet. Prepared before a refresh walks the tree
+/// and started after it, every change is in that walk or an event: what a server does around
+/// its first build, so that nothing written during the build waits for the watcher's own
+/// reconcile (`Engine::start_background_indexing`).
+pub struct PreparedWatcher {
+    index: Arc<Index>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for PreparedWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PreparedWatcher")
+    }
+}
+
+/// Adds the watches of `index`'s root; its events queue until `PreparedWatcher::start`.
+pub fn prepare(index: Arc<Index>) -> Result<PreparedWatcher, String> {
     let fd = sys::init(CreateFlags::CLOEXEC).map_err(|error| format!("cannot start the file watcher: {error}"))?;
     let shared = Arc::new(Shared {
         fd,
@@ -99,23 +125,26 @@ pub fn watch(index: Arc<Index>) -> Result<IndexWatcher, String> {
         applied: AtomicU64::new(0),
     });
     watch_tree(&index, &shared);
-    // What changed between the walk that built (or reconciled) the index and the watches
-    // existing made no event: a reconcile now finds it. Without it a server whose build
-    // walked the tree seconds before its watcher started never saw the files written
-    // meanwhile (13–16 of 60 written a second apart, on the fourth server of a shared index).
-    index.refresh(&|_, _| {});
-    let (sender, receiver) = mpsc::channel::<Hint>();
-    let reader = Arc::clone(&shared);
-    std::thread::Builder::new()
-        .name("loupe-inotify".into())
-        .spawn(move || read_events(&reader, &sender))
-        .map_err(|error| format!("cannot start the watcher thread: {error}"))?;
-    let applier = Arc::clone(&shared);
-    std::thread::Builder::new()
-        .name("loupe-watch".into())
-        .spawn(move || apply_batches(&index, &applier, &receiver))
-        .map_err(|error| format!("cannot start the watcher thread: {error}"))?;
-    Ok(IndexWatcher { shared })
+    Ok(PreparedWatcher { index, shared })
+}
+
+impl PreparedWatcher {
+    /// Reads and applies events from now on, those queued since `prepare` first.
+    pub fn start(self) -> Result<IndexWatcher, String> {
+        let PreparedWatcher { index, shared } = self;
+        let (sender, receiver) = mpsc::channel::<Hint>();
+        let reader = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("loupe-inotify".into())
+            .spawn(move || read_events(&reader, &sender))
+            .map_err(|error| format!("cannot start the watcher thread: {error}"))?;
+        let applier = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("loupe-watch".into())
+            .spawn(move || apply_batches(&index, &applier, &receiver))
+            .map_err(|error| format!("cannot start the watcher thread: {error}"))?;
+        Ok(IndexWatcher { shared })
+    }
 }
 
 /// Watches every directory the walk enters (again after a rescan: a watch added twice is the

@@ -31,24 +31,51 @@ impl std::fmt::Debug for IndexWatcher {
 
 /// Starts watching `index`'s root. Events are applied on a background thread.
 pub fn watch(index: Arc<Index>) -> Result<IndexWatcher, String> {
+    let prepared = prepare(Arc::clone(&index))?;
+    // What changed between the walk that built (or reconciled) the index and the watches
+    // existing made no event: a reconcile now finds it (as in `inotify.rs`).
+    index.refresh(&|_, _| {});
+    prepared.start()
+}
+
+/// Watches in place whose events are not applied yet (see `inotify.rs`).
+pub struct PreparedWatcher {
+    index: Arc<Index>,
+    debouncer: Arc<Mutex<Watcher>>,
+    receiver: mpsc::Receiver<DebounceEventResult>,
+}
+
+impl std::fmt::Debug for PreparedWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PreparedWatcher")
+    }
+}
+
+/// Adds the watches of `index`'s root; its events queue until `PreparedWatcher::start`.
+pub fn prepare(index: Arc<Index>) -> Result<PreparedWatcher, String> {
     let (sender, receiver) = mpsc::channel::<DebounceEventResult>();
     let debouncer =
         new_debouncer(DEBOUNCE, None, sender).map_err(|error| format!("cannot start the file watcher: {error}"))?;
     let debouncer = Arc::new(Mutex::new(debouncer));
     watch_tree(&index, &debouncer);
-    // What changed between the walk that built (or reconciled) the index and the watches
-    // existing made no event: a reconcile now finds it (as in `inotify.rs`).
-    index.refresh(&|_, _| {});
-    let thread_debouncer = Arc::clone(&debouncer);
-    std::thread::Builder::new()
-        .name("loupe-watch".into())
-        .spawn(move || {
-            for result in receiver {
-                apply(&index, &thread_debouncer, result);
-            }
-        })
-        .map_err(|error| format!("cannot start the watcher thread: {error}"))?;
-    Ok(IndexWatcher { _debouncer: debouncer })
+    Ok(PreparedWatcher { index, debouncer, receiver })
+}
+
+impl PreparedWatcher {
+    /// Applies events from now on, those queued since `prepare` first.
+    pub fn start(self) -> Result<IndexWatcher, String> {
+        let PreparedWatcher { index, debouncer, receiver } = self;
+        let thread_debouncer = Arc::clone(&debouncer);
+        std::thread::Builder::new()
+            .name("loupe-watch".into())
+            .spawn(move || {
+                for result in receiver {
+                    apply(&index, &thread_debouncer, result);
+                }
+            })
+            .map_err(|error| format!("cannot start the watcher thread: {error}"))?;
+        Ok(IndexWatcher { _debouncer: debouncer })
+    }
 }
 
 fn watch_tree(index: &Index, debouncer: &Mutex<Watcher>) {
