@@ -21,9 +21,10 @@
 //! index in memory. Loaded or persisted, the two files are held open and their bulk stays on
 //! disk: the symbol rows and strings and the posting lists are read with `pread` when a query
 //! needs them (`ondisk.rs` says why not a memory mapping); the file table, the links, the name
-//! index and the trigram table of contents stay in memory. A server loads the snapshot on a background thread at once (a query that
-//! arrives meanwhile waits for it, which is sooner than a scan), reconciles it with the disk, then
-//! starts the watcher. A build interrupted by shutdown keeps what it built.
+//! index and the trigram table of contents stay in memory. A server loads the snapshot on a
+//! background thread at once (a query that arrives meanwhile waits for it, which is sooner than
+//! a scan), adds the watcher's watches, reconciles the index with the disk, then starts reading
+//! the watcher's events (`prepare_watch`). A build interrupted by shutdown keeps what it built.
 
 pub mod cache;
 #[cfg(test)]
