@@ -1213,10 +1213,13 @@ impl NameIndex {
 }
 
 fn lower(name: &str) -> String {
-    if name.is_ascii() { name.to_ascii_lowercase() } else { name.to_lowercase() }
+    let mut lowered = String::with_capacity(name.len());
+    lower_into(name, &mut lowered);
+    lowered
 }
 
-/// `lower(name)` appended to `out`, without a new string for the common (ASCII) case.
+/// `name` lower-cased (ASCII quickly, the rest by Unicode), appended to `out`: the one
+/// lower-casing the name index and its lookups share.
 fn lower_into(name: &str, out: &mut String) {
     if name.is_ascii() {
         out.extend(name.bytes().map(|byte| char::from(byte.to_ascii_lowercase())));

@@ -356,71 +356,45 @@ fn cold_runs(out: &mut String, reports: &[CorpusReport]) {
     out.push_str("Each cold build, in the order of the run (a second round, largest tree first, follows the first), by stage: `read`, `trigrams` and `parse` are summed over the workers, `apply` is the thread that adds each file's results to the tables in order, `text write` and `name index` run once at the end. The last rows put each stage of a tree's best build against the first tree's.\n\n");
     out.push_str("| corpus | round | cold index | CPU time | `ctags -R` | walk | read | trigrams | parse | apply | text write | name index | persist |\n");
     out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    let row = |c: &Cold| -> [f64; 9] {
+    // The columns after the corpus and the round, in the table's order.
+    let columns = |c: &Cold, ctags: Option<f64>| -> [Option<f64>; 11] {
         let s = &c.stages;
         [
-            c.walk_millis,
-            s.read_millis,
-            s.trigrams_millis,
-            s.parse_millis,
-            s.apply_millis,
-            s.text_write_millis,
-            s.name_index_millis,
-            c.persist_millis,
-            c.cpu_millis,
+            Some(c.millis),
+            Some(c.cpu_millis),
+            ctags,
+            Some(c.walk_millis),
+            Some(s.read_millis),
+            Some(s.trigrams_millis),
+            Some(s.parse_millis),
+            Some(s.apply_millis),
+            Some(s.text_write_millis),
+            Some(s.name_index_millis),
+            Some(c.persist_millis),
         ]
+    };
+    let line = |out: &mut String, corpus: &str, round: &str, cells: Vec<String>| {
+        let _ = writeln!(out, "| {corpus} | {round} | {} |", cells.join(" | "));
     };
     for r in reports {
         for (round, c) in cold_builds(r).enumerate() {
-            let v = row(c);
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                r.name,
-                round + 1,
-                ms(Some(c.millis)),
-                ms(Some(v[8])),
-                ms(c.ctags_all_millis),
-                ms(Some(v[0])),
-                ms(Some(v[1])),
-                ms(Some(v[2])),
-                ms(Some(v[3])),
-                ms(Some(v[4])),
-                ms(Some(v[5])),
-                ms(Some(v[6])),
-                ms(Some(v[7])),
-            );
+            let cells = columns(c, c.ctags_all_millis).iter().map(|value| ms(*value)).collect();
+            line(out, &r.name, &(round + 1).to_string(), cells);
         }
     }
     if let Some(first) = reports.first() {
-        let base = best_cold(first);
-        let base_row = row(base);
+        let base = columns(best_cold(first), best_ctags(first));
         for r in reports.iter().skip(1) {
-            let best = best_cold(r);
-            let v = row(best);
-            let times = |at: usize| {
-                if base_row[at] > 0.0 { format!("{:.2}×", v[at] / base_row[at]) } else { "—".to_owned() }
-            };
-            let _ = writeln!(
-                out,
-                "| {} ÷ {} | best | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                r.name,
-                first.name,
-                if base.millis > 0.0 { format!("{:.2}×", best.millis / base.millis) } else { "—".to_owned() },
-                times(8),
-                match (best_ctags(r), best_ctags(first)) {
-                    (Some(ctags), Some(base)) if base > 0.0 => format!("{:.2}×", ctags / base),
+            let best = columns(best_cold(r), best_ctags(r));
+            let cells = best
+                .iter()
+                .zip(&base)
+                .map(|pair| match pair {
+                    (Some(value), Some(base)) if *base > 0.0 => format!("{:.2}×", value / base),
                     _ => "—".to_owned(),
-                },
-                times(0),
-                times(1),
-                times(2),
-                times(3),
-                times(4),
-                times(5),
-                times(6),
-                times(7),
-            );
+                })
+                .collect();
+            line(out, &format!("{} ÷ {}", r.name, first.name), "best", cells);
         }
     }
     out.push('\n');
