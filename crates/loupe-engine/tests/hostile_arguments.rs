@@ -183,6 +183,28 @@ fn r10_summaries_of_oversized_files_outlive_the_server() {
     assert!(again["oversized_filters_learned"].as_u64() >= Some(1), "{again}");
 }
 
+/// R10, on a loaded index: a server that starts on a persisted index answers from it before
+/// its own walk, and it knows the large files from the snapshot. Before, the list came only
+/// from this process's walk: until it ended, searches missed what the large files hold and
+/// `oversized_filter_pending` said 0 (a benchmark took that server for settled).
+#[test]
+fn r10_a_loaded_index_searches_its_large_files_before_its_first_walk() {
+    let configure = |config: &mut loupe_core::Config| config.max_index_file_bytes = 200;
+    let first = crate::common::fixture_with(configure);
+    first.engine.refresh_index(&|_, _| {});
+    let mut config = crate::common::tool_config(first.root.path(), first.index_dir.path());
+    configure(&mut config);
+    let engine = loupe_engine::Engine::new(config).unwrap();
+    assert!(engine.index().unwrap().load_snapshot(), "the snapshot loads");
+    let pending = engine.call("manage", json!({"command": "metrics", "metadata": "full"})).meta["metrics"]["caches"]
+        ["oversized_filter_pending"]
+        .clone();
+    assert!(pending.as_u64() >= Some(1), "nothing summarised yet: {pending}");
+    let answer = engine.call("search", json!({"query": "lazy dog 5", "type": "text", "metadata": "full"}));
+    assert!(answer.ok && answer.face.contains("big.txt:"), "{}", answer.face);
+    assert_eq!(answer.meta["index_state"], json!("ready"), "{}", answer.face);
+}
+
 /// R10, by chunks: once a large file is summarised, a search reads only the chunks of it that
 /// can hold a match, and answers exactly as the direct scan of the whole file did (the same
 /// hits, line numbers, previews and ids; the ids hold the whole file's hash).

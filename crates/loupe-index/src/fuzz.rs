@@ -537,7 +537,7 @@ fn fuzz_index_rebuilds_after_damage() {
 fn rekey(tables: &[u8], from: &str, to: &str) -> Vec<u8> {
     let header_len = u64::from_le_bytes(tables[0..8].try_into().unwrap()) as usize;
     let header = &tables[8..8 + header_len];
-    let mut value: (u32, String, bool, Vec<crate::FileRecord>) = postcard::from_bytes(header).unwrap();
+    let mut value: HeaderTuple = postcard::from_bytes(header).unwrap();
     assert_eq!(value.1, from);
     value.1 = to.to_owned();
     let header = postcard::to_stdvec(&value).unwrap();
@@ -546,6 +546,10 @@ fn rekey(tables: &[u8], from: &str, to: &str) -> Vec<u8> {
     out.extend_from_slice(&tables[8 + header_len..]);
     out
 }
+
+/// `tables.bin`'s header as postcard lays it out: format, root, complete, the file table, and
+/// the files over the size limit (path, size, modification time).
+type HeaderTuple = (u32, String, bool, Vec<crate::FileRecord>, Vec<(RepoPath, u64, u64)>);
 
 // Regression tests: what the fuzzer found, reproduced through the same decoders.
 
@@ -564,18 +568,32 @@ fn f1_text_index_claiming_four_billion_docs_is_refused_without_allocating_for_th
 
 /// Found in review, not by the fuzzer: a file table naming a path outside the root (`..`), an
 /// absolute one or the root itself decoded, and the index would hand it out as an indexed file.
+/// The list of files over the size limit is checked the same way.
 #[test]
 fn snapshot_naming_a_path_outside_the_root_is_refused() {
     let fixture = fixture();
-    for bad in ["../outside", "/etc/passwd", "", "src/../../x", "src//lib.rs", "src/lib.rs\0"] {
-        let header_len = u64::from_le_bytes(fixture.tables[0..8].try_into().unwrap()) as usize;
-        let mut header: (u32, String, bool, Vec<crate::FileRecord>) =
-            postcard::from_bytes(&fixture.tables[8..8 + header_len]).unwrap();
-        header.3[0].path = postcard::from_bytes(&postcard::to_stdvec(bad).unwrap()).unwrap();
-        let encoded = postcard::to_stdvec(&header).unwrap();
+    let header_len = u64::from_le_bytes(fixture.tables[0..8].try_into().unwrap()) as usize;
+    let reseal = |header: &HeaderTuple| {
+        let encoded = postcard::to_stdvec(header).unwrap();
         let mut tables = (encoded.len() as u64).to_le_bytes().to_vec();
         tables.extend_from_slice(&encoded);
         tables.extend_from_slice(&fixture.tables[8 + header_len..]);
-        assert!(store::decode(&tables[..], &fixture.root_key).is_none(), "{bad:?} was accepted");
+        tables
+    };
+    let original: HeaderTuple = postcard::from_bytes(&fixture.tables[8..8 + header_len]).unwrap();
+    let good: RepoPath = RepoPath::normalize("big/register.h").unwrap();
+    let mut listed = original.clone();
+    listed.4.push((good, 1 << 30, 1));
+    let snapshot = store::decode(&reseal(&listed)[..], &fixture.root_key).expect("a listed large file loads");
+    assert_eq!(snapshot.oversized.len(), original.4.len() + 1);
+    for bad in ["../outside", "/etc/passwd", "", "src/../../x", "src//lib.rs", "src/lib.rs\0"] {
+        let bad: RepoPath = postcard::from_bytes(&postcard::to_stdvec(bad).unwrap()).unwrap();
+        // In the file table, and in the list of files over the size limit.
+        let mut in_files = original.clone();
+        in_files.3[0].path = bad.clone();
+        assert!(store::decode(&reseal(&in_files)[..], &fixture.root_key).is_none(), "{bad:?} was accepted");
+        let mut in_oversized = original.clone();
+        in_oversized.4.push((bad.clone(), 1 << 30, 1));
+        assert!(store::decode(&reseal(&in_oversized)[..], &fixture.root_key).is_none(), "{bad:?} was accepted");
     }
 }

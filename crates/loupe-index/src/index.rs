@@ -298,6 +298,9 @@ impl Index {
             State::from_parts(snapshot.files, snapshot.symbols, snapshot.links, LayeredIndex::new(Some(base)));
         state.complete = snapshot.complete;
         *self.write_state() = state;
+        // The large files the last walk found: a search reads them directly from the first
+        // answer on, not only once this process's own walk has found them again.
+        *self.oversized.lock().unwrap_or_else(|poison| poison.into_inner()) = snapshot.oversized;
         self.bump(Change::Other);
         // A checkpoint serves what it holds, as `building`, until the build is finished.
         self.ready.store(snapshot.complete, Ordering::Release);
@@ -496,6 +499,8 @@ impl Index {
         let _guard = self.refresh_lock.lock().unwrap_or_else(|poison| poison.into_inner());
         let mut to_check = Vec::new();
         let mut removed = Vec::new();
+        // The paths now over the size limit, which searches read directly.
+        let mut oversized = Vec::new();
         {
             let state = self.read_state();
             for path in paths {
@@ -506,7 +511,7 @@ impl Index {
                     .ok()
                     .and_then(|resolved| resolved.real)
                     .and_then(|real| std::fs::metadata(real).ok());
-                match metadata.filter(|metadata| metadata.is_file() && metadata.len() <= self.options.max_file_bytes) {
+                match metadata.filter(|metadata| metadata.is_file()) {
                     Some(metadata) => {
                         let mtime_ns = metadata
                             .modified()
@@ -517,11 +522,26 @@ impl Index {
                             removed.extend(doc);
                             continue;
                         }
-                        to_check.push((WalkEntry { path: path.clone(), size: metadata.len(), mtime_ns }, doc));
+                        let entry = WalkEntry { path: path.clone(), size: metadata.len(), mtime_ns };
+                        if entry.size > self.options.max_file_bytes {
+                            removed.extend(doc);
+                            oversized.push(entry);
+                        } else {
+                            to_check.push((entry, doc));
+                        }
                     }
                     None => removed.extend(doc),
                 }
             }
+        }
+        {
+            // As a walk would list them: each path given is in the list only when it is over
+            // the limit now (with its stamp now), and the list stays in path order.
+            let given: HashSet<&RepoPath> = paths.iter().collect();
+            let mut list = self.oversized.lock().unwrap_or_else(|poison| poison.into_inner());
+            list.retain(|entry| !given.contains(&entry.path));
+            list.extend(oversized);
+            list.sort_by(|left, right| left.path.cmp(&right.path));
         }
         self.apply_changes(to_check, &removed, &|_, _| {}, &|| false);
     }
@@ -860,8 +880,16 @@ impl Index {
         if compact {
             state.text.compact(&text_path)?;
         }
-        let (arena_at, rows_at) =
-            store::save(&self.options.index_dir, &root, &state.files, &state.symbols, &state.links, state.complete)?;
+        let oversized = self.oversized();
+        let (arena_at, rows_at) = store::save(
+            &self.options.index_dir,
+            &root,
+            &state.files,
+            &oversized,
+            &state.symbols,
+            &state.links,
+            state.complete,
+        )?;
         drop(state);
         // The symbol table reads its rows and strings from the file just written from now on,
         // rather than holding them. Callers hold `refresh_lock`, so nothing changed the tables

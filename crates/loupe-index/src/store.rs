@@ -21,12 +21,13 @@ use crate::links::LinkTable;
 use crate::ondisk::{PersistedFile, Source};
 use crate::records::FileRecord;
 use crate::symbols::SymbolTable;
+use loupe_vfs::WalkEntry;
 
 /// Bumped whenever the on-disk layout or the meaning of a record changes, or what the parsers
 /// extract does (10: C's file-scope initializers are left out of the parse, so error recovery
-/// inside them no longer hides the variables they initialise), so that no index keeps stale
-/// facts.
-pub(crate) const FORMAT: u32 = 10;
+/// inside them no longer hides the variables they initialise; 11: the header lists the files over the size limit, so that a loaded index knows
+/// them before its first walk).
+pub(crate) const FORMAT: u32 = 11;
 
 pub(crate) const SNAPSHOT_FILE: &str = "tables.bin";
 pub(crate) const TEXT_FILE: &str = "text.bin";
@@ -41,10 +42,22 @@ struct Header {
     /// False for a checkpoint: a build interrupted at the end of a session.
     complete: bool,
     files: Vec<FileRecord>,
+    /// The files the last walk found over the size limit (not indexed; searches read them
+    /// directly), in path order.
+    oversized: Vec<Oversized>,
+}
+
+/// A file over the size limit as the header keeps it: a walk's entry.
+#[derive(Debug, Serialize, Deserialize)]
+struct Oversized {
+    path: RepoPath,
+    size: u64,
+    mtime_ns: u64,
 }
 
 pub(crate) struct Snapshot {
     pub(crate) files: Vec<FileRecord>,
+    pub(crate) oversized: Vec<WalkEntry>,
     pub(crate) symbols: SymbolTable,
     pub(crate) links: LinkTable,
     pub(crate) complete: bool,
@@ -90,8 +103,9 @@ fn decode_with(mut reader: impl Source, root: &str, disk: Option<std::sync::Arc<
     if header.format != FORMAT || header.root != root {
         return None;
     }
-    if let Some(bad) = header.files.iter().find(|record| !is_normal(&record.path)) {
-        tracing::warn!("the persisted file table names {:?}, not a path beneath the root; rebuilding", bad.path);
+    let paths = header.files.iter().map(|record| &record.path).chain(header.oversized.iter().map(|entry| &entry.path));
+    if let Some(bad) = paths.into_iter().find(|path| !is_normal(path)) {
+        tracing::warn!("the persisted file table names {bad:?}, not a path beneath the root; rebuilding");
         return None;
     }
     let symbols = match SymbolTable::decode_from(&mut reader, disk) {
@@ -109,8 +123,14 @@ fn decode_with(mut reader: impl Source, root: &str, disk: Option<std::sync::Arc<
         }
     };
     let at_end = reader.read(&mut [0u8; 1]).ok()? == 0;
+    let oversized = header
+        .oversized
+        .into_iter()
+        .map(|Oversized { path, size, mtime_ns }| WalkEntry { path, size, mtime_ns })
+        .collect();
     (at_end && symbols.file_count() == header.files.len()).then_some(Snapshot {
         files: header.files,
+        oversized,
         symbols,
         links,
         complete: header.complete,
@@ -132,6 +152,14 @@ struct HeaderRef<'a> {
     root: &'a str,
     complete: bool,
     files: &'a [FileRecord],
+    oversized: Vec<OversizedRef<'a>>,
+}
+
+#[derive(Serialize)]
+struct OversizedRef<'a> {
+    path: &'a RepoPath,
+    size: u64,
+    mtime_ns: u64,
 }
 
 /// Writes the header's length and the header, then streams the symbol table to a temporary
@@ -141,6 +169,7 @@ pub(crate) fn save(
     dir: &Path,
     root: &str,
     files: &[FileRecord],
+    oversized: &[WalkEntry],
     symbols: &SymbolTable,
     links: &LinkTable,
     complete: bool,
@@ -151,7 +180,12 @@ pub(crate) fn save(
     let temporary = tempfile::Builder::new().prefix(".tables.bin.").suffix(".tmp").tempfile_in(dir)?;
     let (file, temporary) = temporary.into_parts();
     let mut writer = io::BufWriter::with_capacity(1 << 20, file);
-    let header = postcard::to_stdvec(&HeaderRef { format: FORMAT, root, complete, files }).map_err(io::Error::other)?;
+    let oversized = oversized
+        .iter()
+        .map(|entry| OversizedRef { path: &entry.path, size: entry.size, mtime_ns: entry.mtime_ns })
+        .collect();
+    let header = postcard::to_stdvec(&HeaderRef { format: FORMAT, root, complete, files, oversized })
+        .map_err(io::Error::other)?;
     writer.write_all(&(header.len() as u64).to_le_bytes())?;
     writer.write_all(&header)?;
     let symbols_at = 8 + header.len() as u64;

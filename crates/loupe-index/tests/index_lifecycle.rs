@@ -68,6 +68,46 @@ fn cold_build_then_restart_sees_changes_made_while_stopped() {
     assert_eq!(candidates(&index, "alpha_renamed"), ["src/lib.rs"]);
 }
 
+/// The files over the size limit are not indexed: searches read them directly, so the index
+/// lists them. A loaded snapshot lists them before this process has walked the tree (a warm
+/// server's first searches missed them, and a benchmark took "none to summarise" for settled),
+/// and a changed path joins or leaves the list as a walk would put it.
+#[test]
+fn the_files_over_the_size_limit_are_known_from_the_snapshot_and_follow_changes() {
+    let (dir, index_dir) = workspace();
+    let small = |dir: &Path, index_dir: &Path| {
+        Index::open(root(dir), IndexOptions { index_dir: index_dir.to_path_buf(), max_file_bytes: 64, threads: 2 })
+    };
+    let large = "x".repeat(100);
+    write(dir.path(), "big/table.h", &large);
+    let index = small(dir.path(), index_dir.path());
+    index.refresh(&|_, _| {});
+    let listed =
+        |index: &Index| index.oversized().into_iter().map(|entry| entry.path.as_str().to_owned()).collect::<Vec<_>>();
+    assert_eq!(listed(&index), ["big/table.h"]);
+    drop(index);
+
+    let index = small(dir.path(), index_dir.path());
+    assert!(listed(&index).is_empty(), "opening loads nothing");
+    assert!(index.load_snapshot());
+    assert_eq!(listed(&index), ["big/table.h"], "known before any walk");
+    let entry = &index.oversized()[0];
+    assert_eq!(entry.size, 100);
+
+    // Grows over the limit, shrinks under it, is deleted: one update each, no walk.
+    write(dir.path(), "a/grown.rs", &large);
+    index.update_paths(&[loupe_core::RepoPath::normalize("a/grown.rs").unwrap()]);
+    assert_eq!(listed(&index), ["a/grown.rs", "big/table.h"], "in path order");
+    write(dir.path(), "big/table.h", "small\n");
+    std::fs::remove_file(dir.path().join("a/grown.rs")).unwrap();
+    index.update_paths(&[
+        loupe_core::RepoPath::normalize("a/grown.rs").unwrap(),
+        loupe_core::RepoPath::normalize("big/table.h").unwrap(),
+    ]);
+    assert!(listed(&index).is_empty());
+    assert_eq!(candidates(&index, "small"), ["big/table.h"], "indexed once under the limit");
+}
+
 #[test]
 fn a_format_change_or_corrupt_snapshot_rebuilds_cleanly() {
     let (dir, index_dir) = workspace();

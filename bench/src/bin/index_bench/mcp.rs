@@ -102,6 +102,17 @@ impl Server {
     }
 }
 
+/// A server the bench lets go of without `kill` or `close` (an error on the way) is killed, so
+/// that no `loupe serve` outlives its measurement and loads the machine under the next one.
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// `initialize` (id 0) and `notifications/initialized`, as two lines.
 pub(crate) fn handshake() -> String {
     let initialize = json!({

@@ -47,8 +47,9 @@ pub(crate) struct McpSearch {
     pub(crate) stages: Vec<StageFigure>,
     /// `VmRSS` of the server after the queries.
     pub(crate) serve_rss_bytes: u64,
-    /// How long after the untimed calls the server was settled (index ready, every file over
-    /// the index's size limit summarised), when the timed calls began.
+    /// How long after the untimed calls the server was settled (index ready, its start-up
+    /// reconcile over, every file over the index's size limit summarised), when the timed calls
+    /// began.
     #[serde(default)]
     pub(crate) settle_millis: f64,
     pub(crate) error: Option<String>,
@@ -99,7 +100,8 @@ fn run(
         }
     }
     // A settled server, as a user meets it after the first session on a tree: the index
-    // ready, and the files over its size limit summarised (`oversized.rs`; the summaries are
+    // ready, its start-up reconcile over (the watcher on), and the files over its size limit
+    // summarised (`oversized.rs`; the summaries are
     // kept beside the index, so only a tree's first server makes them). Until then a search
     // also scans those files (424 MB on Linux).
     let settling = Instant::now();
@@ -117,12 +119,23 @@ fn run(
         server.send(&line).map_err(|error| error.to_string())?;
         let metrics = server.answer(probe)?;
         let pending = find_key(&metrics, "oversized_filter_pending").and_then(Value::as_u64).unwrap_or(0);
-        if ready && pending == 0 {
+        // The watcher starts once the server's first reconcile is over: until then a loaded
+        // index answers while that walk competes for the cores.
+        probe += 1;
+        let line = format!(
+            "{}\n",
+            json!({"jsonrpc": "2.0", "id": probe, "method": "tools/call",
+                   "params": {"name": "manage", "arguments": {"command": "status", "metadata": "full"}}})
+        );
+        server.send(&line).map_err(|error| error.to_string())?;
+        let status = server.answer(probe)?;
+        let watching = find_key(&status, "watcher").and_then(Value::as_bool) == Some(true);
+        if ready && watching && pending == 0 {
             break;
         }
         if settling.elapsed() > SETTLE_LIMIT {
             return Err(format!(
-                "not settled after {SETTLE_LIMIT:?}: index ready {ready}, {pending} files to summarise"
+                "not settled after {SETTLE_LIMIT:?}: index ready {ready}, watcher on {watching}, {pending} files to summarise"
             ));
         }
         std::thread::sleep(Duration::from_millis(250));
