@@ -133,9 +133,10 @@ fn run(cli: &Cli) -> Result<(), String> {
         report.version = corpus_version(name, dir);
         reports.push(report);
     }
-    if cli.only.as_deref() == Some("scale") {
+    if matches!(cli.only.as_deref(), Some("scale" | "mcp")) {
         // The second round, in the reverse order: a tree measured early in the first round is
-        // measured late in this one.
+        // measured late in this one (this machine's speed drifts by 15-25 % within an hour, so
+        // one round compares a tree measured at one moment with a peer measured at another).
         for ((name, dir), report) in corpora.iter().zip(reports.iter_mut()).rev() {
             let again = spawn_worker(cli, Some("cold"), &loupe, &work, name, dir)?;
             report.cold_repeats.push(again.cold);

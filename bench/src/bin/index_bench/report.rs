@@ -132,15 +132,16 @@ fn corpora(out: &mut String, reports: &[CorpusReport]) {
 
 fn cold(out: &mut String, reports: &[CorpusReport]) {
     out.push_str("## Cold index (in process, fresh index dir, page cache warm)\n\n");
+    if reports.iter().any(|r| !r.cold_repeats.is_empty()) {
+        out.push_str("Each tree's cold build and `ctags -R` ran in two rounds (the second largest tree first); the `best` row puts the faster build against the faster `ctags -R`, and judges the goal there.\n\n");
+    }
     out.push_str("| corpus | cold index | target | CPU time (cores busy) | walk / read+parse / persist | peak RSS | target | index size (÷ MB indexed) | ctags -R, compared kinds only (peer) | ctags -R, every language | loupe ÷ ctags -R | goal |\n");
     out.push_str("| --- | ---: | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | --- |\n");
-    for r in reports {
-        let c = &r.cold;
+    let row = |out: &mut String, r: &CorpusReport, label: &str, c: &Cold, ctags: Option<f64>| {
         let cores = if c.millis > 0.0 { c.cpu_millis / c.millis } else { 0.0 };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} ({cores:.2}) | {} / {} / {} | {} | {} | {} ({:.2}) | {} | {} | {} | {} |",
-            r.name,
+            "| {label} | {} | {} | {} ({cores:.2}) | {} / {} / {} | {} | {} | {} ({:.2}) | {} | {} | {} | {} |",
             ms(Some(c.millis)),
             judge(&[&COLD_INDEX, &COLD_INDEX_DJANGO], &r.name, Some(c.millis)),
             ms(Some(c.cpu_millis)),
@@ -152,10 +153,20 @@ fn cold(out: &mut String, reports: &[CorpusReport]) {
             bytes(c.index_bytes),
             c.index_bytes as f64 / r.indexed_bytes.max(1) as f64,
             if r.recall.error.is_some() { "—".to_owned() } else { ms(Some(r.recall.ctags_millis)) },
-            ms(c.ctags_all_millis),
-            c.ctags_all_millis.map_or("—".to_owned(), |ctags| format!("{:.2}×", c.millis / ctags)),
-            ctags_goal(&r.name, c.millis, c.ctags_all_millis),
+            ms(ctags),
+            ctags.map_or("—".to_owned(), |ctags| format!("{:.2}×", c.millis / ctags)),
+            ctags_goal(&r.name, c.millis, ctags),
         );
+    };
+    for r in reports {
+        if r.cold_repeats.is_empty() {
+            row(out, r, &r.name, &r.cold, r.cold.ctags_all_millis);
+            continue;
+        }
+        for (round, c) in cold_builds(r).enumerate() {
+            row(out, r, &format!("{}, round {}", r.name, round + 1), c, c.ctags_all_millis);
+        }
+        row(out, r, &format!("{}, best", r.name), best_cold(r), best_ctags(r));
     }
     out.push('\n');
     out.push_str("First answer of a cold server (`loupe serve` on an empty index dir: spawn → `initialize` + one text search → answer, while its first build runs):\n\n");
