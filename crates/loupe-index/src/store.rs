@@ -15,18 +15,19 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use loupe_core::RepoPath;
+use loupe_vfs::WalkEntry;
 use serde::{Deserialize, Serialize};
 
 use crate::links::LinkTable;
 use crate::ondisk::{PersistedFile, Source};
 use crate::records::FileRecord;
 use crate::symbols::SymbolTable;
-use loupe_vfs::WalkEntry;
 
 /// Bumped whenever the on-disk layout or the meaning of a record changes, or what the parsers
-/// extract does (10: C's file-scope initializers are left out of the parse, so error recovery
-/// inside them no longer hides the variables they initialise; 11: the header lists the files over the size limit, so that a loaded index knows
-/// them before its first walk).
+/// extract does, so that no index keeps stale facts (10: C's file-scope initializers are left
+/// out of the parse, so error recovery inside them no longer hides the variables they
+/// initialise; 11: the header lists the files over the size limit, so that a loaded index
+/// knows them before its first walk).
 pub(crate) const FORMAT: u32 = 11;
 
 pub(crate) const SNAPSHOT_FILE: &str = "tables.bin";
@@ -103,8 +104,9 @@ fn decode_with(mut reader: impl Source, root: &str, disk: Option<std::sync::Arc<
     if header.format != FORMAT || header.root != root {
         return None;
     }
-    let paths = header.files.iter().map(|record| &record.path).chain(header.oversized.iter().map(|entry| &entry.path));
-    if let Some(bad) = paths.into_iter().find(|path| !is_normal(path)) {
+    let mut paths =
+        header.files.iter().map(|record| &record.path).chain(header.oversized.iter().map(|entry| &entry.path));
+    if let Some(bad) = paths.find(|path| !is_normal(path)) {
         tracing::warn!("the persisted file table names {bad:?}, not a path beneath the root; rebuilding");
         return None;
     }
