@@ -532,24 +532,33 @@ fn fuzz_index_rebuilds_after_damage() {
     });
 }
 
-/// `tables` with its header's root key replaced (the header is re-encoded, so its length
-/// prefix follows).
-fn rekey(tables: &[u8], from: &str, to: &str) -> Vec<u8> {
+/// `tables.bin`'s header as postcard lays it out: format, root, complete, the file table, and
+/// the files over the size limit (path, size, modification time).
+type HeaderTuple = (u32, String, bool, Vec<crate::FileRecord>, Vec<(RepoPath, u64, u64)>);
+
+/// The header of `tables`, decoded.
+fn header_of(tables: &[u8]) -> HeaderTuple {
     let header_len = u64::from_le_bytes(tables[0..8].try_into().unwrap()) as usize;
-    let header = &tables[8..8 + header_len];
-    let mut value: HeaderTuple = postcard::from_bytes(header).unwrap();
-    assert_eq!(value.1, from);
-    value.1 = to.to_owned();
-    let header = postcard::to_stdvec(&value).unwrap();
-    let mut out = (header.len() as u64).to_le_bytes().to_vec();
-    out.extend_from_slice(&header);
+    postcard::from_bytes(&tables[8..8 + header_len]).unwrap()
+}
+
+/// `tables` with `header` in place of its own (re-encoded, so its length prefix follows).
+fn with_header(tables: &[u8], header: &HeaderTuple) -> Vec<u8> {
+    let header_len = u64::from_le_bytes(tables[0..8].try_into().unwrap()) as usize;
+    let encoded = postcard::to_stdvec(header).unwrap();
+    let mut out = (encoded.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&encoded);
     out.extend_from_slice(&tables[8 + header_len..]);
     out
 }
 
-/// `tables.bin`'s header as postcard lays it out: format, root, complete, the file table, and
-/// the files over the size limit (path, size, modification time).
-type HeaderTuple = (u32, String, bool, Vec<crate::FileRecord>, Vec<(RepoPath, u64, u64)>);
+/// `tables` with its header's root key replaced.
+fn rekey(tables: &[u8], from: &str, to: &str) -> Vec<u8> {
+    let mut header = header_of(tables);
+    assert_eq!(header.1, from);
+    header.1 = to.to_owned();
+    with_header(tables, &header)
+}
 
 // Regression tests: what the fuzzer found, reproduced through the same decoders.
 
@@ -572,15 +581,8 @@ fn f1_text_index_claiming_four_billion_docs_is_refused_without_allocating_for_th
 #[test]
 fn snapshot_naming_a_path_outside_the_root_is_refused() {
     let fixture = fixture();
-    let header_len = u64::from_le_bytes(fixture.tables[0..8].try_into().unwrap()) as usize;
-    let reseal = |header: &HeaderTuple| {
-        let encoded = postcard::to_stdvec(header).unwrap();
-        let mut tables = (encoded.len() as u64).to_le_bytes().to_vec();
-        tables.extend_from_slice(&encoded);
-        tables.extend_from_slice(&fixture.tables[8 + header_len..]);
-        tables
-    };
-    let original: HeaderTuple = postcard::from_bytes(&fixture.tables[8..8 + header_len]).unwrap();
+    let reseal = |header: &HeaderTuple| with_header(&fixture.tables, header);
+    let original = header_of(&fixture.tables);
     let good: RepoPath = RepoPath::normalize("big/register.h").unwrap();
     let mut listed = original.clone();
     listed.4.push((good, 1 << 30, 1));

@@ -968,7 +968,8 @@ impl Index {
         self.read_state().symbols.names_where(keep)
     }
 
-    /// The files the last refresh found over `max_file_bytes` (not indexed), in path order.
+    /// The files over `max_file_bytes` (not indexed), in path order: as the last walk found
+    /// them (this process's, or the loaded snapshot's), with watched changes applied.
     pub fn oversized(&self) -> Vec<WalkEntry> {
         self.oversized.lock().unwrap_or_else(|poison| poison.into_inner()).clone()
     }

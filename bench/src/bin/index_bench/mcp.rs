@@ -76,6 +76,13 @@ impl Server {
         }
     }
 
+    /// `manage` `command` (the full envelope) as request `id`, and its answer.
+    pub(crate) fn manage(&mut self, id: u64, command: &str) -> Result<Value, String> {
+        self.send(&tool_call(id, "manage", json!({"command": command, "metadata": "full"})))
+            .map_err(|error| error.to_string())?;
+        self.answer(id)
+    }
+
     /// Kills the child (SIGKILL) and reaps it.
     pub(crate) fn kill(mut self) {
         let _ = self.child.kill();
@@ -129,16 +136,17 @@ pub(crate) fn handshake() -> String {
     format!("{initialize}\n{initialized}\n")
 }
 
+/// One `tools/call` of `tool` with `arguments`, as a line.
+pub(crate) fn tool_call(id: u64, tool: &str, arguments: Value) -> String {
+    let call =
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+    format!("{call}\n")
+}
+
 /// One `tools/call` of a literal `search` as a line (the full envelope: its `meta` has the
 /// index state and the total).
 pub(crate) fn search_call(id: u64, query: &str) -> String {
-    let call = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "method": "tools/call",
-        "params": {"name": "search", "arguments": {"query": query, "type": "text", "metadata": "full"}}
-    });
-    format!("{call}\n")
+    tool_call(id, "search", json!({"query": query, "type": "text", "metadata": "full"}))
 }
 
 /// The index state and total of a `tools/call` result for `search`.

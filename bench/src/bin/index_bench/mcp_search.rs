@@ -83,11 +83,7 @@ fn run(
     let mut id = 1;
     let mut call = |server: &mut Server, arguments: Value| -> Result<(f64, Value, usize), String> {
         id += 1;
-        let line = format!(
-            "{}\n",
-            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                   "params": {"name": "search", "arguments": arguments}})
-        );
+        let line = mcp::tool_call(id, "search", arguments);
         let started = Instant::now();
         server.send(&line).map_err(|error| error.to_string())?;
         let (answer, bytes) = server.answer_sized(id)?;
@@ -101,9 +97,8 @@ fn run(
     }
     // A settled server, as a user meets it after the first session on a tree: the index
     // ready, its start-up reconcile over (the watcher on), and the files over its size limit
-    // summarised (`oversized.rs`; the summaries are
-    // kept beside the index, so only a tree's first server makes them). Until then a search
-    // also scans those files (424 MB on Linux).
+    // summarised (`oversized.rs`; the summaries are kept beside the index, so only a tree's
+    // first server makes them). Until then a search also scans those files (424 MB on Linux).
     let settling = Instant::now();
     let mut probe = 1_000_000;
     loop {
@@ -111,24 +106,12 @@ fn run(
         let (_, answer, _) =
             call(&mut server, json!({"query": set.warm_start_query, "type": "text", "metadata": "full"}))?;
         let ready = answer.pointer("/structuredContent/meta/index_state").and_then(Value::as_str) == Some("ready");
-        let line = format!(
-            "{}\n",
-            json!({"jsonrpc": "2.0", "id": probe, "method": "tools/call",
-                   "params": {"name": "manage", "arguments": {"command": "metrics", "metadata": "full"}}})
-        );
-        server.send(&line).map_err(|error| error.to_string())?;
-        let metrics = server.answer(probe)?;
+        let metrics = server.manage(probe, "metrics")?;
         let pending = find_key(&metrics, "oversized_filter_pending").and_then(Value::as_u64).unwrap_or(0);
         // The watcher starts once the server's first reconcile is over: until then a loaded
         // index answers while that walk competes for the cores.
         probe += 1;
-        let line = format!(
-            "{}\n",
-            json!({"jsonrpc": "2.0", "id": probe, "method": "tools/call",
-                   "params": {"name": "manage", "arguments": {"command": "status", "metadata": "full"}}})
-        );
-        server.send(&line).map_err(|error| error.to_string())?;
-        let status = server.answer(probe)?;
+        let status = server.manage(probe, "status")?;
         let watching = find_key(&status, "watcher").and_then(Value::as_bool) == Some(true);
         if ready && watching && pending == 0 {
             break;
@@ -178,13 +161,7 @@ fn run(
     }
     result.serve_rss_bytes = proc_status_kb(Some(server.pid()), "VmRSS:") * 1024;
     // The server's figures per stage, over the calls above (its window holds them all).
-    let metrics = format!(
-        "{}\n",
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-               "params": {"name": "manage", "arguments": {"command": "metrics", "metadata": "full"}}})
-    );
-    server.send(&metrics).map_err(|error| error.to_string())?;
-    let answer = server.answer(1)?;
+    let answer = server.manage(1, "metrics")?;
     let latency = find_key(&answer, "latency").ok_or("`manage metrics` has no latency figures")?;
     for (stage, figures) in latency.as_object().into_iter().flatten() {
         result.stages.push(StageFigure {

@@ -489,7 +489,7 @@ fn mcp_search(out: &mut String, reports: &[CorpusReport]) {
         reports.iter().map(|r| format!("{} {}", r.name, stats::ms(Some(r.mcp_search.settle_millis)))).collect();
     let _ = writeln!(
         out,
-        "The timed calls began once the server was settled (index ready, files over the index's size limit summarised; \
+        "The timed calls began once the server was settled (index ready, its start-up reconcile over with the watcher on, files over the index's size limit summarised; \
          a tree's later servers read the summaries back), after the untimed calls plus: {}.\n",
         settled.join(", ")
     );
