@@ -209,17 +209,20 @@ fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (
     };
     let git = git_status(engine);
     match &git {
-        Some((branch, dirty)) => face.push_str(&format!(
+        Ok((branch, dirty)) => face.push_str(&format!(
             "git {} · {} changed · {} untracked\n",
             branch.as_deref().unwrap_or("(detached HEAD)"),
             dirty.changed,
             dirty.untracked
         )),
-        None => face.push_str("git none\n"),
+        Err(Some(reason)) => face.push_str(&format!("git unavailable: {reason}\n")),
+        Err(None) => face.push_str("git none\n"),
     }
-    let git_json = git
-        .as_ref()
-        .map(|(branch, dirty)| json!({"branch": branch, "changed": dirty.changed, "untracked": dirty.untracked}));
+    let git_json = match &git {
+        Ok((branch, dirty)) => json!({"branch": branch, "changed": dirty.changed, "untracked": dirty.untracked}),
+        Err(Some(reason)) => json!({"unavailable": reason}),
+        Err(None) => Value::Null,
+    };
     face.push_str(&session_line(config, &session));
     let policy = json!({
         "gate_mode": format!("{:?}", config.gate_mode).to_lowercase(),
@@ -247,11 +250,15 @@ fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (
     (face, data)
 }
 
-/// The branch and the dirty count, when the root is in a git work tree. The files on disk
-/// come from the index (its walk already left ignored files out).
-fn git_status(engine: &Engine) -> Option<(Option<String>, loupe_git::Dirty)> {
+/// The branch and the dirty count, when the root is in a git work tree; else why git is not
+/// read, when there is a repository it will not follow (`GitError::Untrusted`). The files on
+/// disk come from the index (its walk already left ignored files out).
+fn git_status(engine: &Engine) -> Result<(Option<String>, loupe_git::Dirty), Option<String>> {
     // The same view of git as diff_preview: excluded paths (secrets) are not counted.
-    let repository = crate::read::diff_preview::open_repository(engine).ok()?;
+    let repository = crate::read::diff_preview::open_repository(engine).map_err(|error| match error {
+        loupe_git::GitError::Untrusted { .. } => Some(error.to_string()),
+        _ => None,
+    })?;
     let files: Vec<(String, u64, u64)> = match engine.index().filter(|index| index.state() == IndexState::Ready) {
         Some(index) => {
             index.files().into_iter().map(|file| (file.path.to_string(), file.size, file.mtime_ns)).collect()
@@ -267,8 +274,8 @@ fn git_status(engine: &Engine) -> Option<(Option<String>, loupe_git::Dirty)> {
         let path = loupe_core::RepoPath::normalize(path)?;
         engine.root().read_indexed(&path, engine.config().max_file_bytes).ok()
     };
-    let dirty = repository.dirty(&files, &read).ok()?;
-    Some((repository.branch(), dirty))
+    let dirty = repository.dirty(&files, &read).map_err(|_| None)?;
+    Ok((repository.branch(), dirty))
 }
 
 fn session_line(config: &loupe_core::Config, session: &Value) -> String {

@@ -9,12 +9,15 @@
 //! imara-diff's histogram algorithm over lines split the way `loupe-core` splits them (`\n`,
 //! `\r\n` and a lone `\r`), so a CR-only file diffs line by line too.
 //!
-//! The repository is discovered from the root upward; a root below the work tree's top is handled
+//! The repository is discovered from the root upward, and a link in its metadata (a `.git`
+//! file, `commondir`, `alternates`) is followed only where git's own layouts put one
+//! (`trust.rs`); a root below the work tree's top is handled
 //! by a path prefix. Worktree bytes are compared with blobs as they are, without clean/smudge or
 //! autocrlf filters. Status (modified, added, untracked, deleted, renamed) is the engine's, computed
 //! from the tracked files and blob ids this crate gives, so gix runs without its `status` feature.
 
 pub mod diff;
+mod trust;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +40,9 @@ pub enum GitError {
     NotARepository { root: PathBuf },
     /// The repository exists but an object or the index could not be read.
     Read { message: String },
+    /// A `.git` was found, but a link in its metadata leaves the repository (a planted `.git`
+    /// file, `commondir` or `alternates`), so it is not followed (`trust.rs`).
+    Untrusted { reason: String },
 }
 
 impl std::fmt::Display for GitError {
@@ -44,6 +50,7 @@ impl std::fmt::Display for GitError {
         match self {
             GitError::NotARepository { root } => write!(f, "`{}` is not inside a git repository", root.display()),
             GitError::Read { message } => write!(f, "cannot read the git repository: {message}"),
+            GitError::Untrusted { reason } => write!(f, "the git repository is not read: {reason}"),
         }
     }
 }
@@ -52,6 +59,13 @@ impl std::error::Error for GitError {}
 
 fn read_error(error: impl std::fmt::Display) -> GitError {
     GitError::Read { message: error.to_string() }
+}
+
+/// A blob as read for a diff: its bytes, or only its size when it is over the caller's limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blob {
+    Bytes(Vec<u8>),
+    Large { size: u64 },
 }
 
 /// A tracked file of a baseline: its path relative to the workspace root and its blob id.
@@ -86,13 +100,24 @@ impl std::fmt::Debug for Repository {
 }
 
 impl Repository {
-    /// Finds the repository whose work tree holds `canonical_root`.
+    /// Finds the repository whose work tree holds `canonical_root`: the `.git` nearest it, at
+    /// it or above, followed only where git's own layouts put a link (`trust.rs`).
     pub fn discover(canonical_root: &Path) -> Result<Repository, GitError> {
         let not_a_repository = || GitError::NotARepository { root: canonical_root.to_path_buf() };
-        let repo = gix::discover(canonical_root).map_err(|_| not_a_repository())?;
-        let workdir = repo.workdir().ok_or_else(not_a_repository)?;
-        let workdir = workdir.canonicalize().map_err(|_| not_a_repository())?;
-        let prefix = canonical_root.strip_prefix(&workdir).map_err(|_| not_a_repository())?;
+        let trusted = match trust::find(canonical_root) {
+            trust::Found::Nothing => return Err(not_a_repository()),
+            trust::Found::Refused(reason) => return Err(GitError::Untrusted { reason }),
+            trust::Found::Trusted(trusted) => trusted,
+        };
+        let repo = gix::open(&trusted.worktree).map_err(|_| not_a_repository())?;
+        let same_git_dir = repo.git_dir().canonicalize().is_ok_and(|git_dir| git_dir == trusted.git_dir);
+        let workdir = repo.workdir().and_then(|workdir| workdir.canonicalize().ok());
+        // gix opened what was checked, and its work tree is the one the `.git` sits in (a
+        // `core.worktree` elsewhere is not this root's repository).
+        if !same_git_dir || workdir.as_deref() != Some(trusted.worktree.as_path()) {
+            return Err(not_a_repository());
+        }
+        let prefix = canonical_root.strip_prefix(&trusted.worktree).map_err(|_| not_a_repository())?;
         let prefix = prefix.to_string_lossy().replace('\\', "/");
         Ok(Repository { repo, prefix, hidden: None })
     }
@@ -111,8 +136,9 @@ impl Repository {
         self.hidden.as_ref().is_some_and(|hidden| hidden(path))
     }
 
-    /// The blob of `path` in the baseline, or `None` when the baseline does not have it.
-    pub fn blob(&self, baseline: Baseline, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+    /// The blob of `path` in the baseline (its size only when over `limit`), or `None` when
+    /// the baseline does not have it.
+    pub fn blob(&self, baseline: Baseline, path: &str, limit: u64) -> Result<Option<Blob>, GitError> {
         if self.is_hidden(path) {
             return Ok(None);
         }
@@ -133,7 +159,7 @@ impl Repository {
                 }
             }
         };
-        self.object_bytes(id).map(Some)
+        self.object(id, limit).map(Some)
     }
 
     /// Every file the baseline tracks under `dir` (root-relative, `""` for the whole root).
@@ -163,10 +189,29 @@ impl Repository {
         Ok(files)
     }
 
-    /// The bytes of a blob.
-    pub fn object_bytes(&self, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
+    /// The bytes of a blob, or only its size when that is over `limit`: the size comes from the
+    /// object's header (a loose object's first bytes, a pack entry's header), so a committed
+    /// 1.5 GB dataset costs a few bytes of reading, not 1.5 GB of memory.
+    pub fn object(&self, id: gix::ObjectId, limit: u64) -> Result<Blob, GitError> {
+        let size = self.repo.find_header(id).map_err(read_error)?.size();
+        if size > limit {
+            return Ok(Blob::Large { size });
+        }
         let object = self.repo.find_object(id).map_err(read_error)?;
-        Ok(object.detach().data)
+        Ok(Blob::Bytes(object.detach().data))
+    }
+
+    /// The blob id the git index records for `path` when the file on disk still has the size
+    /// and modification time (ns since the epoch) the index saw: git's own shortcut for "the
+    /// worktree file is the index's blob", which needs no read of the file.
+    pub fn index_blob_if_unchanged(&self, path: &str, size: u64, mtime_ns: u64) -> Option<gix::ObjectId> {
+        let index = self.repo.index_or_load_from_head_or_empty().ok()?;
+        let entry = index.entry_by_path(self.full_path(path).as_bytes().as_bstr())?;
+        let stat = entry.stat;
+        let same = u64::from(stat.size) == size % (1 << 32)
+            && u64::from(stat.mtime.secs) == mtime_ns / 1_000_000_000
+            && u64::from(stat.mtime.nsecs) == mtime_ns % 1_000_000_000;
+        same.then_some(entry.id)
     }
 
     /// How far the work tree is from `HEAD`, as `git status` counts it: tracked files that are

@@ -6,7 +6,7 @@
 //! `loupe-vfs` like every read. Worktree files are compared byte for byte with the blobs
 //! (clean/smudge filters such as `core.autocrlf` are not applied).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError, text, tokens};
 use loupe_git::{Baseline, GitError, Repository};
@@ -45,10 +45,29 @@ struct Change {
     old_path: Option<String>,
     old: Option<Vec<u8>>,
     new: Option<Vec<u8>>,
+    /// Why the change is named and not diffed (a side over `max_file_bytes`, whose bytes were
+    /// never read: `old`/`new` then hold nothing for it).
+    note: Option<String>,
+}
+
+/// A blob's bytes for a diff; a blob over `max_file_bytes` (its size read from the object's
+/// header, H5b) gives no bytes and a note that says why it is not diffed.
+fn blob_side(blob: loupe_git::Blob, baseline: impl std::fmt::Display, note: &mut Option<String>) -> Vec<u8> {
+    match blob {
+        loupe_git::Blob::Bytes(bytes) => bytes,
+        loupe_git::Blob::Large { size } => {
+            *note = Some(large_note(&format!("in {baseline}"), size));
+            Vec::new()
+        }
+    }
+}
+
+fn large_note(where_: &str, size: u64) -> String {
+    format!("(large file: {} {where_}, over max_file_bytes; not diffed)", loupe_core::text::human_bytes(size))
 }
 
 pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result<Outcome, ToolError> {
-    let repository = open_repository(engine)?;
+    let repository = open_repository(engine).map_err(git_error)?;
     let resolved = engine
         .root()
         .resolve(&request.target)
@@ -105,6 +124,8 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result
         },
         _ => None,
     };
+    let limit = engine.config().max_file_bytes;
+    let mut note = None;
     let (old, new, old_label, new_label) = match (&proposed, request.against) {
         (None, Against::Worktree) => {
             return Err(ToolError::invalid_args(
@@ -114,14 +135,16 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result
             .with_next_call(NextCall::new("read", json!({"mode": "diff_preview", "target": path, "against": "HEAD"}))));
         }
         (None, against) => {
-            let baseline = repository.blob(baseline_of(against), &path).map_err(git_error)?;
+            let baseline = repository.blob(baseline_of(against), &path, limit).map_err(git_error)?;
+            let baseline = baseline.map(|blob| blob_side(blob, against, &mut note));
             (baseline, worktree.clone(), against.to_string(), "WORKTREE".to_owned())
         }
         (Some(content), Against::Worktree) => {
             (worktree.clone(), Some(content.as_ref().clone()), "WORKTREE".to_owned(), "proposed".to_owned())
         }
         (Some(content), against) => {
-            let baseline = repository.blob(baseline_of(against), &path).map_err(git_error)?;
+            let baseline = repository.blob(baseline_of(against), &path, limit).map_err(git_error)?;
+            let baseline = baseline.map(|blob| blob_side(blob, against, &mut note));
             (baseline, Some(content.as_ref().clone()), against.to_string(), "proposed".to_owned())
         }
     };
@@ -147,7 +170,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result
         (Some(old), Some(new)) if old == new => "=",
         _ => "M",
     };
-    let change = Change { status, path: path.clone(), old_path: None, old, new };
+    let change = Change { status, path: path.clone(), old_path: None, old, new, note };
     let (diff_text, added, removed) = render_change(&change, request.context);
     let mut face =
         format!("diff_preview · {path} · {new_label} vs {old_label} · {} · +{added} -{removed}", status_word(status));
@@ -270,9 +293,9 @@ fn changed_since_cursor(
 /// baselines: `HEAD` and the git index hold whatever was ever committed or staged, secrets
 /// included, and what the worktree walk leaves out must not come back from them as "deleted"
 /// or "added". A path that does not normalise is hidden too.
-pub(crate) fn open_repository(engine: &Engine) -> Result<Repository, ToolError> {
+pub(crate) fn open_repository(engine: &Engine) -> Result<Repository, GitError> {
     let exclusions = engine.root().exclusions().clone();
-    let repository = Repository::discover(engine.root().canonical()).map_err(git_error)?;
+    let repository = Repository::discover(engine.root().canonical())?;
     Ok(repository.hiding(Box::new(move |path| {
         RepoPath::normalize(path).is_none_or(|path| exclusions.matching_pattern(&path).is_some())
     })))
@@ -315,21 +338,27 @@ fn directory(
         repository.tracked(Baseline::Index, dir).map_err(git_error)?
     };
     let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-    let on_disk: BTreeSet<String> = engine
+    // Each file on disk with its size and modification time.
+    let on_disk: BTreeMap<String, (u64, u64)> = engine
         .root()
         .walk(engine.walk_options())
         .into_iter()
-        .map(|entry| entry.path.to_string())
-        .filter(|path| path.starts_with(&prefix))
+        .map(|entry| (entry.path.as_str().to_owned(), (entry.size, entry.mtime_ns)))
+        .filter(|(path, _)| path.starts_with(&prefix))
         .collect();
-    let read_worktree = |path: &str| -> Option<Vec<u8>> {
-        let resolved = engine.root().resolve(path).ok()?;
-        engine.root().read(&resolved, engine.config().max_file_bytes).ok().map(|file| file.bytes)
+    let limit = engine.config().max_file_bytes;
+    let read_worktree = |path: &str| -> OnDisk {
+        let Ok(resolved) = engine.root().resolve(path) else { return OnDisk::Missing };
+        match engine.root().read(&resolved, limit) {
+            Ok(file) => OnDisk::Bytes(file.bytes),
+            Err(loupe_vfs::VfsError::TooLarge { size, .. }) => OnDisk::Large(size),
+            Err(_) => OnDisk::Missing,
+        }
     };
     let mut added: Vec<Change> = Vec::new();
     let mut deleted: Vec<Change> = Vec::new();
     let mut changes: Vec<Change> = Vec::new();
-    let all: BTreeSet<&String> = tracked.keys().chain(on_disk.iter()).collect();
+    let all: BTreeSet<&String> = tracked.keys().chain(on_disk.keys()).collect();
     // Two steps per file a client hears of: comparing every file, then diffing the changed ones
     // (that total is known once the comparison is done). A cancelled call stops in either loop
     // and answers with the changed files found so far.
@@ -342,30 +371,41 @@ fn directory(
         work.report(compared as u64 + 1, Some(compared_total), || {
             format!("diff_preview: comparing file {} of {compared_total}", compared + 1)
         });
-        let worktree =
-            if on_disk.contains(path) { read_worktree(path) } else { tracked_on_disk(engine, path, &read_worktree) };
+        let worktree = if on_disk.contains_key(path) {
+            read_worktree(path)
+        } else {
+            tracked_on_disk(engine, path, &read_worktree)
+        };
+        let change = |status, old, new, note| Change { status, path: path.clone(), old_path: None, old, new, note };
+        let mut note = None;
         match (tracked.get(path), worktree) {
-            (Some(id), Some(bytes)) => {
+            (Some(id), OnDisk::Bytes(bytes)) => {
                 if loupe_git::blob_id(&bytes) != *id {
-                    let old = repository.object_bytes(*id).map_err(git_error)?;
-                    changes.push(Change {
-                        status: "M",
-                        path: path.clone(),
-                        old_path: None,
-                        old: Some(old),
-                        new: Some(bytes),
-                    });
+                    let old = blob_side(repository.object(*id, limit).map_err(git_error)?, request.against, &mut note);
+                    changes.push(change("M", Some(old), Some(bytes), note));
                 }
             }
-            (Some(id), None) => {
-                let old = repository.object_bytes(*id).map_err(git_error)?;
-                deleted.push(Change { status: "D", path: path.clone(), old_path: None, old: Some(old), new: None });
+            // Over the read limit on disk: unchanged when git's index vouches for it by size
+            // and mtime and holds the baseline's blob; else named, never read whole.
+            (Some(id), OnDisk::Large(size)) => {
+                let mtime = on_disk.get(path).map_or(0, |(_, mtime)| *mtime);
+                if repository.index_blob_if_unchanged(path, size, mtime) != Some(*id) {
+                    changes.push(change("M", Some(Vec::new()), Some(Vec::new()), Some(large_note("on disk", size))));
+                }
             }
-            (None, Some(bytes)) => {
+            (Some(id), OnDisk::Missing) => {
+                let old = blob_side(repository.object(*id, limit).map_err(git_error)?, request.against, &mut note);
+                deleted.push(change("D", Some(old), None, note));
+            }
+            (None, OnDisk::Bytes(bytes)) => {
                 let status = if in_index.contains_key(path) { "A" } else { "?" };
-                added.push(Change { status, path: path.clone(), old_path: None, old: None, new: Some(bytes) });
+                added.push(change(status, None, Some(bytes), None));
             }
-            (None, None) => {}
+            (None, OnDisk::Large(size)) => {
+                let status = if in_index.contains_key(path) { "A" } else { "?" };
+                added.push(change(status, None, Some(Vec::new()), Some(large_note("on disk", size))));
+            }
+            (None, OnDisk::Missing) => {}
         }
     }
     pair_renames(&mut added, &mut deleted, &mut changes);
@@ -602,10 +642,18 @@ fn narrower_targets(rest: &[Change], dir: &str) -> Option<String> {
 }
 
 /// A tracked path the walk did not list (ignored after being committed): read it directly.
-fn tracked_on_disk(engine: &Engine, path: &str, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Option<Vec<u8>> {
-    let resolved = engine.root().resolve(path).ok()?;
-    resolved.real.as_ref().filter(|real| real.is_file())?;
-    read(path)
+fn tracked_on_disk(engine: &Engine, path: &str, read: &dyn Fn(&str) -> OnDisk) -> OnDisk {
+    let on_disk =
+        engine.root().resolve(path).ok().and_then(|resolved| resolved.real).is_some_and(|real| real.is_file());
+    if on_disk { read(path) } else { OnDisk::Missing }
+}
+
+/// A worktree file as a directory preview reads it: its bytes, only its size when it is over
+/// `max_file_bytes` (never read whole), or nothing when it is not there to read.
+enum OnDisk {
+    Bytes(Vec<u8>),
+    Large(u64),
+    Missing,
 }
 
 /// Pairs a deleted file with a new one of the same or similar content (at least half of the
@@ -613,10 +661,16 @@ fn tracked_on_disk(engine: &Engine, path: &str, read: &dyn Fn(&str) -> Option<Ve
 fn pair_renames(added: &mut Vec<Change>, deleted: &mut Vec<Change>, changes: &mut Vec<Change>) {
     let mut index = 0;
     while index < deleted.len() {
+        // A side that was not read (too large) pairs with nothing.
+        if deleted[index].note.is_some() {
+            index += 1;
+            continue;
+        }
         let old = deleted[index].old.clone().unwrap_or_default();
         let best = added
             .iter()
             .enumerate()
+            .filter(|(_, candidate)| candidate.note.is_none())
             .map(|(at, candidate)| (at, similarity(&old, candidate.new.as_deref().unwrap_or_default())))
             .filter(|(_, score)| *score >= 0.5)
             .max_by(|a, b| a.1.total_cmp(&b.1));
@@ -630,6 +684,7 @@ fn pair_renames(added: &mut Vec<Change>, deleted: &mut Vec<Change>, changes: &mu
                     old_path: Some(gone.path),
                     old: gone.old,
                     new: new.new,
+                    note: None,
                 });
             }
             None => index += 1,
@@ -658,6 +713,9 @@ fn render_change(change: &Change, context: usize) -> (String, usize, usize) {
         (Some(_), None) => format!("a/{}", change.path),
     };
     let new_label = if change.new.is_some() { format!("b/{}", change.path) } else { "/dev/null".to_owned() };
+    if let Some(note) = &change.note {
+        return (format!("--- {old_label}\n+++ {new_label}\n{note}\n"), 0, 0);
+    }
     let binary = [&change.old, &change.new].iter().any(|side| side.as_deref().is_some_and(text::looks_binary));
     if binary {
         if change.old == change.new {
@@ -741,6 +799,12 @@ fn git_error(error: GitError) -> ToolError {
             ErrorCode::GitUnavailable,
             error.to_string(),
             "check the repository with `git status`; a corrupt or unsupported repository cannot be diffed",
+        ),
+        GitError::Untrusted { .. } => ToolError::new(
+            ErrorCode::GitUnavailable,
+            error.to_string(),
+            "git metadata is input from the repository: loupe reads no other repository through it; compare files \
+             with read mode='file'",
         ),
     }
 }
