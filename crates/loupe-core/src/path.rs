@@ -16,8 +16,15 @@ impl RepoPath {
         RepoPath(String::new())
     }
 
-    /// Normalises a relative, `/`-separated path. `None` when `..` climbs above the root.
+    /// Normalises a relative, `/`-separated path. `None` when `..` climbs above the root, or
+    /// when the path holds a control character: a `RepoPath` never does, so a file named with
+    /// a line break, a carriage return or an escape sequence can never start a line of a face
+    /// (the walk, the watcher and git listings all come through here and leave such names
+    /// out; a caller's path with one is `InvalidPath` in `loupe-vfs`).
     pub fn normalize(relative: &str) -> Option<RepoPath> {
+        if relative.chars().any(char::is_control) {
+            return None;
+        }
         let mut parts: Vec<&str> = Vec::new();
         for part in relative.split('/') {
             match part {
@@ -55,6 +62,7 @@ impl RepoPath {
         }
     }
 
+    /// `name` must be one component without a control character, as `normalize` makes them.
     pub fn join(&self, name: &str) -> RepoPath {
         if self.0.is_empty() { RepoPath(name.to_owned()) } else { RepoPath(format!("{}/{name}", self.0)) }
     }

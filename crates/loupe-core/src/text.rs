@@ -200,6 +200,48 @@ fn split_lines(text: &str) -> (Vec<LineSpan>, LineEnding) {
     (lines, ending)
 }
 
+/// A character that could make text shown to a model look like something else: C0 and C1
+/// controls (line breaks, carriage return, escape sequences), DEL, the Unicode line and
+/// paragraph separators, and the bidirectional overrides, embeddings, isolates and marks
+/// that reorder what a reader sees ("Trojan Source").
+fn forges(character: char) -> bool {
+    character.is_control()
+        || matches!(
+            character,
+            '\u{2028}' | '\u{2029}' | '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+fn escape_where(text: &str, escaped: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(&escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for character in text.chars() {
+        match character {
+            _ if !escaped(character) => out.push(character),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            _ => out.push_str(&format!("\\u{{{:x}}}", u32::from(character))),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A name from the tree (a path, a symbol, a git path) as a face shows it: every character
+/// `forges` would pass is written as an escape (`\n`, `\r`, `\t`, `\u{202e}`), so a file
+/// named with a newline or a bidi override shows as one line that reads as what it is.
+pub fn escape_name(name: &str) -> std::borrow::Cow<'_, str> {
+    escape_where(name, forges)
+}
+
+/// The renderer's last pass over a face's own lines (everything but numbered content): the
+/// same escapes as `escape_name`, except for the line feeds and tabs the face is laid out with.
+pub fn escape_face_text(text: &str) -> std::borrow::Cow<'_, str> {
+    escape_where(text, |character| character != '\n' && character != '\t' && forges(character))
+}
+
 /// Cuts `text` to at most `max_bytes` bytes at a UTF-8 boundary.
 pub fn truncate_at_char_boundary(text: &str, max_bytes: usize) -> &str {
     if text.len() <= max_bytes {

@@ -3,6 +3,7 @@
 //! write"), and a hint that names the next step. Texts name paths relative to the root and
 //! never the machine's absolute paths; a caller's argument is quoted bounded.
 
+use loupe_core::text::escape_name;
 use loupe_core::{ErrorCode, ToolError};
 use loupe_vfs::VfsError;
 use serde_json::Value;
@@ -27,11 +28,13 @@ impl Access {
 const QUOTE_CHARS: usize = 200;
 
 /// A caller's text for an error message: whole when short, else its start and how much was left out.
+/// Characters that could forge a line are escaped (`text::escape_name`).
 pub(crate) fn quoted(text: &str) -> String {
-    match text.char_indices().nth(QUOTE_CHARS) {
-        None => text.to_owned(),
-        Some((end, _)) => format!("{}…[{} more bytes]", &text[..end], text.len() - end),
-    }
+    let text = match text.char_indices().nth(QUOTE_CHARS) {
+        None => text,
+        Some((end, _)) => return format!("{}…[{} more bytes]", escape_name(&text[..end]), text.len() - end),
+    };
+    escape_name(text).into_owned()
 }
 
 /// A path for a message: `loupe-vfs` names repository paths relative to the root; an absolute
@@ -89,9 +92,10 @@ pub(crate) fn vfs_error(error: VfsError, access: Access) -> ToolError {
             format!("`{path}` is a {kind}, not a regular file; loupe reads and writes regular files only"),
             "name a regular file: FIFOs, sockets and devices are never opened",
         ),
-        VfsError::InvalidPath { reason } => {
-            ToolError::invalid_args(format!("invalid path: {reason}"), "pass a path without NUL bytes")
-        }
+        VfsError::InvalidPath { reason } => ToolError::invalid_args(
+            format!("invalid path: {reason}"),
+            "pass a path without NUL bytes or control characters",
+        ),
         VfsError::ConfigFile { path } => ToolError::new(
             ErrorCode::PathExcluded,
             format!("`{path}` is loupe's own configuration; edit never writes it"),

@@ -71,13 +71,34 @@ pub(crate) struct Face {
     pub(crate) parts: Vec<Part>,
 }
 
+/// A face line of loupe's own (a header, a row, a footer, a diff) as it is shown: whatever it
+/// quotes from the tree (a path, a symbol, a line of a diff) has every character that could
+/// forge a line or reorder the text escaped (`text::escape_face_text`: control characters but
+/// the line feeds and tabs the face is laid out with, line and paragraph separators, bidi
+/// controls). Only numbered content (`Part::Lines`) is shown verbatim: its numbers mark it as
+/// the file's. Every text and row part is made here, so no tool can forget it, and a part's
+/// token count is its escaped text's. (A line feed inside a name cannot reach a face: a
+/// `RepoPath` never holds one.)
+fn shown(text: String) -> String {
+    match loupe_core::text::escape_face_text(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    }
+}
+
+impl Part {
+    pub(crate) fn text(text: impl Into<String>) -> Part {
+        Part::Text(shown(text.into()))
+    }
+}
+
 impl Face {
     pub(crate) fn text(text: impl Into<String>) -> Face {
-        Face { parts: vec![Part::Text(text.into())] }
+        Face { parts: vec![Part::text(text)] }
     }
 
     pub(crate) fn push(&mut self, text: impl Into<String>) {
-        self.parts.push(Part::Text(text.into()));
+        self.parts.push(Part::text(text));
     }
 
     /// The exact token count of the face as it will render.
@@ -103,7 +124,7 @@ impl Face {
     }
 
     pub(crate) fn push_row(&mut self, line: impl Into<String>) {
-        self.parts.push(Part::Row(line.into()));
+        self.parts.push(Part::Row(shown(line.into())));
     }
 
     pub(crate) fn render(&self) -> String {
@@ -120,7 +141,7 @@ impl Face {
     /// The compact structured face's `text`: the face without the lines its fields carry, the
     /// rows (`results`, `nodes`) and each `→ next:` line of a call that `next_calls` holds.
     fn render_compact(&self, calls: &[NextCall]) -> String {
-        let carried: Vec<String> = calls.iter().map(next_line).collect();
+        let carried: Vec<String> = calls.iter().map(|call| shown(next_line(call))).collect();
         let mut face = String::new();
         for part in &self.parts {
             match part {

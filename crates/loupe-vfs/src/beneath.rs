@@ -203,6 +203,10 @@ impl Root {
                 detour()?;
                 let target = rustix::fs::readlinkat(dir, name.as_str(), Vec::new()).map_err(io)?;
                 let target = target.into_string().map_err(|_| io(Errno::ILSEQ))?;
+                // A `RepoPath` never holds a control character, so neither does a link's way.
+                if target.chars().any(char::is_control) {
+                    return Err(io(Errno::ILSEQ));
+                }
                 let parts = if target.starts_with('/') {
                     stack.clear();
                     real = RepoPath::root();

@@ -27,6 +27,9 @@ const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".loupeignore"];
 
 /// An ignore file larger than this is not read (git's own rules are a few kilobytes).
 const MAX_IGNORE_FILE_BYTES: u64 = 1 << 20;
+/// Why a path with a control character names no file loupe serves (`RepoPath` never holds one).
+const CONTROL_CHARACTER: &str =
+    "a path cannot contain a control character (a line break, a tab, an escape): loupe serves no file named with one";
 
 #[derive(Debug, Clone)]
 pub struct Root {
@@ -94,17 +97,22 @@ impl Root {
     /// a path that does not exist resolves with `real: None`.
     pub fn resolve(&self, input: &str) -> Result<Resolved, VfsError> {
         let outside = || VfsError::OutsideRoot { requested: input.to_owned() };
-        if input.contains('\0') {
+        let parsed = parse_user_path(input);
+        // Checked on the parsed path: a `file://` URI may spell a NUL or a control character as
+        // `%00` or `%0A`.
+        let text = match &parsed {
+            UserPath::Relative(text) | UserPath::Absolute(text) => text,
+        };
+        if input.contains('\0') || text.contains('\0') {
             return Err(VfsError::InvalidPath { reason: "a path cannot contain a NUL byte" });
         }
-        let path = match parse_user_path(input) {
+        if input.chars().chain(text.chars()).any(char::is_control) {
+            return Err(VfsError::InvalidPath { reason: CONTROL_CHARACTER });
+        }
+        let path = match parsed {
             UserPath::Relative(relative) => RepoPath::normalize(&relative).ok_or_else(outside)?,
             UserPath::Absolute(absolute) => self.relative_of_absolute(&absolute).ok_or_else(outside)?,
         };
-        // A `file://` URI may spell the NUL as `%00`.
-        if path.as_str().contains('\0') {
-            return Err(VfsError::InvalidPath { reason: "a path cannot contain a NUL byte" });
-        }
         self.check_excluded(&path)?;
         let joined = self.canonical.join(path.as_str());
         match joined.canonicalize() {
@@ -194,7 +202,7 @@ impl Root {
                 let mut names: Vec<String> = entries
                     .filter_map(Result::ok)
                     .filter_map(|entry| entry.file_name().to_str().ok().map(str::to_owned))
-                    .filter(|name| name != "." && name != "..")
+                    .filter(|name| name != "." && name != ".." && !name.chars().any(char::is_control))
                     .filter(|name| self.exclusions.matching_pattern(&dir.join(name)).is_none())
                     .take(2000)
                     .collect();

@@ -159,7 +159,7 @@ fn elide(face: &mut Face, elided: &[Elided]) {
                         parts.push(Part::Lines(kept));
                     }
                     if *a == number {
-                        parts.push(Part::Text(reference_line(*a, *b, reads)));
+                        parts.push(Part::text(reference_line(*a, *b, reads)));
                     }
                 }
                 None => run
