@@ -3,7 +3,7 @@
 //! Layering (defaults, then the user-level config file, then the repository's own
 //! `loupe.toml`, then `LOUPE_*`, then flags) is done by the caller, which feeds each layer
 //! through `Config::set`. This module never reads files or the environment; it states which
-//! keys a repository's own file may not set (`REPOSITORY_FORBIDDEN_KEYS`, §3.1).
+//! keys a repository's own file may set (`REPOSITORY_KEYS`, §3.1).
 
 use std::path::PathBuf;
 
@@ -164,19 +164,14 @@ pub const CONFIG_KEYS: &[&str] = &[
     "dedup_window_tokens",
 ];
 
-/// Keys a repository's own config file may not set (§3.1), each with the reason a warning
-/// gives. A repository is not trusted: the index directory holds the edit journal, which
-/// start-up recovery replays into the workspace, so a committed `index_dir` pointing at a
-/// committed journal would let the repository make loupe write; and whether loupe may write
-/// at all is the user's decision. The root is chosen before the file at the root is found.
-pub const REPOSITORY_FORBIDDEN_KEYS: &[(&str, &str)] = &[
-    ("root", "the file lives at the root it would choose"),
-    (
-        "index_dir",
-        "the index directory holds the edit journal that start-up recovery replays, so only the user may place it",
-    ),
-    ("read_only", "whether loupe may write is the user's decision, not the repository's"),
-];
+/// The keys a repository's own config file may set (§3.1, §14), and only within their
+/// restrictions: `exclude` adds patterns, `allow` names single files the repository excluded
+/// itself. Everything else (the ceilings and budgets, the gate and relevance policies, which
+/// tools are exposed, structured faces, analytics, the index and journal's place, whether loupe
+/// may write, logging) is the user's alone: a repository is not trusted, it can be hostile, and
+/// an agent working in it can be prompt-injected into committing one. A key outside this list
+/// is ignored there with a warning that says where the user sets it.
+pub const REPOSITORY_KEYS: &[&str] = &["exclude", "allow"];
 
 impl Config {
     /// Sets `key` from a value: JSON/TOML values keep their type; a string (from an
@@ -192,7 +187,15 @@ impl Config {
             "max_response_tokens" => self.max_response_tokens = as_positive(key, value)? as usize,
             "max_index_file_bytes" => self.max_index_file_bytes = as_positive(key, value)?,
             "max_file_bytes" => self.max_file_bytes = as_positive(key, value)?,
-            "exclude" => self.exclude = as_list(key, value)?,
+            // Every layer adds to the exclusions in force, never replaces them: one added
+            // pattern must not drop the secret defaults (§3.1). Lifting one is `allow`'s job.
+            "exclude" => {
+                for pattern in as_list(key, value)? {
+                    if !self.exclude.contains(&pattern) {
+                        self.exclude.push(pattern);
+                    }
+                }
+            }
             "allow" => self.allow = as_list(key, value)?,
             "dedup_window_tokens" => self.dedup_window_tokens = as_positive(key, value)?,
             "structured_content" => {
@@ -302,7 +305,9 @@ mod tests {
         assert_eq!(config.max_single_read_lines, 120);
         assert_eq!(config.gate_mode, GateMode::Off);
         assert!(config.read_only);
-        assert_eq!(config.exclude, vec!["*.secret", "build/"]);
+        // Added to the defaults, never replacing them.
+        assert_eq!(config.exclude[..DEFAULT_EXCLUDE.len()], *DEFAULT_EXCLUDE);
+        assert_eq!(config.exclude[DEFAULT_EXCLUDE.len()..], ["*.secret", "build/"]);
     }
 
     #[test]

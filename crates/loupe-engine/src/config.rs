@@ -5,8 +5,8 @@
 //!
 //! The repository's file is the one layer loupe does not trust: a repository can be hostile,
 //! and an agent working in it can be prompt-injected. So that file is restricted (§3.1):
-//! - it cannot set the keys of `REPOSITORY_FORBIDDEN_KEYS` (`root`, `index_dir`,
-//!   `read_only`): each is ignored with a warning naming the key and why;
+//! - it may set only the keys of `REPOSITORY_KEYS` (`exclude`, `allow`): any other is
+//!   ignored with a warning naming the key and where the user sets it;
 //! - its `exclude` list adds to the exclusions in force, never replaces them, so `.git/`
 //!   and the secret defaults stay;
 //! - its `allow` entries name single files by their root-relative path (no glob patterns;
@@ -15,10 +15,15 @@
 //!   defaults, `.git/`, or the user's own exclusions. A repository can only lift what it
 //!   excluded itself;
 //! - it is read only when it is a regular file at the root (never through a symbolic link,
-//!   which could point outside the root), without blocking and at most `MAX_CONFIG_BYTES`.
+//!   which could point outside the root, nor a file with other hard links, which could be one
+//!   outside), without blocking, at most `MAX_CONFIG_BYTES` and nested at most
+//!   `MAX_CONFIG_NESTING` deep;
+//! - nothing in it stops the server: a file that cannot be read or parsed, or a value of the
+//!   wrong type, is ignored with one warning, and the warning never quotes the file's text.
 //!
-//! The user's file, the environment and flags have full power: there `exclude` and `allow`
-//! replace the lists in force.
+//! The user's file, the environment and flags have full power: there `allow` replaces the list
+//! in force, and `exclude`, in every layer, adds to the §3.1 defaults (lifting one is `allow`'s
+//! job).
 //!
 //! The root itself is decided first, in the order of §2: `--root`, the MCP client's first
 //! root, `LOUPE_ROOT`, the current directory.
@@ -26,7 +31,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use loupe_core::config::{CONFIG_KEYS, LegacyTools, REPOSITORY_FORBIDDEN_KEYS};
+use loupe_core::config::{CONFIG_KEYS, LegacyTools, REPOSITORY_KEYS};
 use loupe_core::{Config, RepoPath};
 use loupe_vfs::Exclusions;
 use serde_json::Value;
@@ -119,11 +124,8 @@ pub fn load(sources: &Sources) -> Result<(Config, Vec<String>), String> {
     }
     let mut repository = RepositoryLists::default();
     if let Some(file) = config_file(&root) {
-        match read_repository_file(&root, &file) {
-            Ok(text) => {
-                let table = read_table(&file, &text)?;
-                repository = apply_repository_file(&mut config, &file, table, &mut warnings)?;
-            }
+        match read_repository_file(&root, &file).and_then(|text| parse_repository_file(&text)) {
+            Ok(table) => repository = repository_lists(&file, table, &mut warnings),
             Err(reason) => warnings.push(format!("{}: ignored: {reason}", file.display())),
         }
     }
@@ -241,17 +243,20 @@ pub fn is_set(sources: &Sources, config: &Config, key: &str) -> bool {
     if user.is_some_and(|table| table.contains_key(key)) {
         return true;
     }
-    if REPOSITORY_FORBIDDEN_KEYS.iter().any(|(forbidden, _)| *forbidden == key) {
+    if !REPOSITORY_KEYS.contains(&key) {
         return false;
     }
     let Some(root) = config.root.as_deref() else { return false };
     config_file(root)
         .and_then(|file| read_repository_file(root, &file).ok())
-        .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
+        .and_then(|text| parse_repository_file(&text).ok())
         .is_some_and(|table| table.contains_key(key))
 }
 
 fn read_table(file: &Path, text: &str) -> Result<toml::Table, String> {
+    if nesting_depth(text) > MAX_CONFIG_NESTING {
+        return Err(format!("{}: it nests arrays or tables deeper than {MAX_CONFIG_NESTING} levels", file.display()));
+    }
     toml::from_str(text).map_err(|error| format!("{}: {error}", file.display()))
 }
 
@@ -287,60 +292,104 @@ fn apply_user_file(
     Ok(())
 }
 
-/// The repository's own file, restricted as the module comment says. Its `exclude` and
-/// `allow` are returned, not applied: `merge_repository_lists` applies them last.
-fn apply_repository_file(
-    config: &mut Config,
-    file: &Path,
-    table: toml::Table,
-    warnings: &mut Vec<String>,
-) -> Result<RepositoryLists, String> {
-    let mut lists = RepositoryLists::default();
-    for (key, value) in table {
-        if let Some((_, why)) = REPOSITORY_FORBIDDEN_KEYS.iter().find(|(forbidden, _)| *forbidden == key) {
-            warnings.push(format!(
-                "{}: `{key}` is ignored in a repository's own config: {why}; set it with --{}, LOUPE_{} or in \
-                 the user config file (~/.config/loupe/config.toml)",
-                file.display(),
-                key.replace('_', "-"),
-                key.to_ascii_uppercase()
-            ));
-            continue;
-        }
-        if !CONFIG_KEYS.contains(&key.as_str()) {
-            warnings.push(unknown_key(file, &key));
-            continue;
-        }
-        let json = to_json(file, &key, &value)?;
-        match key.as_str() {
-            "exclude" => {
-                for pattern in list_of(file, &key, &json)? {
-                    // An invalid pattern is the file's error, named here rather than when the
-                    // engine compiles the lists.
-                    Exclusions::new(std::slice::from_ref(&pattern), &[])
-                        .map_err(|error| format!("{}: exclude: {error}", file.display()))?;
-                    lists.exclude.push(pattern);
-                }
-            }
-            "allow" => {
-                for entry in list_of(file, &key, &json)? {
-                    match anchored_file_pattern(&entry) {
-                        Ok(pattern) => lists.allow.push((entry, pattern)),
-                        Err(why) => {
-                            warnings.push(format!("{}: `allow` entry `{entry}` is ignored: {why}", file.display()))
-                        }
+/// How deep a repository's config may nest arrays and tables: loupe's keys nest one level,
+/// and the parser recurses per level, so a file of 100,000 `[` would exhaust the stack.
+const MAX_CONFIG_NESTING: usize = 16;
+
+/// The repository's file as a table, or why it is ignored. Its nesting is bounded before the
+/// parser sees it, and a parse error is reported by line, never by the text it quotes (the
+/// file is the repository's, and what it says is not repeated to the model).
+fn parse_repository_file(text: &str) -> Result<toml::Table, String> {
+    if nesting_depth(text) > MAX_CONFIG_NESTING {
+        return Err(format!("it nests arrays or tables deeper than {MAX_CONFIG_NESTING} levels"));
+    }
+    toml::from_str::<toml::Table>(text).map_err(|error| match error.span() {
+        Some(span) => format!("it is not valid TOML (line {})", text[..span.start].matches('\n').count() + 1),
+        None => "it is not valid TOML".to_owned(),
+    })
+}
+
+/// The deepest nesting of `[`/`{` in a TOML text, outside strings and comments. An upper
+/// bound of what the parser would recurse into (a `[[table]]` header counts two).
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut chars = text.chars().peekable();
+    while let Some(character) = chars.next() {
+        match character {
+            '#' => while chars.next_if(|next| *next != '\n').is_some() {},
+            quote @ ('"' | '\'') => {
+                // Strings (basic, literal, and the triple-quoted forms, which read as an empty
+                // string then a string) end at their unescaped closing quote.
+                while let Some(inner) = chars.next() {
+                    if inner == '\\' && quote == '"' {
+                        chars.next();
+                    } else if inner == quote {
+                        break;
                     }
                 }
             }
-            _ => config.set(&key, &json).map_err(|error| format!("{}: {error}", file.display()))?,
+            '[' | '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
         }
     }
-    Ok(lists)
+    deepest
+}
+
+/// The repository's own file, restricted as the module comment says: its `exclude` and
+/// `allow`, returned for `merge_repository_lists` to apply last. Every other key, and every
+/// value that is not what its key takes, is ignored with a warning; nothing here fails.
+fn repository_lists(file: &Path, table: toml::Table, warnings: &mut Vec<String>) -> RepositoryLists {
+    let mut lists = RepositoryLists::default();
+    for (key, value) in table {
+        if !REPOSITORY_KEYS.contains(&key.as_str()) {
+            warnings.push(if CONFIG_KEYS.contains(&key.as_str()) {
+                format!(
+                    "{}: `{key}` is ignored in a repository's own config, which may set only {} (§3.1); set it \
+                     with --{}, LOUPE_{} or in the user config file (~/.config/loupe/config.toml)",
+                    file.display(),
+                    REPOSITORY_KEYS.iter().map(|key| format!("`{key}`")).collect::<Vec<_>>().join(" and "),
+                    key.replace('_', "-"),
+                    key.to_ascii_uppercase()
+                )
+            } else {
+                unknown_key(file, &key)
+            });
+            continue;
+        }
+        let entries = to_json(file, &key, &value).and_then(|json| list_of(file, &key, &json));
+        let entries = match entries {
+            Ok(entries) => entries,
+            Err(error) => {
+                warnings.push(format!("{error}; the key is ignored"));
+                continue;
+            }
+        };
+        for entry in entries {
+            if key == "exclude" {
+                match Exclusions::new(std::slice::from_ref(&entry), &[]) {
+                    Ok(_) => lists.exclude.push(entry),
+                    Err(error) => {
+                        warnings.push(format!("{}: exclude: {error}; the pattern is ignored", file.display()))
+                    }
+                }
+                continue;
+            }
+            match anchored_file_pattern(&entry) {
+                Ok(pattern) => lists.allow.push((entry, pattern)),
+                Err(why) => warnings.push(format!("{}: `allow` entry `{entry}` is ignored: {why}", file.display())),
+            }
+        }
+    }
+    lists
 }
 
 /// A list value read the way `Config::set` reads one (array or comma-separated string).
 fn list_of(file: &Path, key: &str, value: &Value) -> Result<Vec<String>, String> {
-    let mut scratch = Config::default();
+    let mut scratch = Config { exclude: Vec::new(), ..Config::default() };
     scratch.set(key, value).map_err(|error| format!("{}: {error}", file.display()))?;
     Ok(if key == "allow" { scratch.allow } else { scratch.exclude })
 }
@@ -362,8 +411,8 @@ fn anchored_file_pattern(entry: &str) -> Result<String, String> {
     Ok(format!("/{}", path.as_str()))
 }
 
-/// Adds the repository's exclusions and vetted allowances to the lists in force, unless the
-/// environment or a flag replaced that list (full power: later wins).
+/// Adds the repository's exclusions to the list in force (every layer adds to it), and its
+/// vetted allowances unless the environment or a flag replaced the `allow` list (later wins).
 fn merge_repository_lists(
     config: &mut Config,
     sources: &Sources,
@@ -373,11 +422,9 @@ fn merge_repository_lists(
     // What the repository may not lift: every exclusion and allowance from the other layers.
     let trusted = Exclusions::new(&config.exclude, &config.allow)
         .map_err(|error| format!("configuration key `exclude`/`allow`: {error}"))?;
-    if !sources.later_layer_sets("exclude") {
-        for pattern in repository.exclude {
-            if !config.exclude.contains(&pattern) {
-                config.exclude.push(pattern);
-            }
+    for pattern in repository.exclude {
+        if !config.exclude.contains(&pattern) {
+            config.exclude.push(pattern);
         }
     }
     if sources.later_layer_sets("allow") {
@@ -402,7 +449,7 @@ fn read_user_file(file: &Path) -> Result<String, String> {
     use rustix::fs::{Mode, OFlags};
     let fd = rustix::fs::open(file, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty())
         .map_err(|error| format!("{}: {error}", file.display()))?;
-    read_regular(std::fs::File::from(fd)).map_err(|reason| format!("{}: {reason}", file.display()))
+    read_regular(std::fs::File::from(fd), Links::Any).map_err(|reason| format!("{}: {reason}", file.display()))
 }
 
 /// The repository's file: opened component by component beneath the root, never through a
@@ -429,19 +476,31 @@ fn read_repository_file(root: &Path, file: &Path) -> Result<String, String> {
             | if last { OFlags::NONBLOCK } else { OFlags::DIRECTORY };
         let next = rustix::fs::openat(&dir, part.as_os_str(), flags, Mode::empty()).map_err(refused)?;
         if last {
-            return read_regular(std::fs::File::from(next));
+            return read_regular(std::fs::File::from(next), Links::One);
         }
         dir = next;
     }
     Err("it names no file".into())
 }
 
+/// Whether a config file may have other hard links: the user's may (dotfile managers link it),
+/// the repository's may not (a hard link planted in a tree can be a file outside it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Links {
+    Any,
+    One,
+}
+
 /// Reads an opened file that must be regular, at most `MAX_CONFIG_BYTES` and never past the
 /// size it had when opened.
-fn read_regular(file: std::fs::File) -> Result<String, String> {
+fn read_regular(file: std::fs::File, links: Links) -> Result<String, String> {
     let metadata = file.metadata().map_err(|error| error.to_string())?;
     if !metadata.is_file() {
         return Err("not a regular file".into());
+    }
+    #[cfg(unix)]
+    if links == Links::One && std::os::unix::fs::MetadataExt::nlink(&metadata) > 1 {
+        return Err("the file has other hard links, one of which could be outside the root".into());
     }
     if metadata.len() > MAX_CONFIG_BYTES {
         return Err(format!(
@@ -463,15 +522,20 @@ mod tests {
         Sources { current_dir: dir.to_path_buf(), ..Sources::default() }
     }
 
+    /// Sources with the user's config file at `<dir>/xdg/loupe/config.toml` holding `text`.
+    fn with_user_file(dir: &Path, text: &str) -> Sources {
+        std::fs::create_dir_all(dir.join("xdg/loupe")).unwrap();
+        std::fs::write(dir.join("xdg/loupe/config.toml"), text).unwrap();
+        let mut sources = sources(dir);
+        sources.env.push(("XDG_CONFIG_HOME".into(), dir.join("xdg").display().to_string()));
+        sources
+    }
+
     #[test]
     fn file_then_env_then_flags() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("loupe.toml"),
-            "max_single_read_lines = 100\ngate_mode = \"warn\"\nmystery = 1\n",
-        )
-        .unwrap();
-        let mut sources = sources(dir.path());
+        let mut sources =
+            with_user_file(dir.path(), "max_single_read_lines = 100\ngate_mode = \"warn\"\nmystery = 1\n");
         let (config, warnings) = load(&sources).unwrap();
         assert_eq!((config.max_single_read_lines, config.gate_mode), (100, GateMode::Warn));
         assert!(warnings[0].contains("unknown key `mystery`"), "{warnings:?}");
@@ -524,10 +588,11 @@ mod tests {
         // A loupe.toml marks a root too (a project that is not a git repository).
         let plain = home.path().join("plain");
         std::fs::create_dir_all(plain.join("sub")).unwrap();
-        std::fs::write(plain.join("loupe.toml"), "max_range_lines = 150\n").unwrap();
+        std::fs::write(plain.join("loupe.toml"), "exclude = [\"*.tmp\"]\n").unwrap();
         sources.current_dir = plain.join("sub");
         let (config, _) = load(&sources).unwrap();
-        assert_eq!((config.root.as_deref(), config.max_range_lines), (Some(plain.as_path()), 150));
+        assert_eq!(config.root.as_deref(), Some(plain.as_path()));
+        assert!(config.exclude.contains(&"*.tmp".to_owned()), "{:?}", config.exclude);
         // Nothing above: the working directory itself.
         let bare = home.path().join("bare/dir");
         std::fs::create_dir_all(&bare).unwrap();
@@ -546,11 +611,8 @@ mod tests {
     #[test]
     fn errors_name_their_source() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join(".loupe")).unwrap();
-        std::fs::write(dir.path().join(".loupe/config.toml"), "max_preview_chars = -3\n").unwrap();
-        let error = load(&sources(dir.path())).unwrap_err();
+        let error = load(&with_user_file(dir.path(), "max_preview_chars = -3\n")).unwrap_err();
         assert!(error.contains("config.toml") && error.contains("max_preview_chars"), "{error}");
-        std::fs::remove_file(dir.path().join(".loupe/config.toml")).unwrap();
         let mut sources = sources(dir.path());
         sources.env.push(("LOUPE_GATE_MODE".into(), "sometimes".into()));
         let error = load(&sources).unwrap_err();

@@ -114,21 +114,81 @@ fn r9_user_config_environment_and_flags_keep_full_power() {
     let (config, _) = load(&sources(repo.path(), home.path())).unwrap();
     assert_eq!(excluded(&config, "test/fixture.pem"), None);
     assert_eq!(excluded(&config, "other.pem").as_deref(), Some("*.pem"));
-    // ... and replace the list; $XDG_CONFIG_HOME wins over $HOME/.config.
+    // ... and lift a default by `allow`; $XDG_CONFIG_HOME wins over $HOME/.config.
     let xdg = tempfile::tempdir().unwrap();
-    write(xdg.path(), "loupe/config.toml", "exclude = [\".git/\"]\n");
+    write(xdg.path(), "loupe/config.toml", "allow = [\".env\"]\n");
     let mut with_xdg = sources(repo.path(), home.path());
     with_xdg.env.push(("XDG_CONFIG_HOME".into(), xdg.path().display().to_string()));
     let (config, _) = load(&with_xdg).unwrap();
     assert_eq!(excluded(&config, ".env"), None);
     assert_eq!(excluded(&config, ".git/config").as_deref(), Some(".git/"));
-    // The environment and flags replace the lists, as before.
+    // The environment and flags replace the `allow` list, as before.
     let mut with_env = sources(repo.path(), tempfile::tempdir().unwrap().path());
     with_env.env.push(("LOUPE_ALLOW".into(), ".env".into()));
     assert_eq!(excluded(&load(&with_env).unwrap().0, ".env"), None);
-    with_env.flags.push(("exclude".into(), Value::from("*.log")));
-    let (config, _) = load(&with_env).unwrap();
-    assert_eq!(config.exclude, vec!["*.log"]);
+}
+
+/// H3a: an exclusion added by a flag, `LOUPE_EXCLUDE` or the user's file (`--exclude build/`)
+/// used to replace the default list, so `.env` and `id_rsa` were served. Every layer adds.
+#[test]
+fn h3a_an_added_exclusion_keeps_every_default() {
+    let (repo, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut by_flag = sources(repo.path(), home.path());
+    by_flag.flags.push(("exclude".into(), Value::from("build/")));
+    let mut by_env = sources(repo.path(), home.path());
+    by_env.env.push(("LOUPE_EXCLUDE".into(), "node_modules/".into()));
+    let user_home = tempfile::tempdir().unwrap();
+    write(user_home.path(), ".config/loupe/config.toml", "exclude = [\"dist/\"]\n");
+    let by_user_file = sources(repo.path(), user_home.path());
+    for (layer, sources, added) in [
+        ("flag", by_flag, "build/x.js"),
+        ("env", by_env, "node_modules/x.js"),
+        ("user file", by_user_file, "dist/x.js"),
+    ] {
+        let (config, _) = load(&sources).unwrap();
+        assert!(excluded(&config, added).is_some(), "{layer}: {added} not excluded");
+        for secret in SECRETS {
+            assert!(excluded(&config, secret).is_some(), "{layer}: {secret} is no longer excluded");
+        }
+    }
+}
+
+/// H3: exclusions matched names byte for byte, so `.ENV`, `ID_RSA` or `SERVER.PEM` were served,
+/// though macOS and Windows open them as the secret. They match without regard to case, to
+/// Unicode composition, and to the spellings Windows resolves (trailing dots and spaces, an
+/// NTFS stream), on every platform; `allow` stays exact.
+#[test]
+fn h3_secrets_by_another_spelling_are_excluded() {
+    let config = Config::default();
+    for secret in [
+        ".Env",
+        ".ENV",
+        ".ENV.PRODUCTION",
+        "ID_RSA",
+        "keys/Id_Ed25519.PUB",
+        "SERVER.PEM",
+        "tls.Key",
+        "Credentials.JSON",
+        ".NPMRC",
+        ".PyPiRc",
+        "cert.P12",
+        "cert.PFX",
+        ".env.",
+        ".env ",
+        ".env::$DATA",
+        "sub/.GIT/config",
+        "\u{2126}/.env",
+    ] {
+        assert!(excluded(&config, secret).is_some(), "{secret:?} is served");
+    }
+    // A user pattern written composed matches a name stored decomposed (as macOS writes it).
+    let with_accent = Config { exclude: vec!["caf\u{e9}/".into()], ..Config::default() };
+    assert_eq!(excluded(&with_accent, "cafe\u{301}/menu.txt").as_deref(), Some("caf\u{e9}/"));
+    assert_eq!(excluded(&with_accent, "CAF\u{c9}/menu.txt").as_deref(), Some("caf\u{e9}/"));
+    // Templates stay readable, and ordinary names are not caught.
+    for path in [".env.example", ".env.sample", "src/environment.rs", "docs/KEYS.md", "pem.rs"] {
+        assert_eq!(excluded(&config, path), None, "{path}");
+    }
 }
 
 #[test]
@@ -141,15 +201,15 @@ fn r19_repository_config_cannot_place_the_index_or_journal_nor_set_read_only() {
         assert_eq!(config.index_dir, None, "{file}");
         assert!(!config.read_only, "{file}");
         assert_eq!(config.root.as_deref(), Some(repo.path()));
-        assert_eq!(config.max_range_lines, 7, "the other keys still apply");
-        for key in ["index_dir", "read_only", "root"] {
+        assert_eq!(config.max_range_lines, Config::default().max_range_lines, "a gate setting is the user's");
+        for key in ["index_dir", "read_only", "root", "max_range_lines"] {
             assert!(
                 warnings.iter().any(|w| w.contains(&format!("`{key}` is ignored in a repository's own config"))),
                 "{file}: no warning names `{key}`: {warnings:?}"
             );
         }
         assert!(!is_set(&sources, &config, "index_dir"));
-        assert!(is_set(&sources, &config, "max_range_lines"));
+        assert!(!is_set(&sources, &config, "max_range_lines"));
     }
     // The user's file, the environment and flags may.
     let (repo, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -197,12 +257,13 @@ fn r9_repository_config_is_not_read_through_a_link_or_a_fifo() {
 fn r9_repository_config_cannot_drop_secret_exclusions_end_to_end() {
     let (repo, home, index) =
         (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    write(repo.path(), "loupe.toml", "exclude = []\nallow = [\".env\"]\ngate_mode = \"off\"\n");
+    write(repo.path(), "loupe.toml", "exclude = []\nallow = [\".env\"]\n");
     write(repo.path(), ".env", "SECRET=hunter2\n");
     write(repo.path(), "src/lib.rs", "pub fn a() {}\n");
     let mut sources = sources(repo.path(), home.path());
     sources.flags.push(("index_dir".into(), Value::from(index.path().display().to_string())));
     sources.flags.push(("analytics".into(), Value::Bool(false)));
+    sources.flags.push(("gate_mode".into(), Value::from("off")));
     let (config, _) = load(&sources).unwrap();
     let engine = Engine::new(config).unwrap();
     for target in [".env", "./.env"] {
@@ -212,4 +273,82 @@ fn r9_repository_config_cannot_drop_secret_exclusions_end_to_end() {
     }
     let response = engine.call("read", json!({"mode": "file", "target": "src/lib.rs"}));
     assert!(response.ok, "{}", response.face);
+}
+
+/// H4: a repository's `loupe.toml` raised the per-answer ceilings (a 13 MB file answered whole),
+/// turned the session gate off and listed the legacy tools. It may set `exclude` and `allow`
+/// only; every other key is the user's, ignored there with a warning that says where to set it.
+#[test]
+fn h4_a_repository_config_sets_only_exclude_and_allow() {
+    let (repo, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let keys = [
+        ("max_single_read_lines", "100000000"),
+        ("max_preview_chars", "100000000"),
+        ("max_response_tokens", "100000000"),
+        ("max_file_bytes", "100000000000"),
+        ("max_index_file_bytes", "100000000000"),
+        ("gate_mode", "\"off\""),
+        ("relevance", "\"off\""),
+        ("max_reads_per_session", "100000000"),
+        ("max_total_read_lines", "100000000"),
+        ("legacy_tools", "\"listed\""),
+        ("structured_content", "\"full\""),
+        ("dedup_window_tokens", "1"),
+        ("analytics", "false"),
+        ("strict_session_id", "true"),
+        ("session_ttl_secs", "100000000"),
+        ("log", "\"trace\""),
+    ];
+    let text: String = keys.iter().map(|(key, value)| format!("{key} = {value}\n")).collect();
+    write(repo.path(), "loupe.toml", &format!("{text}exclude = [\"gen/\"]\n"));
+    let (config, warnings) = load(&sources(repo.path(), home.path())).unwrap();
+    let mut expected = Config::default();
+    expected.exclude.push("gen/".into());
+    expected.root = config.root.clone();
+    expected.root_chosen_by = config.root_chosen_by.clone();
+    assert_eq!(format!("{config:?}"), format!("{expected:?}"), "{warnings:?}");
+    for (key, _) in keys {
+        assert!(
+            warnings.iter().any(|w| w.contains(&format!("`{key}` is ignored in a repository's own config"))
+                && w.contains(&format!("--{}", key.replace('_', "-")))),
+            "no warning names `{key}`: {warnings:?}"
+        );
+    }
+}
+
+/// H4: a malformed or hostile repository config stopped the server at start (a nesting bomb
+/// overflowed the parser's stack; a wrong type or a parse error was fatal). Now it is ignored
+/// with one warning, and the warning quotes nothing of the file; a file with another hard link
+/// (which may be a file outside the root) is not read at all.
+#[test]
+fn h4_a_hostile_repository_config_never_stops_the_server() {
+    let bomb = format!("exclude = {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("nesting", bomb, "nests arrays or tables deeper"),
+        ("inline tables", format!("a = {}1{}\n", "{b = ".repeat(50_000), "}".repeat(50_000)), "nests"),
+        ("wrong type", "exclude = 42\n".into(), "the key is ignored"),
+        ("wrong list item", "allow = [{ a = 1 }]\n".into(), "the key is ignored"),
+        ("not toml", "aws_secret_access_key = AKIA-not-toml [\n".into(), "not valid TOML (line 1)"),
+    ];
+    for (case, text, expected) in cases {
+        let (repo, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        write(repo.path(), "loupe.toml", &text);
+        let (config, warnings) = load(&sources(repo.path(), home.path())).unwrap_or_else(|e| panic!("{case}: {e}"));
+        assert_eq!(config.exclude, Config::default().exclude, "{case}");
+        assert!(warnings.iter().any(|w| w.contains(expected)), "{case}: {warnings:?}");
+        assert!(!warnings.iter().any(|w| w.contains("AKIA")), "{case}: {warnings:?}");
+    }
+    // A hard link to a file outside the root (same file system): its text is never read.
+    let (repo, home, outside) = (
+        tempfile::tempdir_in(std::env::temp_dir()).unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    write(outside.path(), "credentials", "aws_secret_access_key = AKIA-not-toml [\n");
+    if fs::hard_link(outside.path().join("credentials"), repo.path().join("loupe.toml")).is_ok() {
+        let (config, warnings) = load(&sources(repo.path(), home.path())).unwrap();
+        assert_eq!(config.exclude, Config::default().exclude);
+        assert!(warnings.iter().any(|w| w.contains("other hard links")), "{warnings:?}");
+        assert!(!warnings.iter().any(|w| w.contains("AKIA")), "{warnings:?}");
+    }
 }

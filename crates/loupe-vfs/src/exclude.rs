@@ -4,13 +4,20 @@
 //! glob matched against every component; a pattern with an inner `/` is matched against the
 //! whole root-relative path.
 //!
+//! Exclusions match a name in every spelling a file system may resolve to it (case, Unicode
+//! composition, Windows' trailing dots and streams: `Exclusions::matching_pattern`); `allow`
+//! patterns match exactly.
+//!
 //! `.git/` is not one rule among others: a path with a `.git` component is refused whatever
 //! the lists say, since writing there runs code (hooks, `core.fsmonitor`) and reading there
 //! hands out history and credentials. No `allow` lifts it.
 
-use globset::{Candidate, Glob, GlobSet, GlobSetBuilder};
+use std::borrow::Cow;
+
+use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use loupe_core::RepoPath;
 use loupe_core::config::DEFAULT_EXCLUDE_EXCEPTIONS;
+use unicode_normalization::UnicodeNormalization;
 
 /// The pattern reported for anything inside a `.git` directory (or a `.git` file).
 const GIT_PATTERN: &str = ".git/";
@@ -38,36 +45,89 @@ pub struct Exclusions {
 }
 
 impl Exclusions {
-    /// Compiles the lists; an invalid glob is reported with the pattern that failed.
+    /// Compiles the lists; an invalid glob is reported with the pattern that failed. Exclusions
+    /// match without regard to case; `allow` patterns name what they lift exactly.
     pub fn new(exclude: &[String], allow: &[String]) -> Result<Exclusions, String> {
         let mut allow_patterns: Vec<String> = allow.to_vec();
         allow_patterns.extend(DEFAULT_EXCLUDE_EXCEPTIONS.iter().map(|s| (*s).to_owned()));
-        Ok(Exclusions { exclude: Rules::compile(exclude)?, allow: Rules::compile(&allow_patterns)? })
+        Ok(Exclusions {
+            exclude: Rules::compile(exclude, Case::Insensitive)?,
+            allow: Rules::compile(&allow_patterns, Case::Sensitive)?,
+        })
     }
 
     /// The exclude pattern that refuses `path`, unless an `allow` pattern lets it through.
+    ///
+    /// A secret has more spellings than its name: `.ENV` and `Credentials.JSON` are `.env` and
+    /// `credentials.json` on the case-insensitive file systems of macOS and Windows, a name may
+    /// be composed or decomposed Unicode (macOS writes the decomposed form), and Windows opens
+    /// `.env` for `.env.`, `.env ` and `.env::$DATA`. Exclusions are matched against the name
+    /// in its canonical spelling (`canonical_name`) with case-insensitive globs, on every
+    /// platform, so each of those is refused wherever the tree came from.
     pub fn matching_pattern(&self, path: &RepoPath) -> Option<&str> {
-        // Case-insensitively: on a case-insensitive file system `.GIT/hooks` is `.git/hooks`.
-        if path.components().any(|component| component.eq_ignore_ascii_case(".git")) {
+        let canonical: Vec<Cow<'_, str>> = path.components().map(canonical_name).collect();
+        if canonical.iter().any(|component| component.eq_ignore_ascii_case(".git")) {
             return Some(GIT_PATTERN);
         }
-        let hit = self.exclude.first_match(path)?;
-        if self.allow.first_match(path).is_some() {
+        let hit = self.exclude.first_match(&canonical)?;
+        let components: Vec<Cow<'_, str>> = path.components().map(Cow::Borrowed).collect();
+        if self.allow.first_match(&components).is_some() {
             return None;
         }
         Some(&self.exclude.patterns[hit])
     }
 }
 
+/// A non-ASCII name or pattern in the one spelling exclusions compare: composed (NFC), then
+/// lower case.
+fn fold(text: &str) -> String {
+    text.nfc().collect::<String>().to_lowercase()
+}
+
+/// One component as the file systems loupe runs on may resolve it: Unicode in composed form
+/// (NFC), then cut at a `:` (an NTFS stream: `.env::$DATA` is `.env`) and without trailing dots
+/// and spaces (which Windows drops). ASCII names without those characters come back borrowed.
+fn canonical_name(component: &str) -> Cow<'_, str> {
+    // ASCII case is the globs' (`case_insensitive`), without an allocation per name; other
+    // scripts' case is folded here, as the globs' matcher folds ASCII only.
+    let composed: Cow<'_, str> =
+        if component.is_ascii() { Cow::Borrowed(component) } else { Cow::Owned(fold(component)) };
+    let stream_cut = match composed.find(':') {
+        Some(0) | None => composed.len(),
+        Some(colon) => colon,
+    };
+    let trimmed = composed[..stream_cut].trim_end_matches(['.', ' ']).len();
+    if trimmed == composed.len() || trimmed == 0 {
+        return composed;
+    }
+    match composed {
+        Cow::Borrowed(text) => Cow::Borrowed(&text[..trimmed]),
+        Cow::Owned(text) => Cow::Owned(text[..trimmed].to_owned()),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Case {
+    Sensitive,
+    Insensitive,
+}
+
 impl Rules {
-    fn compile(patterns: &[String]) -> Result<Rules, String> {
+    fn compile(patterns: &[String], case: Case) -> Result<Rules, String> {
         let (mut components, mut whole) = (GlobSetBuilder::new(), GlobSetBuilder::new());
         let (mut component_rules, mut whole_rules) = (Vec::new(), Vec::new());
         for (index, pattern) in patterns.iter().enumerate() {
             let body = pattern.trim_end_matches('/');
             let whole_path = body.contains('/');
             let body = body.trim_start_matches('/');
-            let glob = Glob::new(body).map_err(|error| format!("invalid pattern `{pattern}`: {error}"))?;
+            let body: Cow<'_, str> = match case {
+                Case::Insensitive if !body.is_ascii() => Cow::Owned(fold(body)),
+                _ => Cow::Owned(body.nfc().collect()),
+            };
+            let glob = GlobBuilder::new(&body)
+                .case_insensitive(case == Case::Insensitive)
+                .build()
+                .map_err(|error| format!("invalid pattern `{pattern}`: {error}"))?;
             if whole_path {
                 whole.add(glob);
                 whole_rules.push(index);
@@ -86,20 +146,21 @@ impl Rules {
         })
     }
 
-    /// The index of the first pattern (in list order) that matches `path`: a whole-path
-    /// pattern the path, or a component pattern any of its components.
-    fn first_match(&self, path: &RepoPath) -> Option<usize> {
+    /// The index of the first pattern (in list order) that matches the path given by its
+    /// components: a whole-path pattern the path, or a component pattern any of its components.
+    fn first_match(&self, components: &[Cow<'_, str>]) -> Option<usize> {
         let mut first: Option<usize> = None;
         let mut note = |rule: usize| first = Some(first.map_or(rule, |known| known.min(rule)));
         if !self.whole.is_empty() {
-            let candidate = Candidate::new(path.as_str());
+            let joined = components.join("/");
+            let candidate = Candidate::new(joined.as_str());
             for index in self.whole.matches_candidate(&candidate) {
                 note(self.whole_rules[index]);
             }
         }
         if !self.components.is_empty() {
-            for component in path.components() {
-                let candidate = Candidate::new(component);
+            for component in components {
+                let candidate = Candidate::new(component.as_ref());
                 if self.components.is_match_candidate(&candidate) {
                     for index in self.components.matches_candidate(&candidate) {
                         note(self.component_rules[index]);

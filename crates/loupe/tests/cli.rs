@@ -32,6 +32,15 @@ fn loupe(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     command.output().unwrap()
 }
 
+/// A user config directory holding `loupe/config.toml` with `text`, for `XDG_CONFIG_HOME`
+/// (a repository's own `loupe.toml` may set only `exclude` and `allow`).
+fn user_config(text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("loupe")).unwrap();
+    std::fs::write(dir.path().join("loupe/config.toml"), text).unwrap();
+    dir
+}
+
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
@@ -74,14 +83,21 @@ fn a_tool_error_exits_1_with_the_error_face() {
 #[test]
 fn configuration_layers_file_then_env_then_flags() {
     let dir = workspace();
-    std::fs::write(dir.path().join("loupe.toml"), "max_single_read_lines = 5\n").unwrap();
+    let user = user_config("max_single_read_lines = 5\n");
+    let xdg = ("XDG_CONFIG_HOME", user.path().to_str().unwrap());
     let last_line = |output: &Output| {
         let face = stdout(output);
         let shown: Vec<&str> = face.lines().filter(|line| line.contains('│')).collect();
         shown.len()
     };
-    assert_eq!(last_line(&loupe(dir.path(), &["read", "src/lib.rs"], &[])), 5);
-    let env = [("LOUPE_MAX_SINGLE_READ_LINES", "3")];
+    assert_eq!(last_line(&loupe(dir.path(), &["read", "src/lib.rs"], &[xdg])), 5);
+    // The repository's own file may not set a ceiling: ignored, with a warning on stderr.
+    std::fs::write(dir.path().join("loupe.toml"), "max_single_read_lines = 4\n").unwrap();
+    let repository = loupe(dir.path(), &["read", "src/lib.rs"], &[xdg]);
+    assert_eq!(last_line(&repository), 5);
+    let stderr = String::from_utf8_lossy(&repository.stderr);
+    assert!(stderr.contains("`max_single_read_lines` is ignored in a repository's own config"), "{stderr}");
+    let env = [xdg, ("LOUPE_MAX_SINGLE_READ_LINES", "3")];
     assert_eq!(last_line(&loupe(dir.path(), &["read", "src/lib.rs"], &env)), 3);
     let flagged = loupe(dir.path(), &["read", "src/lib.rs", "--max-single-read-lines", "2"], &env);
     assert_eq!(last_line(&flagged), 2);
@@ -103,21 +119,26 @@ fn configuration_layers_file_then_env_then_flags() {
 #[test]
 fn bad_configuration_exits_2_naming_its_source() {
     let dir = workspace();
-    std::fs::write(dir.path().join("loupe.toml"), "gate_mode = \"sometimes\"\n").unwrap();
+    let user = user_config("gate_mode = \"sometimes\"\n");
+    let xdg = [("XDG_CONFIG_HOME", user.path().to_str().unwrap())];
     for args in [&["read", "src/lib.rs"][..], &["serve"][..]] {
-        let output = loupe(dir.path(), args, &[]);
+        let output = loupe(dir.path(), args, &xdg);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(output.stdout.is_empty(), "stdout must stay clean: {}", stdout(&output));
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains("loupe.toml") && stderr.contains("enforce|warn|off"), "{stderr}");
+        assert!(stderr.contains("config.toml") && stderr.contains("enforce|warn|off"), "{stderr}");
     }
+    // A repository's own file never stops loupe: what it cannot set is ignored with a warning.
+    std::fs::write(dir.path().join("loupe.toml"), "exclude = 3\ngate_mode = \"sometimes\"\n").unwrap();
+    let output = loupe(dir.path(), &["read", "src/lib.rs"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let missing_root = loupe(dir.path(), &["serve", "--root", "/definitely/not/here"], &[]);
     assert_eq!(missing_root.status.code(), Some(2));
     assert!(missing_root.stdout.is_empty());
 }
 
 /// A one-shot command has no session history: the CLI's gate is off unless the user sets
-/// `gate_mode` (flag, environment or loupe.toml), which the CLI then honours.
+/// `gate_mode` (flag, environment or the user's config file), which the CLI then honours.
 #[test]
 fn the_cli_gate_is_off_unless_set() {
     let dir = workspace();
@@ -129,10 +150,11 @@ fn the_cli_gate_is_off_unless_set() {
     assert!(stdout(&flagged).starts_with("error SEARCH_FIRST_REQUIRED"), "{}", stdout(&flagged));
     let env = loupe(dir.path(), &["read", "src/lib.rs"], &[("LOUPE_GATE_MODE", "enforce")]);
     assert_eq!(env.status.code(), Some(1));
-    std::fs::write(dir.path().join("loupe.toml"), "gate_mode = \"enforce\"\n").unwrap();
-    let filed = loupe(dir.path(), &["read", "src/lib.rs", "--start-line", "1", "--end-line", "5"], &[]);
+    let user = user_config("gate_mode = \"enforce\"\n");
+    let xdg = [("XDG_CONFIG_HOME", user.path().to_str().unwrap())];
+    let filed = loupe(dir.path(), &["read", "src/lib.rs", "--start-line", "1", "--end-line", "5"], &xdg);
     assert!(filed.status.success(), "a precision read passes the gate: {}", stdout(&filed));
-    let refused = loupe(dir.path(), &["read", "src/lib.rs"], &[]);
+    let refused = loupe(dir.path(), &["read", "src/lib.rs"], &xdg);
     assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
 }
 
