@@ -48,7 +48,7 @@ pub(crate) use format::AtomicFile;
 pub use layered::{LayeredIndex, Overlay};
 pub use plan::{Plan, plan_literal};
 pub use reader::TrigramIndex;
-pub use regex_plan::{max_match_len, plan_regex};
+pub use regex_plan::{line_pattern, max_match_len, plan_regex};
 
 /// The documents a query must be verified against.
 #[derive(Debug, Clone, PartialEq, Eq)]

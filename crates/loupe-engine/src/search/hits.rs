@@ -245,14 +245,17 @@ pub(super) fn text_hits(
     let pattern = if request.whole_word { format!(r"\b(?:{pattern})\b") } else { pattern };
     // Matches are per line. One pass over the whole file with anchors at line terminators
     // finds where they can start, far faster than a call per line; only lines where such a
-    // match starts are then matched alone. On a single line (no terminator inside) the same
-    // regex has exactly the per-line meaning, so one regex serves both.
-    let scanner = RegexBuilder::new(&pattern)
-        .case_insensitive(!case_sensitive)
-        .multi_line(true)
-        .crlf(true)
-        .build()
-        .map_err(|error| match is_regex {
+    // match starts are then matched alone. The scanner is the pattern made unable to match a
+    // line terminator (`trigram::line_pattern`): on a single line it means what the pattern
+    // means, so one regex serves both, and no match can run past a line's end, so the pass is
+    // linear in the file whatever the pattern (`(?s).*=` was quadratic: one search to the
+    // file's end from every line start).
+    let invalid = |error: String| {
+        ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern, or use type='text'")
+    };
+    let line_pattern = trigram::line_pattern(&pattern, !case_sensitive).map_err(invalid)?;
+    let scanner =
+        RegexBuilder::new(&line_pattern).multi_line(true).crlf(true).build().map_err(|error| match is_regex {
             true => ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern, or use type='text'"),
             // A literal always parses; what fails is its size once compiled (case folding).
             false => ToolError::invalid_args(
