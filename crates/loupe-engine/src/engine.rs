@@ -57,6 +57,7 @@ impl Engine {
         let root = Root::open(&root_path, exclusions)
             .map_err(|error| format!("cannot open workspace root `{}`: {error}", root_path.display()))?;
         let index_dir = config.index_dir.clone().unwrap_or_else(|| default_index_dir(root.canonical()));
+        loupe_index::make_private_dir(&index_dir).map_err(|error| format!("{error} (`{}`)", index_dir.display()))?;
         let session = session::SessionLayer::new(&config, root.canonical(), &index_dir);
         let journal = open_journal(&root, &index_dir, config.read_only);
         let options = IndexOptions { index_dir, max_file_bytes: config.max_index_file_bytes, threads: index_threads() };

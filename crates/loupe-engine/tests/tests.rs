@@ -15,6 +15,7 @@ mod edit_roundtrip;
 mod git_links;
 mod hostile_arguments;
 mod hostile_names;
+mod index_dir_hardening;
 mod legacy_cases;
 mod progress_cases;
 mod read_cases;

@@ -42,4 +42,5 @@ pub use index::{BuildStages, Foreground, Index, IndexOptions, IndexState, IndexS
 pub use links::FileLinks;
 pub use loupe_syntax::{Lang, Span, SymbolKind};
 pub use records::{FileRecord, SymbolRecord};
+pub use store::make_private_dir;
 pub use watch::{IndexWatcher, PreparedWatcher, prepare as prepare_watch, watch};

@@ -242,6 +242,38 @@ pub(crate) fn clear_way(path: &Path) -> io::Result<()> {
     if metadata.is_dir() { fs::remove_dir_all(path) } else { fs::remove_file(path) }
 }
 
+/// Creates the index directory if needed and makes it private to the user (mode 0700): it
+/// holds the edit journal (the old and new bytes of every edited file, a 0600 file's included),
+/// the analytics and the index of the code, none of which another local user may read, and a
+/// directory they cannot enter makes every file below it private whatever its own mode. A
+/// directory that is a symbolic link, or owned by another user (a `/tmp/loupe` planted before
+/// loupe's first start, when there is no home directory), is refused: its owner could read or
+/// plant the journal that start-up recovery replays.
+pub fn make_private_dir(dir: &Path) -> Result<(), String> {
+    fs::create_dir_all(dir).map_err(|error| format!("cannot create the index directory: {error}"))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let metadata =
+            fs::symlink_metadata(dir).map_err(|error| format!("cannot read the index directory: {error}"))?;
+        if !metadata.is_dir() {
+            return Err("the index directory is a symbolic link or not a directory; loupe keeps its journal \
+                        only in a directory of its own"
+                .into());
+        }
+        if metadata.uid() != rustix::process::getuid().as_raw() {
+            return Err("the index directory is owned by another user; set LOUPE_INDEX_DIR or --index-dir to a \
+                        directory of your own"
+                .into());
+        }
+        if metadata.mode() & 0o077 != 0 {
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+                .map_err(|error| format!("cannot make the index directory private: {error}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// The writer lock: held for the life of the index by the one process that persists it.
 #[derive(Debug)]
 pub(crate) struct WriterLock {

@@ -297,6 +297,21 @@ struct Scan {
     incomplete: Vec<PathBuf>,
 }
 
+/// Opens `journal/lock` for `flock`: never through a link, never blocking, and anything but a
+/// regular file planted under its name (a directory, a FIFO) is removed and the file made again,
+/// as the index does with its own files: a planted `journal/lock` directory disabled every edit.
+fn open_lock_file(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Ok(metadata) = fs::symlink_metadata(path)
+        && !metadata.is_file()
+    {
+        tracing::warn!("{} is not a regular file; replacing it", path.display());
+        if metadata.is_dir() { fs::remove_dir_all(path)? } else { fs::remove_file(path)? }
+    }
+    let flags = rustix::fs::OFlags::NOFOLLOW.bits() | rustix::fs::OFlags::NONBLOCK.bits();
+    fs::OpenOptions::new().create(true).truncate(false).write(true).custom_flags(flags as i32).open(path)
+}
+
 impl Journal {
     /// Opens (creating) the journal in `dir` and repairs an interrupted transaction.
     /// When another writer holds the root for longer than the lock wait (a hung server),
@@ -986,7 +1001,7 @@ impl Journal {
         let path = self.dir.join(LOCK_FILE);
         let io = |source| ApplyError::Vfs(VfsError::Io { path: path.clone(), source });
         fs::create_dir_all(&self.dir).map_err(|source| VfsError::Io { path: self.dir.clone(), source })?;
-        let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io)?;
+        let file = open_lock_file(&path).map_err(io)?;
         wait_for_lock(&file, "the edit journal", self.hooks.lock_wait).map_err(io)?;
         Ok(Held { _in_process: in_process, root, _journal: file })
     }
