@@ -180,10 +180,18 @@ fn disables_legacy(value: &str) -> bool {
 /// directory itself. `/` and the home directory are never chosen implicitly: that is an error
 /// that says how to name the root.
 pub fn choose_root(sources: &Sources) -> Result<(PathBuf, String), String> {
+    let home = sources.env_value("HOME").filter(|home| !home.is_empty()).map(PathBuf::from);
+    // `~` and `~/…` name the home directory (§9.1), as a shell would have expanded them had the
+    // value not come quoted, from a config file or from a client's settings.
+    let named = |text: &str| match (text.strip_prefix('~'), &home) {
+        (Some(""), Some(home)) => home.clone(),
+        (Some(rest), Some(home)) if rest.starts_with('/') => home.join(&rest[1..]),
+        _ => PathBuf::from(text),
+    };
     let absolute = |path: PathBuf| if path.is_absolute() { path } else { sources.current_dir.join(path) };
     let flag = sources.flags.iter().rev().find(|(key, _)| key == "root").and_then(|(_, value)| value.as_str());
     if let Some(root) = flag {
-        return Ok((absolute(PathBuf::from(root)), "--root".to_owned()));
+        return Ok((absolute(named(root)), "--root".to_owned()));
     }
     if !sources.client_roots.is_empty() {
         let holding = sources.client_roots.iter().position(|root| sources.current_dir.starts_with(root));
@@ -196,10 +204,9 @@ pub fn choose_root(sources: &Sources) -> Result<(PathBuf, String), String> {
         return Ok((absolute(sources.client_roots[index].clone()), why));
     }
     if let Some(root) = sources.env_value("LOUPE_ROOT").filter(|value| !value.is_empty()) {
-        return Ok((absolute(PathBuf::from(root)), "LOUPE_ROOT".to_owned()));
+        return Ok((absolute(named(root)), "LOUPE_ROOT".to_owned()));
     }
     let start = &sources.current_dir;
-    let home = sources.env_value("HOME").filter(|home| !home.is_empty()).map(PathBuf::from);
     let too_wide = |dir: &Path| dir.parent().is_none() || home.as_deref() == Some(dir);
     for dir in start.ancestors() {
         if too_wide(dir) {
@@ -571,6 +578,14 @@ mod tests {
         assert!(why.contains("first root (of 2"), "{why}");
         sources.flags.push(("root".into(), Value::from("/flag")));
         assert_eq!(chosen(&sources), (PathBuf::from("/flag"), "--root".to_owned()));
+        // H9: `~` in --root or LOUPE_ROOT is the home directory.
+        sources.env.push(("HOME".into(), "/home/me".into()));
+        sources.flags.push(("root".into(), Value::from("~/work/app")));
+        assert_eq!(chosen(&sources).0, PathBuf::from("/home/me/work/app"));
+        sources.flags.clear();
+        sources.client_roots.clear();
+        sources.env.push(("LOUPE_ROOT".into(), "~".into()));
+        assert_eq!(chosen(&sources).0, PathBuf::from("/home/me"));
     }
 
     #[test]

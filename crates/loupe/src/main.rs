@@ -329,7 +329,7 @@ struct ConfigFlags {
     /// Reads outside the last searches' results: warn | block | off.
     #[arg(long, global = true)]
     relevance: Option<String>,
-    /// Refuse calls whose session_id the server did not issue.
+    /// Require a session_id on every read and search call (SESSION_ID_REQUIRED without one).
     #[arg(long, global = true)]
     strict_session_id: bool,
     /// Seconds a session may idle before it starts over (default 7200).

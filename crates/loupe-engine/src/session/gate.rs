@@ -200,7 +200,10 @@ fn refuse_mismatch(
     let mut error = ToolError::new(
         ErrorCode::CandidateRefRequired,
         format!("{key} `{id}` names `{expected}`, not `{}`", shape.request.target),
-        "pass the ref of the target you read (see gate_context), or read the ref's own target",
+        format!(
+            "this ref reads `{expected}`; to read `{}`, pass a ref of its own (the next calls do either)",
+            shape.request.target
+        ),
     );
     error.next_calls = next_calls;
     let mut context = Map::new();
