@@ -98,6 +98,11 @@ pub(crate) struct ReadKey {
 }
 
 impl ReadKey {
+    /// This call carries `cursor` for `target` (a continuation the session was issued).
+    pub(crate) fn carries_cursor(&self, target: &str, cursor: &str) -> bool {
+        self.target == target && self.cursor.as_deref() == Some(cursor)
+    }
+
     /// The bytes the key holds on the heap (a `diff_preview`'s proposed content among them),
     /// for the session store's memory budget.
     pub(crate) fn heap_bytes(&self) -> usize {

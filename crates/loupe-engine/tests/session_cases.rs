@@ -634,3 +634,33 @@ fn de_duplication_elides_only_what_was_sent_recently() {
     assert!(saved_by_window.windows(2).all(|pair| pair[0].1 <= pair[1].1), "{saved_by_window:?}");
     assert!(saved_by_window[0].1 < saved_by_window[3].1);
 }
+
+/// H6: a cursor passed the search → read gate whatever its origin, so a session that never
+/// searched read 300 lines of any file with a hand-made or borrowed `cursor`. A cursor now
+/// passes only in the session it was issued to, for its target.
+#[test]
+fn h6_a_cursor_passes_the_gate_only_in_the_session_it_was_issued_to() {
+    let fixture = common::session_fixture(|_| {});
+    let issued_to = CallContext::new("reader");
+    let found = fixture.engine.call_in(&issued_to, "search", json!({"query": "line 500", "type": "text"}));
+    let candidate = found.structured()["results"][0][2].as_str().unwrap().to_owned();
+    let cut = fixture.engine.call_in(
+        &issued_to,
+        "read",
+        json!({"mode": "file", "target": "big.txt", "candidate_id": candidate}),
+    );
+    assert!(cut.ok, "{}", cut.face);
+    let cursor = cut.structured()["next_cursor"].as_str().expect("a cut read of big.txt has a cursor").to_owned();
+    let continued = json!({"mode": "file", "target": "big.txt", "cursor": cursor});
+
+    let stranger = CallContext::new("stranger");
+    let borrowed = fixture.engine.call_in(&stranger, "read", continued.clone());
+    assert_eq!(borrowed.error_code(), Some("SEARCH_FIRST_REQUIRED"), "{}", borrowed.face);
+    assert!(!borrowed.face.contains("│line"), "{}", borrowed.face);
+    let elsewhere = json!({"mode": "file", "target": "src/main.rs", "cursor": cursor});
+    let moved = fixture.engine.call_in(&issued_to, "read", elsewhere);
+    assert!(!moved.ok, "a cursor issued for big.txt read src/main.rs: {}", moved.face);
+
+    let own = fixture.engine.call_in(&issued_to, "read", continued);
+    assert!(own.ok, "{}", own.face);
+}

@@ -41,7 +41,15 @@ pub(crate) struct ReadShape<'a> {
 pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict {
     let request = shape.request;
     let max_range_lines = shape.max_range_lines;
-    if request.mode == ReadMode::DiffPreview || request.cursor.is_some() {
+    if request.mode == ReadMode::DiffPreview {
+        return Verdict::Pass { by_ref: false };
+    }
+    // A cursor continues a read this session was answered (H6: a hand-made cursor read 300
+    // lines of any file without a search): it passes when a next call issued to this session
+    // carries it for the same target, whatever else the caller changed.
+    if let Some(cursor) = &request.cursor
+        && session.is_some_and(|session| issued_cursor(session, &request.target, cursor))
+    {
         return Verdict::Pass { by_ref: false };
     }
     let window = request.precision_window();
@@ -96,6 +104,12 @@ fn issued(session: &Session, request: &ReadRequest) -> bool {
     let key = request.key();
     session.searches.iter().flat_map(|search| search.read_calls.iter()).any(|call| *call == key)
         || session.read_calls.iter().any(|call| *call == key)
+}
+
+fn issued_cursor(session: &Session, target: &str, cursor: &str) -> bool {
+    let carries = |call: &crate::read::ReadKey| call.carries_cursor(target, cursor);
+    session.searches.iter().flat_map(|search| search.read_calls.iter()).any(carries)
+        || session.read_calls.iter().any(carries)
 }
 
 /// Does `candidate` name what this read targets?
