@@ -10,6 +10,9 @@ use loupe_core::ToolError;
 use serde_json::{Map, Value};
 
 use crate::errors::quoted;
+
+/// The most unknown parameter names a refusal lists.
+const UNKNOWN_SHOWN: usize = 8;
 use crate::params::{MAX_LIST_ITEMS, MAX_TEXT_BYTES, Param, ParamType, ToolSpec};
 
 /// An enum for a choice the parameter table lists (a mode, a type, a command, a baseline): one
@@ -323,12 +326,19 @@ impl Args {
             return Ok(());
         }
         unknown.sort();
-        let names = unknown.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
+        // Each name quoted bounded, and at most `UNKNOWN_SHOWN` of them: a refusal never echoes a
+        // caller's megabyte (H7: a 1 MB parameter name came back as a 4.2 MB answer).
+        let shown: Vec<String> = unknown.iter().take(UNKNOWN_SHOWN).map(|name| quoted(name)).collect();
+        let more = unknown.len().saturating_sub(UNKNOWN_SHOWN);
+        let mut names = shown.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            names.push_str(&format!(" and {more} more"));
+        }
         Err(ToolError::invalid_args(
             format!("unknown parameter {names} for `{}`", self.tool),
             format!("accepted parameters: {}", accepted.join(", ")),
         )
-        .with_detail("unknown", Value::from(unknown.iter().map(|s| s.as_str()).collect::<Vec<_>>()))
+        .with_detail("unknown", Value::from(shown))
         .with_detail("accepted", Value::from(accepted.to_vec())))
     }
 

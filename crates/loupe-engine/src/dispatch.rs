@@ -56,7 +56,7 @@ impl ToolCall {
             other => Err(Box::new(Rejected {
                 tool: "unknown",
                 error: ToolError::invalid_args(
-                    format!("unknown tool `{other}`"),
+                    format!("unknown tool `{}`", crate::errors::quoted(other)),
                     format!("available tools: {}", params::tool_names().join(", ")),
                 ),
                 mode: None,

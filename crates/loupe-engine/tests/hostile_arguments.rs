@@ -266,3 +266,24 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// H7: an unknown parameter or tool name of 1 MB was echoed in a 4.2 MB refusal (16.8 MB for
+/// 4 MB). Names are quoted bounded, and a refusal lists a few of many.
+#[test]
+fn h7_an_unknown_name_is_never_echoed_whole() {
+    let fixture = fixture();
+    let huge = "x".repeat(1 << 20);
+    let mut arguments = json!({"mode": "file", "target": "src/main.rs"});
+    arguments[huge.as_str()] = json!(1);
+    for n in 0..10_000 {
+        arguments[format!("extra_{n}")] = json!(n);
+    }
+    let refused = fixture.engine.call("read", arguments);
+    assert_eq!(refused.error_code(), Some("INVALID_ARGS"));
+    let structured = serde_json::to_string(&refused.structured_at(loupe_engine::MetadataLevel::Full)).unwrap();
+    assert!(refused.face.len() < 8_000 && structured.len() < 16_000, "{} / {}", refused.face.len(), structured.len());
+    assert!(refused.face.contains("more"), "{}", refused.face);
+    let unknown_tool = fixture.engine.call(&huge, json!({}));
+    assert_eq!(unknown_tool.error_code(), Some("INVALID_ARGS"));
+    assert!(unknown_tool.face.len() < 4_000, "{}", unknown_tool.face.len());
+}

@@ -497,8 +497,11 @@ impl ServerHandler for LoupeServer {
         // The legacy names (§12) are callable even when hidden; a disabled one is answered by
         // the engine with LEGACY_TOOL_DISABLED, a tool result, not a protocol error.
         if params::tool(&name).is_none() && legacy_tool(&name).is_none() {
+            // The name quoted bounded: a refusal never echoes a caller's megabyte.
+            let shown: String = name.chars().take(100).collect();
+            let cut = if shown.len() < name.len() { "…" } else { "" };
             return Err(McpError::invalid_params(
-                format!("unknown tool `{name}`; available tools: {}", params::tool_names().join(", ")),
+                format!("unknown tool `{shown}{cut}`; available tools: {}", params::tool_names().join(", ")),
                 None,
             ));
         }
