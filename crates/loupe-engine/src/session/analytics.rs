@@ -57,13 +57,18 @@ pub(crate) struct AnalyticsQueue {
 impl AnalyticsQueue {
     /// A queue drained by a writer thread appending to `path`.
     pub(crate) fn with_writer(path: PathBuf) -> AnalyticsQueue {
+        AnalyticsQueue::rotating_at(path, MAX_ANALYTICS_BYTES)
+    }
+
+    /// `with_writer`, rotating the file once it holds `max_bytes`.
+    fn rotating_at(path: PathBuf, max_bytes: u64) -> AnalyticsQueue {
         let (sender, receiver) = sync_channel(QUEUE_CAPACITY);
         let writer = std::sync::Arc::new(WriterState::default());
         let state = std::sync::Arc::clone(&writer);
         let file_path = path.clone();
         let spawned = std::thread::Builder::new()
             .name("loupe-analytics".into())
-            .spawn(move || write_batches(&receiver, &file_path, &state));
+            .spawn(move || write_batches(&receiver, &file_path, &state, max_bytes));
         let sender = match spawned {
             Ok(_) => Some(sender),
             Err(error) => {
@@ -157,9 +162,12 @@ impl AnalyticsQueue {
     }
 }
 
+/// The size at which `analytics.jsonl` is rotated.
+const MAX_ANALYTICS_BYTES: u64 = 16 << 20;
+
 /// The writer: waits for an event, takes whatever else is queued (up to a batch), appends
 /// them as JSON lines, repeats until every sender is gone.
-fn write_batches(receiver: &Receiver<Event>, path: &std::path::Path, state: &WriterState) {
+fn write_batches(receiver: &Receiver<Event>, path: &std::path::Path, state: &WriterState, max_bytes: u64) {
     let mut file = None;
     while let Ok(first) = receiver.recv() {
         let window_end = std::time::Instant::now() + BATCH_WINDOW;
@@ -171,6 +179,13 @@ fn write_batches(receiver: &Receiver<Event>, path: &std::path::Path, state: &Wri
             && let Ok(event) = receiver.try_recv()
         {
             batch.push(event);
+        }
+        // Bounded (H7b): past `max_bytes` the file becomes `analytics.jsonl.1` (the
+        // one before is dropped) and a new one starts, so a server left running keeps at most
+        // twice that on disk.
+        if file.as_ref().and_then(|out: &std::fs::File| out.metadata().ok()).is_some_and(|m| m.len() >= max_bytes) {
+            file = None;
+            let _ = std::fs::rename(path, path.with_extension("jsonl.1"));
         }
         if file.is_none() {
             if let Some(parent) = path.parent() {
@@ -241,6 +256,22 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
         assert_eq!(lines, [json!({"tool": "read", "type": "read"}), json!({"type": "search"})]);
+    }
+
+    /// H7b: `analytics.jsonl` grew without bound. Past its size it becomes `.1` and starts over.
+    #[test]
+    fn h7b_the_analytics_file_is_rotated_at_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("analytics.jsonl");
+        let queue = AnalyticsQueue::rotating_at(path.clone(), 200);
+        for _ in 0..40 {
+            queue.put(event("search"));
+            queue.flush(std::time::Duration::from_secs(10));
+        }
+        let current = std::fs::metadata(&path).unwrap().len();
+        let previous = std::fs::metadata(path.with_extension("jsonl.1")).unwrap().len();
+        assert!(current <= 200 + 64 && previous <= 200 + 64, "{current} / {previous}");
+        assert_eq!(queue.counters()["written"], json!(40));
     }
 
     #[test]
