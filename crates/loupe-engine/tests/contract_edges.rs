@@ -350,3 +350,23 @@ fn auto_searches_the_terms_of_a_question() {
     assert!(codes(&literal).contains(&"NO_MATCH"));
     assert_eq!(engine.call("search", json!({"query": "parse_arguments"})).meta["inferred_type"], "symbol");
 }
+
+/// H9: a directory outline cut before its first file said "the cursor continues" with no cursor.
+#[test]
+fn h9_a_directory_outline_names_a_cursor_only_when_it_has_one() {
+    let fixture = crate::common::fixture();
+    let (mut empty_cut, mut continued) = (false, false);
+    for max_tokens in [30, 60, 90, 120, 200, 400] {
+        let response = fixture.engine.call("read", json!({"mode": "outline", "target": ".", "max_tokens": max_tokens}));
+        let has_cursor = response.structured()["next_cursor"].is_string();
+        assert_eq!(
+            response.face.contains("the cursor continues"),
+            has_cursor,
+            "max_tokens={max_tokens}: {}",
+            response.face
+        );
+        empty_cut |= response.face.contains("── cut after 0 of");
+        continued |= has_cursor;
+    }
+    assert!(empty_cut && continued, "both kinds of cut were seen: {empty_cut} {continued}");
+}

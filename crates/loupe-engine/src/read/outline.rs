@@ -457,9 +457,15 @@ fn directory_outline(
     }
     let narrower =
         (depth > 1).then(|| NextCall::new("read", json!({"mode": "outline", "target": dir.display(), "depth": 1})));
-    let footer = |shown_files: usize, calls: &[NextCall]| {
+    // "the cursor continues" only when there is one: a page that showed nothing has none (H9).
+    let footer = |shown_files: usize, calls: &[NextCall], continues: bool| {
+        let how = if continues {
+            "the cursor continues, or outline a subdirectory or one file"
+        } else {
+            "raise max_tokens, or outline a subdirectory or one file"
+        };
         let mut footer = format!(
-            "── cut after {shown_files} of {} files by {}={}{}; the cursor continues, or outline a subdirectory or one file\n",
+            "── cut after {shown_files} of {} files by {}={}{}; {how}\n",
             sources.len(),
             budget.name,
             budget.tokens,
@@ -473,7 +479,8 @@ fn directory_outline(
     let placeholder =
         continuation(request, Some(&ReadCursor::outline(&listing_hash, dir, u32::MAX as usize, u32::MAX as usize)));
     let priced: Vec<NextCall> = std::iter::once(placeholder).chain(narrower.clone()).collect();
-    let mut used = tokens::count(&face) + tokens::count(&footer(sources.len(), &priced));
+    let priced_footer = [true, false].map(|continues| tokens::count(&footer(sources.len(), &priced, continues)));
+    let mut used = tokens::count(&face) + priced_footer[0].max(priced_footer[1]);
     let mut shown_files = first_file;
     // Where the next page starts: (file index, definition index), when this one was cut.
     let mut cut_at: Option<(usize, usize)> = None;
@@ -518,7 +525,7 @@ fn directory_outline(
             next_cursor = Some(cursor.encode());
         }
         next_calls.extend(narrower);
-        face.push_str(&footer(shown_files, &next_calls));
+        face.push_str(&footer(shown_files, &next_calls, next_cursor.is_some()));
     } else if budget.clamped {
         face.push_str(&format!(
             "── asked above a server ceiling, clamped to {}={}{}\n",
