@@ -78,6 +78,11 @@ fn r2_directory_diff_preview_does_not_list_tracked_secrets() {
     let paths: Vec<&str> =
         response.meta["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
     assert_eq!(paths, ["src/lib.rs"], "{}", response.face);
+    // H8: the excluded files are not compared, and the answer says how many (HEAD holds the
+    // seven committed secrets; the index also the three staged ones).
+    assert!(response.face.contains("(7 tracked file(s) under the exclusions not compared)"), "{}", response.face);
+    let staged = engine.call("read", diff(".", "INDEX"));
+    assert!(staged.face.contains("(10 tracked file(s) under the exclusions not compared)"), "{}", staged.face);
 }
 
 #[test]

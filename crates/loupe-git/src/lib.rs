@@ -164,29 +164,38 @@ impl Repository {
 
     /// Every file the baseline tracks under `dir` (root-relative, `""` for the whole root).
     pub fn tracked(&self, baseline: Baseline, dir: &str) -> Result<TrackedFiles, GitError> {
+        self.tracked_and_hidden(baseline, dir).map(|(files, _)| files)
+    }
+
+    /// `tracked`, and how many files under `dir` the baseline tracks that `hiding` left out: a
+    /// preview says that many were not compared rather than letting them vanish.
+    pub fn tracked_and_hidden(&self, baseline: Baseline, dir: &str) -> Result<(TrackedFiles, usize), GitError> {
         let mut files = TrackedFiles::new();
+        let mut hidden = 0;
+        let mut add = |files: &mut TrackedFiles, full: &str, id: gix::ObjectId| match self.under(full, dir) {
+            Some(path) if self.is_hidden(&path) => hidden += 1,
+            Some(path) => {
+                files.insert(path, id);
+            }
+            None => {}
+        };
         match baseline {
             Baseline::Head => {
-                let Some(tree) = self.head_tree()? else { return Ok(files) };
+                let Some(tree) = self.head_tree()? else { return Ok((files, 0)) };
                 for entry in tree.traverse().breadthfirst.files().map_err(read_error)? {
-                    if entry.mode.is_blob()
-                        && let Some(path) = self.relative(entry.filepath.to_str_lossy().as_ref(), dir)
-                    {
-                        files.insert(path, entry.oid);
+                    if entry.mode.is_blob() {
+                        add(&mut files, entry.filepath.to_str_lossy().as_ref(), entry.oid);
                     }
                 }
             }
             Baseline::Index => {
                 let index = self.repo.index_or_load_from_head_or_empty().map_err(read_error)?;
                 for entry in index.entries() {
-                    let full = entry.path(&index).to_str_lossy().into_owned();
-                    if let Some(path) = self.relative(&full, dir) {
-                        files.insert(path, entry.id);
-                    }
+                    add(&mut files, &entry.path(&index).to_str_lossy(), entry.id);
                 }
             }
         }
-        Ok(files)
+        Ok((files, hidden))
     }
 
     /// The bytes of a blob, or only its size when that is over `limit`: the size comes from the
@@ -276,9 +285,14 @@ impl Repository {
     /// A repository path mapped to the workspace root, if it lies under `dir` and is not
     /// hidden. Every path a listing returns comes through here.
     fn relative(&self, full: &str, dir: &str) -> Option<String> {
+        self.under(full, dir).filter(|path| !self.is_hidden(path))
+    }
+
+    /// A repository path mapped to the workspace root, if it lies under `dir`, hidden or not.
+    fn under(&self, full: &str, dir: &str) -> Option<String> {
         let path = if self.prefix.is_empty() { full } else { full.strip_prefix(&self.prefix)?.strip_prefix('/')? };
         let under = dir.is_empty() || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'));
-        (under && !self.is_hidden(path)).then(|| path.to_owned())
+        under.then(|| path.to_owned())
     }
 }
 

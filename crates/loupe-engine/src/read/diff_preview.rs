@@ -331,7 +331,7 @@ fn directory(
         .with_next_call(continuation(request, &[], &["cursor"])));
     }
     let baseline = baseline_of(request.against);
-    let tracked = repository.tracked(baseline, dir).map_err(git_error)?;
+    let (tracked, hidden) = repository.tracked_and_hidden(baseline, dir).map_err(git_error)?;
     let in_index = if baseline == Baseline::Index {
         tracked.clone()
     } else {
@@ -459,6 +459,11 @@ fn directory(
     );
     if changes.is_empty() {
         face.push_str("(no changes)\n");
+    }
+    // Excluded files (§3.1) are neither read nor diffed; say how many were left out (H8), so
+    // a changed secret does not vanish from the count without a word.
+    if hidden > 0 {
+        face.push_str(&format!("({hidden} tracked file(s) under the exclusions not compared)\n"));
     }
     // The list takes what the token ceiling leaves after the header and a footer; one entry
     // always shows, so paging advances.
