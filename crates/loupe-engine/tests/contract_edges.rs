@@ -370,3 +370,19 @@ fn h9_a_directory_outline_names_a_cursor_only_when_it_has_one() {
     }
     assert!(empty_cut && continued, "both kinds of cut were seen: {empty_cut} {continued}");
 }
+
+/// H9: `diff_preview` and `outline` accepted `max_lines` and `max_bytes`, ignored them, and
+/// copied them into their next calls. Only the modes that honour them accept them.
+#[test]
+fn h9_caps_a_mode_does_not_honour_are_refused() {
+    let fixture = crate::common::fixture();
+    for (mode, target) in [("outline", "src/main.rs"), ("diff_preview", "src/main.rs")] {
+        for cap in ["max_lines", "max_bytes"] {
+            let response = fixture.engine.call("read", json!({"mode": mode, "target": target, cap: 5}));
+            assert_eq!(response.error_code(), Some("INVALID_ARGS"), "{mode} {cap}: {}", response.face);
+            assert!(response.face.contains(&format!("{cap} is only valid for mode='file'")), "{}", response.face);
+        }
+    }
+    let honoured = fixture.engine.call("read", json!({"mode": "file", "target": "big.txt", "max_lines": 5}));
+    assert!(honoured.ok && honoured.face.contains("max_lines=5"), "{}", honoured.face);
+}
