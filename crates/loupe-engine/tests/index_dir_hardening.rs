@@ -41,13 +41,17 @@ fn h7b_an_index_directory_that_is_a_link_or_another_users_is_refused() {
     fs::create_dir(&real).unwrap();
     let link = cache.path().join("link");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    let error = Engine::new(tool_config(root.path(), &link)).err().expect("a linked index directory is refused");
+    let Err(error) = Engine::new(tool_config(root.path(), &link)) else {
+        panic!("a linked index directory is refused")
+    };
     assert!(error.contains("symbolic link"), "{error}");
     // Owned by another user (only a privileged test run can make one).
     let theirs = cache.path().join("theirs");
     fs::create_dir(&theirs).unwrap();
     if std::process::Command::new("chown").arg("12345").arg(&theirs).status().is_ok_and(|status| status.success()) {
-        let error = Engine::new(tool_config(root.path(), &theirs)).err().expect("another user's directory is refused");
+        let Err(error) = Engine::new(tool_config(root.path(), &theirs)) else {
+            panic!("another user's directory is refused")
+        };
         assert!(error.contains("owned by another user"), "{error}");
     }
 }
