@@ -22,7 +22,7 @@ mod server;
 mod tools;
 pub mod transport;
 
-pub use http::{HTTP_PATH, HttpOptions, serve_http};
+pub use http::{HTTP_PATH, HttpLimits, HttpOptions, serve_http, serve_http_on};
 pub use logging::client_log_layer;
 pub use server::{
     LoupeServer, NEWEST_INLINE_PROTOCOL, NEWEST_PROTOCOL, SESSION_META_KEY, serve_stdio, served_protocols,
