@@ -72,6 +72,9 @@ pub struct HttpLimits {
     pub body_timeout: Duration,
     /// The largest request body read (413 beyond it): an `edit` of 8 MiB of text, escaped.
     pub max_body_bytes: usize,
+    /// Request bodies being read or handed on, all connections together: a request whose body
+    /// does not fit beside the others is answered 503 at once.
+    pub max_body_bytes_in_flight: usize,
 }
 
 impl Default for HttpLimits {
@@ -83,6 +86,7 @@ impl Default for HttpLimits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_body_bytes: 32 << 20,
+            max_body_bytes_in_flight: 256 << 20,
         }
     }
 }
@@ -97,8 +101,17 @@ impl HttpOptions {
                 self.addr
             ));
         }
-        if self.limits.max_sessions == 0 || self.limits.max_connections == 0 {
-            return Err("--http-max-sessions and --http-max-connections must be at least 1".to_owned());
+        if self.limits.max_sessions == 0 || self.limits.max_connections == 0 || self.limits.session_idle.is_zero() {
+            return Err(
+                "--http-max-sessions, --http-max-connections and --http-session-idle must be at least 1".to_owned()
+            );
+        }
+        if self.limits.max_body_bytes > self.limits.max_body_bytes_in_flight
+            || self.limits.max_body_bytes_in_flight >> 10 > tokio::sync::Semaphore::MAX_PERMITS
+        {
+            return Err(
+                "the request body limits are inconsistent: one body may not exceed the bodies in flight".to_owned()
+            );
         }
         Ok(())
     }
@@ -156,6 +169,7 @@ pub async fn serve_http_on(
         .with_allowed_hosts(options.hosts())
         .with_allowed_origins(options.origins());
     let sessions = Arc::new(BoundedSessions::new(limits.max_sessions, limits.session_idle));
+    let budget = Arc::new(tokio::sync::Semaphore::new(limits.max_body_bytes_in_flight >> 10));
     let base = server.clone();
     let service = StreamableHttpService::new(move || Ok(base.for_new_connection()), Arc::clone(&sessions), config);
     let token = options.token.clone().filter(|token| !token.is_empty()).map(Arc::new);
@@ -164,8 +178,8 @@ pub async fn serve_http_on(
     let router = axum::Router::new()
         .nest_service(HTTP_PATH, service)
         .layer(axum::middleware::from_fn(move |request: Request, next: Next| {
-            let sessions = Arc::clone(&sessions);
-            async move { whole_body(limits, &sessions, request, next).await }
+            let (sessions, budget) = (Arc::clone(&sessions), Arc::clone(&budget));
+            async move { whole_body(limits, &budget, &sessions, request, next).await }
         }))
         .layer(axum::middleware::from_fn(move |request: Request, next: Next| {
             let token = token.clone();
@@ -187,10 +201,17 @@ pub async fn serve_http_on(
     Ok(())
 }
 
-/// Reads the request body whole (within `body_timeout`, at most `max_body_bytes`) before
-/// anything else looks at it; refuses an `initialize` when the sessions are at their cap; and
-/// marks the connection busy until the response has been sent.
-async fn whole_body(limits: HttpLimits, sessions: &BoundedSessions, request: Request, next: Next) -> Response {
+/// Reads the request body whole (within `body_timeout`, at most `max_body_bytes`, and when it
+/// fits in `budget`, the KiB of bodies in flight) before anything else looks at it; refuses an
+/// `initialize` when the sessions are at their cap; and marks the connection busy until the
+/// response has been sent.
+async fn whole_body(
+    limits: HttpLimits,
+    budget: &tokio::sync::Semaphore,
+    sessions: &BoundedSessions,
+    request: Request,
+    next: Next,
+) -> Response {
     let (parts, body) = request.into_parts();
     let declared = parts
         .headers
@@ -207,6 +228,17 @@ async fn whole_body(limits: HttpLimits, sessions: &BoundedSessions, request: Req
     if declared.is_some_and(|length| length > limits.max_body_bytes as u64) {
         return too_large();
     }
+    // A body of unknown length is counted at the most it may be.
+    let kib = declared.unwrap_or(limits.max_body_bytes as u64).div_ceil(1024).max(1) as u32;
+    let Ok(_permit) = budget.try_acquire_many(kib) else {
+        let message = format!(
+            "loupe is reading {} MiB of request bodies at once, the most it holds; retry in a moment\n",
+            limits.max_body_bytes_in_flight >> 20
+        );
+        let mut response = (StatusCode::SERVICE_UNAVAILABLE, message).into_response();
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return response;
+    };
     let bytes = match tokio::time::timeout(limits.body_timeout, axum::body::to_bytes(body, limits.max_body_bytes)).await
     {
         Ok(Ok(bytes)) => bytes,
@@ -223,11 +255,13 @@ async fn whole_body(limits: HttpLimits, sessions: &BoundedSessions, request: Req
             return (StatusCode::REQUEST_TIMEOUT, message).into_response();
         }
     };
-    if parts.method == Method::POST && !parts.headers.contains_key("mcp-session-id") && sessions.is_full() {
-        if let Some(id) = initialize_id(&bytes) {
-            tracing::warn!(sessions = sessions.len(), "refused a new HTTP session: at the cap");
-            return sessions_full(id, sessions);
-        }
+    if parts.method == Method::POST
+        && !parts.headers.contains_key("mcp-session-id")
+        && sessions.is_full()
+        && let Some(id) = initialize_id(&bytes)
+    {
+        tracing::warn!(sessions = sessions.len(), "refused a new HTTP session: at the cap");
+        return sessions_full(id, sessions);
     }
     let busy = parts.extensions.get::<ConnectionTag>().map(ConnectionTag::busy);
     let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;

@@ -2,8 +2,8 @@
 //!
 //! `serve_stdio` runs a `LoupeServer` (the rmcp handler over the engine) on the guarded
 //! stdio transport, `serve_http` on rmcp's Streamable HTTP service (`http.rs`: one engine for
-//! every HTTP session, bearer token, Host/Origin checks). Nothing here trims or rewrites what
-//! the engine rendered.
+//! every HTTP session, bearer token; `http/`: strict Host/Origin checks, the connection cap and
+//! timeouts, the session cap). Nothing here trims or rewrites what the engine rendered.
 //!
 //! Where things are: `server.rs` (`LoupeServer`: the handler, the root, the connection's UUID,
 //! `Response` → `CallToolResult`; legacy names (§12) are passed to the engine, which translates

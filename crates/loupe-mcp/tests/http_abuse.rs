@@ -166,7 +166,9 @@ impl Client {
         }
         let header = |name: &str| headers.iter().find(|(known, _)| known == name).map(|(_, value)| value.clone());
         let mut body = Vec::new();
-        if let Some(length) = header("content-length").and_then(|length| length.parse::<usize>().ok()) {
+        if status == 204 || status == 304 {
+            // No body, whatever the headers say.
+        } else if let Some(length) = header("content-length").and_then(|length| length.parse::<usize>().ok()) {
             body.resize(length, 0);
             self.reader.read_exact(&mut body).unwrap();
         } else if header("transfer-encoding").is_some_and(|value| value.contains("chunked")) {
@@ -281,6 +283,31 @@ fn h5_a_body_over_the_limit_is_refused_before_it_is_read() {
     let answer =
         client.post(&[], &json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x".repeat(2000)}}));
     assert_eq!(answer.status, 413, "{answer:?}");
+}
+
+#[test]
+fn h5_bodies_in_flight_are_bounded_in_total() {
+    let limits = HttpLimits { max_body_bytes: 1024, max_body_bytes_in_flight: 2048, ..limits() };
+    let served = Served::start(limits, None);
+    // Two slow bodies of 1,000 bytes each take the whole budget while they trickle in.
+    let slow: Vec<Client> = (0..2)
+        .map(|_| {
+            let mut client = served.connect();
+            let head = format!(
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{",
+                served.port
+            );
+            client.send(head.as_bytes());
+            client
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let refused = served.connect().post(&[], &initialize());
+    assert_eq!(refused.status, 503, "no room for a third body: {refused:?}");
+    assert!(refused.body.contains("request bodies at once"), "{}", refused.body);
+    drop(slow);
+    std::thread::sleep(Duration::from_millis(200));
+    served.handshake().expect("the budget is free again");
 }
 
 #[test]

@@ -27,6 +27,9 @@ use tower::ServiceExt;
 /// How long a stopping server lets its connections finish the requests in flight.
 const DRAIN: Duration = Duration::from_secs(2);
 
+/// The read buffer of a connection, and so the largest request head.
+const HEAD_BUFFER: usize = 64 << 10;
+
 /// How long the accept loop pauses after a failed accept (out of file descriptors, mostly),
 /// so that it does not spin while the connections it holds wind down.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
@@ -186,7 +189,8 @@ async fn serve_one(
         router.clone().oneshot(request)
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+    // A request head over 64 KiB is answered 431: an idle connection holds at most that much.
+    builder.timer(TokioTimer::new()).header_read_timeout(header_timeout).max_buf_size(HEAD_BUFFER);
     let connection = builder.serve_connection(TokioIo::new(stream), service);
     let mut connection = std::pin::pin!(connection);
     tokio::select! {
