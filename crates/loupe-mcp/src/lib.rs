@@ -2,8 +2,8 @@
 //!
 //! `serve_stdio` runs a `LoupeServer` (the rmcp handler over the engine) on the guarded
 //! stdio transport, `serve_http` on rmcp's Streamable HTTP service (`http.rs`: one engine for
-//! every HTTP session, bearer token, Host/Origin checks). Nothing here trims or rewrites what
-//! the engine rendered.
+//! every HTTP session, bearer token; `http/`: strict Host/Origin checks, the connection cap and
+//! timeouts, the session cap). Nothing here trims or rewrites what the engine rendered.
 //!
 //! Where things are: `server.rs` (`LoupeServer`: the handler, the root, the connection's UUID,
 //! `Response` → `CallToolResult`; legacy names (§12) are passed to the engine, which translates
@@ -22,7 +22,7 @@ mod server;
 mod tools;
 pub mod transport;
 
-pub use http::{HTTP_PATH, HttpOptions, serve_http};
+pub use http::{HTTP_PATH, HttpLimits, HttpOptions, serve_http, serve_http_on};
 pub use logging::client_log_layer;
 pub use server::{
     LoupeServer, NEWEST_INLINE_PROTOCOL, NEWEST_PROTOCOL, SESSION_META_KEY, serve_stdio, served_protocols,

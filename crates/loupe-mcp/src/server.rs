@@ -98,6 +98,9 @@ pub struct LoupeServer {
     /// Where calls spend their time, stage by stage: shared by the transport, every
     /// connection and the engine (`manage metrics`).
     latency: Arc<LatencyLog>,
+    /// Drawn at start and never shown: keys the stateless sessions' ids (§9.1), so another
+    /// program cannot compute one.
+    session_secret: [u8; 32],
 }
 
 impl LoupeServer {
@@ -122,6 +125,7 @@ impl LoupeServer {
             analytics_capacity,
             connection,
             latency: Arc::default(),
+            session_secret: random_secret(),
         }
     }
 
@@ -243,7 +247,7 @@ impl LoupeServer {
             .map(str::to_owned);
         let connection = CallContext { connection_id: self.connection.connection_id.clone(), client_connection_id };
         let mut arguments = arguments;
-        let derived = match stateless_session_id(context) {
+        let derived = match stateless_session_id(context, &self.session_secret) {
             // `strict_session_id` asks the client to pin its session: nothing is derived for it.
             Some(derived) if !engine.config().strict_session_id => pin_session(&mut arguments, derived),
             _ => None,
@@ -385,12 +389,15 @@ async fn client_roots(context: &RequestContext<RoleServer>) -> Vec<PathBuf> {
 }
 
 /// The session id of a stateless request (§9.1): a 2026-07-28 request over HTTP comes without
-/// `Mcp-Session-Id`, so no connection holds its session. The id is derived from the bearer token
-/// (if any) and the client's self-reported `clientInfo` (name and version), so the same client
-/// lands in the same session on every request; the token itself is never stored or shown.
-/// `None` for every other request: stdio (one process is one connection, whatever the
-/// revision) and HTTP requests of a handshake session.
-fn stateless_session_id(context: &RequestContext<RoleServer>) -> Option<String> {
+/// `Mcp-Session-Id`, so no connection holds its session. The id is a keyed hash, under this
+/// server's secret, of the client's self-reported `clientInfo` (name and version) and of what
+/// proves who sent it: the bearer token when the server has one (the same client lands in the
+/// same session on every request, whatever its connection), else the TCP connection (another
+/// program cannot land in it, whatever `clientInfo` it names). Without a token a client keeps
+/// its session across connections by sending the stated id back as `session_id`. Neither the
+/// token nor the secret is stored or shown. `None` for every other request: stdio (one process
+/// is one connection, whatever the revision) and HTTP requests of a handshake session.
+fn stateless_session_id(context: &RequestContext<RoleServer>, secret: &[u8; 32]) -> Option<String> {
     let parts = context.extensions.get::<axum::http::request::Parts>()?;
     if parts.headers.contains_key("mcp-session-id") {
         return None;
@@ -400,16 +407,30 @@ fn stateless_session_id(context: &RequestContext<RoleServer>) -> Option<String> 
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or_default();
+        .filter(|token| !token.is_empty());
+    let holder = match (token, parts.extensions.get::<crate::http::ConnectionTag>()) {
+        (Some(token), _) => format!("token:{token}"),
+        (None, Some(connection)) => format!("connection:{}", connection.id()),
+        // Not served by `serve_http`'s connections: nothing ties two requests together.
+        (None, None) => format!("request:{}", uuid::Uuid::new_v4()),
+    };
     let client = context.meta.client_info();
     let (name, version) = client.as_ref().map_or(("", ""), |info| (info.name.as_str(), info.version.as_str()));
-    let mut hasher = blake3::Hasher::new();
-    for part in [token, name, version] {
+    let mut hasher = blake3::Hasher::new_keyed(secret);
+    for part in [holder.as_str(), name, version] {
         hasher.update(&(part.len() as u64).to_le_bytes());
         hasher.update(part.as_bytes());
     }
     let hash = hasher.finalize().to_hex();
-    Some(format!("client-{}", &hash[..16]))
+    Some(format!("client-{}", &hash[..32]))
+}
+
+/// 32 bytes no other process can predict (two version-4 UUIDs: 244 random bits from the OS).
+fn random_secret() -> [u8; 32] {
+    let mut secret = [0u8; 32];
+    secret[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    secret[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    secret
 }
 
 /// Pins a stateless call to `derived` unless it names a session itself; the id that keys it.

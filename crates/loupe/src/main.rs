@@ -54,6 +54,17 @@ enum Command {
         /// (repeatable), e.g. dev.example.com.
         #[arg(long, value_name = "NAME")]
         allow_host: Vec<String>,
+        /// With --http: the most live sessions (Mcp-Session-Id) kept; an initialize beyond them is
+        /// refused (503) until one closes or idles out.
+        #[arg(long, value_name = "N", default_value_t = loupe_mcp::HttpLimits::default().max_sessions)]
+        http_max_sessions: usize,
+        /// With --http: seconds after which a session nothing was sent to is ended.
+        #[arg(long, value_name = "SECS", default_value_t = loupe_mcp::HttpLimits::default().session_idle.as_secs())]
+        http_session_idle: u64,
+        /// With --http: the most open connections; at the cap a new one replaces the one idle the
+        /// longest.
+        #[arg(long, value_name = "N", default_value_t = loupe_mcp::HttpLimits::default().max_connections)]
+        http_max_connections: usize,
     },
     /// Read a file or a window of it, printing what the model would see (mode: snippet when
     /// a line window is given, else file).
@@ -428,13 +439,26 @@ fn command() -> clap::Command {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = &cli.config;
     match cli.command {
-        Command::Serve { max_preview_chars, http, allow_host } => {
+        Command::Serve {
+            max_preview_chars,
+            http,
+            allow_host,
+            http_max_sessions,
+            http_session_idle,
+            http_max_connections,
+        } => {
             let mut flags = config.to_pairs();
             flags.extend(max_preview_chars.map(|value| ("max_preview_chars".to_owned(), Value::from(value))));
             let http = http.map(|addr| loupe_mcp::HttpOptions {
                 addr,
                 token: std::env::var("LOUPE_TOKEN").ok(),
                 allowed_hosts: allow_host,
+                limits: loupe_mcp::HttpLimits {
+                    max_sessions: http_max_sessions,
+                    session_idle: std::time::Duration::from_secs(http_session_idle),
+                    max_connections: http_max_connections,
+                    ..loupe_mcp::HttpLimits::default()
+                },
             });
             serve(&flags, config.root.is_some(), http)
         }
