@@ -496,3 +496,32 @@ fn offered_reads_work_for_unparsed_files_and_repeated_names() {
         }
     }
 }
+
+/// H9: a vendored tree that is not git-ignored (`dist/`, `node_modules/`) ranked above the
+/// project's own code, its path sorting first. The project's own definition and lines now come
+/// first among equals, for symbol, text and file searches.
+#[test]
+fn h9_the_projects_own_code_ranks_above_vendored_copies() {
+    let root = tempfile::tempdir().unwrap();
+    let index = tempfile::tempdir().unwrap();
+    let source = "export function parseWidget(text) {\n  return text.trim();\n}\n";
+    for path in ["dist/widget.js", "node_modules/widget/widget.js", "src/widget.js"] {
+        let full = root.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, source).unwrap();
+    }
+    let config = loupe_core::Config {
+        root: Some(root.path().to_path_buf()),
+        index_dir: Some(index.path().to_path_buf()),
+        gate_mode: loupe_core::config::GateMode::Off,
+        analytics: false,
+        ..loupe_core::Config::default()
+    };
+    let engine = loupe_engine::Engine::new(config).unwrap();
+    engine.refresh_index(&|_, _| {});
+    for (query, kind) in [("parseWidget", "symbol"), ("parseWidget", "text"), ("widget.js", "file")] {
+        let found = engine.call("search", json!({"query": query, "type": kind}));
+        let first = found.structured()["results"][0][0].clone();
+        assert_eq!(first, json!("src/widget.js"), "{kind}: {}", found.face);
+    }
+}

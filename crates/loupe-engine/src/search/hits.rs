@@ -70,6 +70,7 @@ pub(super) fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>
         if loupe_syntax::is_prototype(&hit.symbol.signature) {
             score -= 0.01;
         }
+        score -= vendored_penalty(&hit.path);
         let preview = hit.symbol.signature.clone();
         hits.push(Hit {
             kind: "symbol",
@@ -83,6 +84,30 @@ pub(super) fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>
         });
     }
     (hits, cut)
+}
+
+/// How much lower a hit under a vendored tree ranks: as much as a source file ranks above prose,
+/// so the project's own code comes first among equals, whether or not the copy is git-ignored.
+const VENDORED_PENALTY: f64 = 0.04;
+
+/// Directory names that hold other projects' code checked into (or installed beside) this one.
+const VENDORED_DIRS: &[&str] = &[
+    "node_modules",
+    "bower_components",
+    "vendor",
+    "third_party",
+    "third-party",
+    "dist",
+    ".venv",
+    "venv",
+    "site-packages",
+];
+
+/// `VENDORED_PENALTY` for a path under a vendored directory, else 0 (H9: `dist/` and
+/// `node_modules/` that were not git-ignored ranked above the project's own code).
+fn vendored_penalty(path: &RepoPath) -> f64 {
+    let vendored = path.parent().components().any(|dir| VENDORED_DIRS.contains(&dir));
+    if vendored { VENDORED_PENALTY } else { 0.0 }
 }
 
 /// Definitions of types and functions rank above fields and locals of the same name.
@@ -176,8 +201,8 @@ pub(super) fn file_hits(engine: &Engine, request: &SearchRequest, directories: b
         } else {
             continue;
         };
-        // Shallower paths first among equals.
-        let depth_penalty = (path.components().count() as f64 * 0.005).min(0.05);
+        // Shallower paths first among equals, the project's own before vendored copies.
+        let depth_penalty = (path.components().count() as f64 * 0.005).min(0.05) + vendored_penalty(&path);
         hits.push(Hit {
             kind: if directories { "directory" } else { "file" },
             preview: path.to_string(),
@@ -518,12 +543,14 @@ impl Verifier<'_> {
         // Code above prose: a match in a source file loupe parses ranks above the same match in
         // a changelog or a document (ties then go by path).
         let source = loupe_index::Lang::from_path(path.as_str()).is_some();
+        let vendored = vendored_penalty(path) > 0.0;
         let mut hits = Vec::new();
         for (number, line) in lines {
             let Some(found) = self.scanner.find(line) else { continue };
             let score = LineScore {
                 in_path,
                 source,
+                vendored,
                 whole_word: is_word_boundary(line, found.start(), found.end()),
                 exact_case: line[found.range()].contains(&self.request.query),
                 definition: definition_lines.contains(&number),
@@ -567,6 +594,8 @@ fn path_holds(path: &RepoPath, query_lower: &str) -> bool {
 struct LineScore {
     in_path: bool,
     source: bool,
+    /// Under a directory that holds other projects' code (`vendored_penalty`).
+    vendored: bool,
     whole_word: bool,
     exact_case: bool,
     definition: bool,
@@ -586,6 +615,9 @@ impl LineScore {
                 score += weight;
             }
         }
+        if self.vendored {
+            score -= VENDORED_PENALTY;
+        }
         score.min(1.0)
     }
 
@@ -593,8 +625,9 @@ impl LineScore {
     /// query, one whose path holds it, any other (`exact_case`: whether a match can hold the
     /// query's text as typed).
     fn tier_bests(exact_case: bool) -> [f64; 3] {
-        let best =
-            |in_path, definition| LineScore { in_path, source: true, whole_word: true, exact_case, definition }.value();
+        let best = |in_path, definition| {
+            LineScore { in_path, source: true, vendored: false, whole_word: true, exact_case, definition }.value()
+        };
         [best(true, true), best(true, false), best(false, false)]
     }
 }
