@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobSet, GlobSetBuilder};
 use loupe_core::RepoPath;
 use loupe_core::config::DEFAULT_EXCLUDE_EXCEPTIONS;
 use unicode_normalization::UnicodeNormalization;
@@ -84,14 +84,20 @@ fn fold(text: &str) -> String {
     text.nfc().collect::<String>().to_lowercase()
 }
 
-/// One component as the file systems loupe runs on may resolve it: Unicode in composed form
-/// (NFC), then cut at a `:` (an NTFS stream: `.env::$DATA` is `.env`) and without trailing dots
+/// One component as the file systems loupe runs on may resolve it: in lower case and Unicode
+/// in composed form (NFC), then cut at a `:` (an NTFS stream: `.env::$DATA` is `.env`) and without trailing dots
 /// and spaces (which Windows drops). ASCII names without those characters come back borrowed.
 fn canonical_name(component: &str) -> Cow<'_, str> {
-    // ASCII case is the globs' (`case_insensitive`), without an allocation per name; other
-    // scripts' case is folded here, as the globs' matcher folds ASCII only.
-    let composed: Cow<'_, str> =
-        if component.is_ascii() { Cow::Borrowed(component) } else { Cow::Owned(fold(component)) };
+    // Case is folded here and the exclude globs are lower case, so globset keeps its literal
+    // and extension fast paths (a case-insensitive glob is a regex); a name already in lower
+    // case ASCII, most of a tree's, is not copied.
+    let composed: Cow<'_, str> = if !component.is_ascii() {
+        Cow::Owned(fold(component))
+    } else if component.bytes().any(|byte| byte.is_ascii_uppercase()) {
+        Cow::Owned(component.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(component)
+    };
     let stream_cut = match composed.find(':') {
         Some(0) | None => composed.len(),
         Some(colon) => colon,
@@ -120,14 +126,11 @@ impl Rules {
             let body = pattern.trim_end_matches('/');
             let whole_path = body.contains('/');
             let body = body.trim_start_matches('/');
-            let body: Cow<'_, str> = match case {
-                Case::Insensitive if !body.is_ascii() => Cow::Owned(fold(body)),
-                _ => Cow::Owned(body.nfc().collect()),
+            let body: String = match case {
+                Case::Insensitive => fold(body),
+                Case::Sensitive => body.nfc().collect(),
             };
-            let glob = GlobBuilder::new(&body)
-                .case_insensitive(case == Case::Insensitive)
-                .build()
-                .map_err(|error| format!("invalid pattern `{pattern}`: {error}"))?;
+            let glob = Glob::new(&body).map_err(|error| format!("invalid pattern `{pattern}`: {error}"))?;
             if whole_path {
                 whole.add(glob);
                 whole_rules.push(index);
