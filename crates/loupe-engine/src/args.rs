@@ -327,7 +327,7 @@ impl Args {
         }
         unknown.sort();
         // Each name quoted bounded, and at most `UNKNOWN_SHOWN` of them: a refusal never echoes a
-        // caller's megabyte (H7: a 1 MB parameter name came back as a 4.2 MB answer).
+        // caller's megabyte (a 1 MB parameter name once came back as a 4.2 MB answer).
         let shown: Vec<String> = unknown.iter().take(UNKNOWN_SHOWN).map(|name| quoted(name)).collect();
         let more = unknown.len().saturating_sub(UNKNOWN_SHOWN);
         let mut names = shown.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");

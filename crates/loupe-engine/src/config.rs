@@ -578,7 +578,7 @@ mod tests {
         assert!(why.contains("first root (of 2"), "{why}");
         sources.flags.push(("root".into(), Value::from("/flag")));
         assert_eq!(chosen(&sources), (PathBuf::from("/flag"), "--root".to_owned()));
-        // H9: `~` in --root or LOUPE_ROOT is the home directory.
+        // `~` in --root or LOUPE_ROOT is the home directory.
         sources.env.push(("HOME".into(), "/home/me".into()));
         sources.flags.push(("root".into(), Value::from("~/work/app")));
         assert_eq!(chosen(&sources).0, PathBuf::from("/home/me/work/app"));

@@ -133,7 +133,9 @@ fn gitdir_of_file(dot_git: &Path) -> Result<(String, PathBuf), String> {
         .map(str::trim)
         .filter(|target| !target.is_empty())
         .ok_or_else(|| "`.git` is a file without a `gitdir:` line".to_owned())?;
-    Ok((target.to_owned(), dot_git.parent().unwrap_or(Path::new("/")).join(target)))
+    // What the answer quotes of the tree's own text is bounded.
+    let written: String = target.chars().take(200).collect();
+    Ok((written, dot_git.parent().unwrap_or(Path::new("/")).join(target)))
 }
 
 /// `git_dir` is `<common>/worktrees/<name>`, its `commondir` is `<common>` and its `gitdir`

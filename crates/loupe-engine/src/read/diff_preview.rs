@@ -51,7 +51,7 @@ struct Change {
 }
 
 /// A blob's bytes for a diff; a blob over `max_file_bytes` (its size read from the object's
-/// header, H5b) gives no bytes and a note that says why it is not diffed.
+/// header) gives no bytes and a note that says why it is not diffed.
 fn blob_side(blob: loupe_git::Blob, baseline: impl std::fmt::Display, note: &mut Option<String>) -> Vec<u8> {
     match blob {
         loupe_git::Blob::Bytes(bytes) => bytes,
@@ -460,7 +460,7 @@ fn directory(
     if changes.is_empty() {
         face.push_str("(no changes)\n");
     }
-    // Excluded files (§3.1) are neither read nor diffed; say how many were left out (H8), so
+    // Excluded files (§3.1) are neither read nor diffed; say how many were left out, so
     // a changed secret does not vanish from the count without a word.
     if hidden > 0 {
         face.push_str(&format!("({hidden} tracked file(s) under the exclusions not compared)\n"));

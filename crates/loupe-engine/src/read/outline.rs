@@ -457,7 +457,7 @@ fn directory_outline(
     }
     let narrower =
         (depth > 1).then(|| NextCall::new("read", json!({"mode": "outline", "target": dir.display(), "depth": 1})));
-    // "the cursor continues" only when there is one: a page that showed nothing has none (H9).
+    // "the cursor continues" only when there is one: a page that showed nothing has none.
     let footer = |shown_files: usize, calls: &[NextCall], continues: bool| {
         let how = if continues {
             "the cursor continues, or outline a subdirectory or one file"

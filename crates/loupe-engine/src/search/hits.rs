@@ -103,7 +103,7 @@ const VENDORED_DIRS: &[&str] = &[
     "site-packages",
 ];
 
-/// `VENDORED_PENALTY` for a path under a vendored directory, else 0 (H9: `dist/` and
+/// `VENDORED_PENALTY` for a path under a vendored directory, else 0 (`dist/` and
 /// `node_modules/` that were not git-ignored ranked above the project's own code).
 fn vendored_penalty(path: &RepoPath) -> f64 {
     let vendored = path.parent().components().any(|dir| VENDORED_DIRS.contains(&dir));

@@ -180,7 +180,7 @@ fn write_batches(receiver: &Receiver<Event>, path: &std::path::Path, state: &Wri
         {
             batch.push(event);
         }
-        // Bounded (H7b): past `max_bytes` the file becomes `analytics.jsonl.1` (the
+        // Bounded: past `max_bytes` the file becomes `analytics.jsonl.1` (the
         // one before is dropped) and a new one starts, so a server left running keeps at most
         // twice that on disk.
         if file.as_ref().and_then(|out: &std::fs::File| out.metadata().ok()).is_some_and(|m| m.len() >= max_bytes) {
@@ -258,7 +258,7 @@ mod tests {
         assert_eq!(lines, [json!({"tool": "read", "type": "read"}), json!({"type": "search"})]);
     }
 
-    /// H7b: `analytics.jsonl` grew without bound. Past its size it becomes `.1` and starts over.
+    /// `analytics.jsonl` once grew without bound. Past its size it becomes `.1` and starts over.
     #[test]
     fn h7b_the_analytics_file_is_rotated_at_its_size() {
         let dir = tempfile::tempdir().unwrap();

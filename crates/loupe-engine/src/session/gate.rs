@@ -44,7 +44,7 @@ pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict
     if request.mode == ReadMode::DiffPreview {
         return Verdict::Pass { by_ref: false };
     }
-    // A cursor continues a read this session was answered (H6: a hand-made cursor read 300
+    // A cursor continues a read this session was answered (a hand-made cursor once read 300
     // lines of any file without a search): it passes when a next call issued to this session
     // carries it for the same target, whatever else the caller changed.
     if let Some(cursor) = &request.cursor
