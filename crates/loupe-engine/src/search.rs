@@ -169,7 +169,8 @@ fn execute(engine: &Engine, request: &SearchRequest, work: &Work) -> Result<Outc
             .then_with(|| left.line.cmp(&right.line))
     });
     let terms = if used == SearchKind::Terms { parse::significant_terms(&request.query) } else { Vec::new() };
-    let found = Found { hits, lower_bound, not_searched, terms };
+    let unwalkable = engine.index().map_or(0, |index| index.unwalkable());
+    let found = Found { hits, lower_bound, not_searched, unwalkable, terms };
     Ok(render(engine, request, used, inferred, fell_back, index_state, found))
 }
 
@@ -179,6 +180,9 @@ struct Found {
     hits: Vec<Hit>,
     lower_bound: bool,
     not_searched: usize,
+    /// Entries the index's last walk could not read (a path too long, a directory it may not
+    /// enter): not searched, and said so.
+    unwalkable: usize,
     /// The terms a `terms` search looked for, as the query spelled them.
     terms: Vec<String>,
 }

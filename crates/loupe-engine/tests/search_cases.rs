@@ -525,3 +525,36 @@ fn h9_the_projects_own_code_ranks_above_vendored_copies() {
         assert_eq!(first, json!("src/widget.js"), "{kind}: {}", found.face);
     }
 }
+
+/// H8: a file 10,000 directories deep was silently not found: the walk skipped what it could not
+/// enter. It still cannot, but a search now says how many paths it did not see.
+#[test]
+fn h8_a_search_says_how_many_paths_the_walk_could_not_enter() {
+    use rustix::fs::{Mode, OFlags};
+    let root = tempfile::tempdir().unwrap();
+    let index = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("top.txt"), "deep_marker at the top\n").unwrap();
+    // 300 directories of 20 bytes: a path past the system's 4,096-byte limit, made one level
+    // at a time beneath a held directory.
+    let mut dir = rustix::fs::open(root.path(), OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+    for _ in 0..300 {
+        let name = "abcdefghijklmnopqrst";
+        rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o755)).unwrap();
+        dir = rustix::fs::openat(&dir, name, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+    }
+    let file =
+        rustix::fs::openat(&dir, "deep.txt", OFlags::WRONLY | OFlags::CREATE, Mode::from_raw_mode(0o644)).unwrap();
+    rustix::io::write(&file, b"deep_marker at the bottom\n").unwrap();
+    let config = loupe_core::Config {
+        root: Some(root.path().to_path_buf()),
+        index_dir: Some(index.path().to_path_buf()),
+        gate_mode: loupe_core::config::GateMode::Off,
+        analytics: false,
+        ..loupe_core::Config::default()
+    };
+    let engine = loupe_engine::Engine::new(config).unwrap();
+    engine.refresh_index(&|_, _| {});
+    let found = engine.call("search", json!({"query": "deep_marker", "type": "text"}));
+    assert!(found.face.contains("top.txt"), "{}", found.face);
+    assert!(found.face.contains("path(s) not searched: too long"), "{}", found.face);
+}

@@ -214,6 +214,8 @@ pub struct Index {
     /// The files the last walk found over `max_file_bytes`: not indexed, so a text search
     /// scans them itself (§7: never "nothing" when the answer may lie where the index is not).
     oversized: Mutex<Vec<WalkEntry>>,
+    /// What the last walk could not read (`Walk::unwalkable`).
+    unwalkable: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for Index {
@@ -266,6 +268,7 @@ impl Index {
             generation: AtomicU64::new(0),
             changes: Mutex::new(std::collections::VecDeque::new()),
             oversized: Mutex::new(Vec::new()),
+            unwalkable: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -415,6 +418,7 @@ impl Index {
             .root
             .walk_all(WalkOptions { max_file_bytes: self.options.max_file_bytes, threads: self.options.threads });
         *self.oversized.lock().unwrap_or_else(|poison| poison.into_inner()) = walk.oversized;
+        self.unwalkable.store(walk.unwalkable, Ordering::Relaxed);
         let walked = walk.files;
         let mut stats = RefreshStats {
             walked: walked.len(),
@@ -970,6 +974,12 @@ impl Index {
 
     /// The files over `max_file_bytes` (not indexed), in path order: as the last walk found
     /// them (this process's, or the loaded snapshot's), with watched changes applied.
+    /// How many entries this process's last walk could not read (a path too long, a
+    /// directory it may not enter): searches say they did not see them.
+    pub fn unwalkable(&self) -> usize {
+        self.unwalkable.load(Ordering::Relaxed)
+    }
+
     pub fn oversized(&self) -> Vec<WalkEntry> {
         self.oversized.lock().unwrap_or_else(|poison| poison.into_inner()).clone()
     }

@@ -43,6 +43,10 @@ pub struct Walk {
     pub oversized: Vec<WalkEntry>,
     /// Every directory the walk entered, the root included.
     pub directories: Vec<RepoPath>,
+    /// Entries the walk could not read (a path too long for the system, a directory it may
+    /// not enter, a loop), or whose name no `RepoPath` can hold (a control character): what
+    /// a search cannot see, so it can say so rather than miss it silently.
+    pub unwalkable: usize,
 }
 
 impl Root {
@@ -63,6 +67,7 @@ impl Root {
         let found = Mutex::new(Vec::new());
         let oversized = Mutex::new(Vec::new());
         let directories = Mutex::new(Vec::new());
+        let unwalkable = std::sync::atomic::AtomicUsize::new(0);
         let root = self.canonical().to_path_buf();
         let exclusions = self.exclusions().clone();
         let filter_root = root.clone();
@@ -88,9 +93,14 @@ impl Root {
                 let found = &found;
                 let oversized = &oversized;
                 let directories = &directories;
+                let unwalkable = &unwalkable;
                 let root = &root;
+                let skip = move || {
+                    unwalkable.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    WalkState::Continue
+                };
                 Box::new(move |entry| {
-                    let Ok(entry) = entry else { return WalkState::Continue };
+                    let Ok(entry) = entry else { return skip() };
                     if entry.file_type().is_some_and(|kind| kind.is_dir()) {
                         if let (Some(path), Ok(mut directories)) = (relative(root, entry.path()), directories.lock()) {
                             directories.push(path);
@@ -101,7 +111,7 @@ impl Root {
                         return WalkState::Continue;
                     }
                     let (Some(path), Ok(metadata)) = (relative(root, entry.path()), entry.metadata()) else {
-                        return WalkState::Continue;
+                        return skip();
                     };
                     let (size, mtime_ns) = stamp(&metadata);
                     let list = if size > options.max_file_bytes { oversized } else { found };
@@ -117,7 +127,7 @@ impl Root {
         oversized.sort_by(|left, right| left.path.cmp(&right.path));
         let mut directories = directories.into_inner().unwrap_or_default();
         directories.sort();
-        Walk { files, oversized, directories }
+        Walk { files, oversized, directories, unwalkable: unwalkable.into_inner() }
     }
 
     /// Reads a file the walk reported, by its root-relative path, refusing anything that

@@ -52,7 +52,7 @@ pub(super) fn render(
     index_state: IndexState,
     found: Found,
 ) -> Outcome {
-    let Found { hits, lower_bound, not_searched, terms } = found;
+    let Found { hits, lower_bound, not_searched, unwalkable, terms } = found;
     let total = hits.len();
     // What a page lists: hits, or (`output: files`) each file by its first hit, with its count.
     let listed: Vec<(usize, Option<usize>)> = match request.output {
@@ -112,6 +112,11 @@ pub(super) fn render(
         face.push_str(&format!(
             "({not_searched} file(s) over the {}-byte read limit were not searched; raise max_file_bytes)\n",
             engine.config().max_file_bytes
+        ));
+    }
+    if unwalkable > 0 {
+        face.push_str(&format!(
+            "({unwalkable} path(s) not searched: too long, unreadable, or named with a control character)\n"
         ));
     }
     let mut results_json = Vec::new();
@@ -183,6 +188,9 @@ pub(super) fn render(
     detail.insert("total_is_lower_bound".into(), Value::Bool(lower_bound));
     detail.insert("has_more".into(), Value::Bool(has_more));
     detail.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
+    if unwalkable > 0 {
+        detail.insert("unwalkable".into(), Value::from(unwalkable));
+    }
     if not_searched > 0 {
         detail.insert("not_searched".into(), Value::from(not_searched));
     }
