@@ -177,6 +177,9 @@ fn h3_secrets_by_another_spelling_are_excluded() {
         ".env ",
         ".env::$DATA",
         "sub/.GIT/config",
+        ".git./config",
+        "cert:old.PEM",
+        "keys/id_rsa:backup",
         "\u{2126}/.env",
     ] {
         assert!(excluded(&config, secret).is_some(), "{secret:?} is served");

@@ -61,16 +61,26 @@ impl Exclusions {
     /// A secret has more spellings than its name: `.ENV` and `Credentials.JSON` are `.env` and
     /// `credentials.json` on the case-insensitive file systems of macOS and Windows, a name may
     /// be composed or decomposed Unicode (macOS writes the decomposed form), and Windows opens
-    /// `.env` for `.env.`, `.env ` and `.env::$DATA`. Exclusions are matched against the name
-    /// in its canonical spelling (`canonical_name`) with case-insensitive globs, on every
-    /// platform, so each of those is refused wherever the tree came from.
+    /// `.env` for `.env.`, `.env ` and `.env::$DATA`. Exclusions are matched against each name
+    /// folded (`folded`: lower case, composed), and also as Windows resolves it
+    /// (`windows_name`) when that differs, on every platform, so each of those is refused
+    /// wherever the tree came from; a name is never matched only in its cut form, so
+    /// `cert:old.pem` is still `*.pem`.
     pub fn matching_pattern(&self, path: &RepoPath) -> Option<&str> {
-        let canonical: Vec<Cow<'_, str>> = path.components().map(canonical_name).collect();
-        if canonical.iter().any(|component| component.eq_ignore_ascii_case(".git")) {
+        let folded: Vec<Cow<'_, str>> = path.components().map(folded).collect();
+        let folded: Vec<&str> = folded.iter().map(AsRef::as_ref).collect();
+        let resolved: Vec<&str> = folded.iter().map(|name| windows_name(name)).collect();
+        if folded.iter().chain(&resolved).any(|component| *component == ".git") {
             return Some(GIT_PATTERN);
         }
-        let hit = self.exclude.first_match(&canonical)?;
-        let components: Vec<Cow<'_, str>> = path.components().map(Cow::Borrowed).collect();
+        let hit = match self.exclude.first_match(&folded) {
+            Some(hit) if resolved == folded => hit,
+            found => match (found, self.exclude.first_match(&resolved)) {
+                (Some(left), Some(right)) => left.min(right),
+                (one, other) => one.or(other)?,
+            },
+        };
+        let components: Vec<&str> = path.components().collect();
         if self.allow.first_match(&components).is_some() {
             return None;
         }
@@ -84,32 +94,28 @@ fn fold(text: &str) -> String {
     text.nfc().collect::<String>().to_lowercase()
 }
 
-/// One component as the file systems loupe runs on may resolve it: in lower case and Unicode
-/// in composed form (NFC), then cut at a `:` (an NTFS stream: `.env::$DATA` is `.env`) and without trailing dots
-/// and spaces (which Windows drops). ASCII names without those characters come back borrowed.
-fn canonical_name(component: &str) -> Cow<'_, str> {
-    // Case is folded here and the exclude globs are lower case, so globset keeps its literal
-    // and extension fast paths (a case-insensitive glob is a regex); a name already in lower
-    // case ASCII, most of a tree's, is not copied.
-    let composed: Cow<'_, str> = if !component.is_ascii() {
+/// A name in lower case and composed Unicode. Case is folded here and the exclude globs are
+/// lower case, so globset keeps its literal and extension fast paths (a case-insensitive glob is
+/// a regex); a name already in lower case ASCII, most of a tree's, is not copied.
+fn folded(component: &str) -> Cow<'_, str> {
+    if !component.is_ascii() {
         Cow::Owned(fold(component))
     } else if component.bytes().any(|byte| byte.is_ascii_uppercase()) {
         Cow::Owned(component.to_ascii_lowercase())
     } else {
         Cow::Borrowed(component)
-    };
-    let stream_cut = match composed.find(':') {
-        Some(0) | None => composed.len(),
-        Some(colon) => colon,
-    };
-    let trimmed = composed[..stream_cut].trim_end_matches(['.', ' ']).len();
-    if trimmed == composed.len() || trimmed == 0 {
-        return composed;
     }
-    match composed {
-        Cow::Borrowed(text) => Cow::Borrowed(&text[..trimmed]),
-        Cow::Owned(text) => Cow::Owned(text[..trimmed].to_owned()),
-    }
+}
+
+/// The name Windows opens for `name`: cut at a `:` (an NTFS stream: `.env::$DATA` is `.env`),
+/// without trailing dots and spaces (which it drops). A name that would become empty is kept.
+fn windows_name(name: &str) -> &str {
+    let cut = match name.find(':') {
+        Some(0) | None => name,
+        Some(colon) => &name[..colon],
+    };
+    let trimmed = cut.trim_end_matches(['.', ' ']);
+    if trimmed.is_empty() { name } else { trimmed }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +157,7 @@ impl Rules {
 
     /// The index of the first pattern (in list order) that matches the path given by its
     /// components: a whole-path pattern the path, or a component pattern any of its components.
-    fn first_match(&self, components: &[Cow<'_, str>]) -> Option<usize> {
+    fn first_match(&self, components: &[&str]) -> Option<usize> {
         let mut first: Option<usize> = None;
         let mut note = |rule: usize| first = Some(first.map_or(rule, |known| known.min(rule)));
         if !self.whole.is_empty() {
@@ -163,7 +169,7 @@ impl Rules {
         }
         if !self.components.is_empty() {
             for component in components {
-                let candidate = Candidate::new(component.as_ref());
+                let candidate = Candidate::new(*component);
                 if self.components.is_match_candidate(&candidate) {
                     for index in self.components.matches_candidate(&candidate) {
                         note(self.component_rules[index]);
