@@ -229,18 +229,7 @@ pub(crate) fn is_regular(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_file())
 }
 
-/// Makes `path` writable by a rename: whatever is there and is not a regular file (a
-/// directory, a symbolic link, a FIFO or device node) is damage in loupe's own directory and is
-/// removed. A link is removed itself, never what it points to; a directory with everything
-/// beneath it (`remove_dir_all` does not follow links inside it).
-pub(crate) fn clear_way(path: &Path) -> io::Result<()> {
-    let Ok(metadata) = fs::symlink_metadata(path) else { return Ok(()) };
-    if metadata.is_file() {
-        return Ok(());
-    }
-    tracing::warn!("{} is not a regular file; replacing it", path.display());
-    if metadata.is_dir() { fs::remove_dir_all(path) } else { fs::remove_file(path) }
-}
+pub(crate) use loupe_vfs::clear_way;
 
 /// Creates the index directory if needed and makes it private to the user (mode 0700): it
 /// holds the edit journal (the old and new bytes of every edited file, a 0600 file's included),

@@ -298,16 +298,12 @@ struct Scan {
 }
 
 /// Opens `journal/lock` for `flock`: never through a link, never blocking, and anything but a
-/// regular file planted under its name (a directory, a FIFO) is removed and the file made again,
-/// as the index does with its own files: a planted `journal/lock` directory disabled every edit.
+/// regular file planted under its name (a directory, a FIFO) is cleared (`clear_way`) and the
+/// file made again, as the index does with its own files: a planted `journal/lock` directory
+/// disabled every edit.
 fn open_lock_file(path: &Path) -> std::io::Result<fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    if let Ok(metadata) = fs::symlink_metadata(path)
-        && !metadata.is_file()
-    {
-        tracing::warn!("{} is not a regular file; replacing it", path.display());
-        if metadata.is_dir() { fs::remove_dir_all(path)? } else { fs::remove_file(path)? }
-    }
+    crate::clear_way(path)?;
     let flags = rustix::fs::OFlags::NOFOLLOW.bits() | rustix::fs::OFlags::NONBLOCK.bits();
     fs::OpenOptions::new().create(true).truncate(false).write(true).custom_flags(flags as i32).open(path)
 }

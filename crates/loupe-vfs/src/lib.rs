@@ -14,6 +14,7 @@ mod exclude;
 #[cfg(test)]
 mod fuzz;
 pub mod journal;
+mod own_files;
 mod root;
 mod walk;
 
@@ -21,6 +22,7 @@ mod walk;
 pub use beneath::RacePoint;
 pub use exclude::Exclusions;
 pub use journal::{Applied, ApplyError, FileChange, Journal, Plan, Stale};
+pub use own_files::clear_way;
 pub use root::{FileBytes, Resolved, Root};
 pub use walk::{Stamp, Walk, WalkEntry, WalkOptions};
 
