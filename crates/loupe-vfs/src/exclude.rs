@@ -68,18 +68,19 @@ impl Exclusions {
     /// `cert:old.pem` is still `*.pem`.
     pub fn matching_pattern(&self, path: &RepoPath) -> Option<&str> {
         let folded: Vec<Cow<'_, str>> = path.components().map(folded).collect();
-        let folded: Vec<&str> = folded.iter().map(AsRef::as_ref).collect();
-        let resolved: Vec<&str> = folded.iter().map(|name| windows_name(name)).collect();
-        if folded.iter().chain(&resolved).any(|component| *component == ".git") {
+        if folded.iter().any(|name| name == ".git" || windows_name(name) == ".git") {
             return Some(GIT_PATTERN);
         }
-        let hit = match self.exclude.first_match(&folded) {
-            Some(hit) if resolved == folded => hit,
-            found => match (found, self.exclude.first_match(&resolved)) {
-                (Some(left), Some(right)) => left.min(right),
-                (one, other) => one.or(other)?,
-            },
-        };
+        let mut hit = self.exclude.first_match(&folded);
+        // Most names are their own Windows name; only the others are matched a second time.
+        if folded.iter().any(|name| windows_name(name).len() != name.len()) {
+            let resolved: Vec<&str> = folded.iter().map(|name| windows_name(name)).collect();
+            hit = match (hit, self.exclude.first_match(&resolved)) {
+                (Some(left), Some(right)) => Some(left.min(right)),
+                (one, other) => one.or(other),
+            };
+        }
+        let hit = hit?;
         let components: Vec<&str> = path.components().collect();
         if self.allow.first_match(&components).is_some() {
             return None;
@@ -157,11 +158,11 @@ impl Rules {
 
     /// The index of the first pattern (in list order) that matches the path given by its
     /// components: a whole-path pattern the path, or a component pattern any of its components.
-    fn first_match(&self, components: &[&str]) -> Option<usize> {
+    fn first_match<S: AsRef<str>>(&self, components: &[S]) -> Option<usize> {
         let mut first: Option<usize> = None;
         let mut note = |rule: usize| first = Some(first.map_or(rule, |known| known.min(rule)));
         if !self.whole.is_empty() {
-            let joined = components.join("/");
+            let joined = components.iter().map(AsRef::as_ref).collect::<Vec<&str>>().join("/");
             let candidate = Candidate::new(joined.as_str());
             for index in self.whole.matches_candidate(&candidate) {
                 note(self.whole_rules[index]);
@@ -169,7 +170,7 @@ impl Rules {
         }
         if !self.components.is_empty() {
             for component in components {
-                let candidate = Candidate::new(*component);
+                let candidate = Candidate::new(component.as_ref());
                 if self.components.is_match_candidate(&candidate) {
                     for index in self.components.matches_candidate(&candidate) {
                         note(self.component_rules[index]);
