@@ -510,14 +510,7 @@ fn h9_the_projects_own_code_ranks_above_vendored_copies() {
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
         std::fs::write(full, source).unwrap();
     }
-    let config = loupe_core::Config {
-        root: Some(root.path().to_path_buf()),
-        index_dir: Some(index.path().to_path_buf()),
-        gate_mode: loupe_core::config::GateMode::Off,
-        analytics: false,
-        ..loupe_core::Config::default()
-    };
-    let engine = loupe_engine::Engine::new(config).unwrap();
+    let engine = loupe_engine::Engine::new(crate::common::tool_config(root.path(), index.path())).unwrap();
     engine.refresh_index(&|_, _| {});
     for (query, kind) in [("parseWidget", "symbol"), ("parseWidget", "text"), ("widget.js", "file")] {
         let found = engine.call("search", json!({"query": query, "type": kind}));
@@ -545,14 +538,7 @@ fn h8_a_search_says_how_many_paths_the_walk_could_not_enter() {
     let file =
         rustix::fs::openat(&dir, "deep.txt", OFlags::WRONLY | OFlags::CREATE, Mode::from_raw_mode(0o644)).unwrap();
     rustix::io::write(&file, b"deep_marker at the bottom\n").unwrap();
-    let config = loupe_core::Config {
-        root: Some(root.path().to_path_buf()),
-        index_dir: Some(index.path().to_path_buf()),
-        gate_mode: loupe_core::config::GateMode::Off,
-        analytics: false,
-        ..loupe_core::Config::default()
-    };
-    let engine = loupe_engine::Engine::new(config).unwrap();
+    let engine = loupe_engine::Engine::new(crate::common::tool_config(root.path(), index.path())).unwrap();
     engine.refresh_index(&|_, _| {});
     let found = engine.call("search", json!({"query": "deep_marker", "type": "text"}));
     assert!(found.face.contains("top.txt"), "{}", found.face);

@@ -216,11 +216,8 @@ impl Repository {
     pub fn index_blob_if_unchanged(&self, path: &str, size: u64, mtime_ns: u64) -> Option<gix::ObjectId> {
         let index = self.repo.index_or_load_from_head_or_empty().ok()?;
         let entry = index.entry_by_path(self.full_path(path).as_bytes().as_bstr())?;
-        let stat = entry.stat;
-        let same = u64::from(stat.size) == size % (1 << 32)
-            && u64::from(stat.mtime.secs) == mtime_ns / 1_000_000_000
-            && u64::from(stat.mtime.nsecs) == mtime_ns % 1_000_000_000;
-        same.then_some(entry.id)
+        // The index keeps a size's low 32 bits; a file over the read limit may be larger.
+        same_stat(&entry.stat, size % (1 << 32), mtime_ns).then_some(entry.id)
     }
 
     /// How far the work tree is from `HEAD`, as `git status` counts it: tracked files that are
@@ -247,11 +244,7 @@ impl Repository {
                 // Not in the listing (a dotfile the walk skips, say): look at the file itself.
                 None => read(&path).is_none_or(|bytes| blob_id(&bytes) != entry.id),
                 Some(&(size, mtime)) => {
-                    let stat = entry.stat;
-                    let same_stat = u64::from(stat.size) == size
-                        && u64::from(stat.mtime.secs) == mtime / 1_000_000_000
-                        && u64::from(stat.mtime.nsecs) == mtime % 1_000_000_000;
-                    !same_stat && read(&path).is_none_or(|bytes| blob_id(&bytes) != entry.id)
+                    !same_stat(&entry.stat, size, mtime) && read(&path).is_none_or(|bytes| blob_id(&bytes) != entry.id)
                 }
             };
             if staged || modified {
@@ -294,6 +287,14 @@ impl Repository {
         let under = dir.is_empty() || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'));
         under.then(|| path.to_owned())
     }
+}
+
+/// A git-index entry's stat still describes a file of `size` bytes modified at `mtime_ns`
+/// (ns since the epoch): git's shortcut for "unchanged since it was staged".
+fn same_stat(stat: &gix::index::entry::Stat, size: u64, mtime_ns: u64) -> bool {
+    u64::from(stat.size) == size
+        && u64::from(stat.mtime.secs) == mtime_ns / 1_000_000_000
+        && u64::from(stat.mtime.nsecs) == mtime_ns % 1_000_000_000
 }
 
 /// The git blob id of `bytes` (what `git hash-object` prints), to compare worktree bytes

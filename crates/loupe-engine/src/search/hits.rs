@@ -106,7 +106,8 @@ const VENDORED_DIRS: &[&str] = &[
 /// `VENDORED_PENALTY` for a path under a vendored directory, else 0 (`dist/` and
 /// `node_modules/` that were not git-ignored ranked above the project's own code).
 fn vendored_penalty(path: &RepoPath) -> f64 {
-    let vendored = path.parent().components().any(|dir| VENDORED_DIRS.contains(&dir));
+    let dirs = path.as_str().rsplit_once('/').map_or("", |(dirs, _)| dirs);
+    let vendored = dirs.split('/').any(|dir| VENDORED_DIRS.contains(&dir));
     if vendored { VENDORED_PENALTY } else { 0.0 }
 }
 

@@ -102,14 +102,16 @@ pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict
 /// however it is presented (`max_tokens`, `metadata`, `fresh`…) and whichever ref it carries.
 fn issued(session: &Session, request: &ReadRequest) -> bool {
     let key = request.key();
-    session.searches.iter().flat_map(|search| search.read_calls.iter()).any(|call| *call == key)
-        || session.read_calls.iter().any(|call| *call == key)
+    issued_calls(session).any(|call| *call == key)
+}
+
+/// Every read call issued to the session: by its searches and by its reads.
+fn issued_calls(session: &Session) -> impl Iterator<Item = &crate::read::ReadKey> {
+    session.searches.iter().flat_map(|search| search.read_calls.iter()).chain(&session.read_calls)
 }
 
 fn issued_cursor(session: &Session, target: &str, cursor: &str) -> bool {
-    let carries = |call: &crate::read::ReadKey| call.carries_cursor(target, cursor);
-    session.searches.iter().flat_map(|search| search.read_calls.iter()).any(carries)
-        || session.read_calls.iter().any(carries)
+    issued_calls(session).any(|call| call.carries_cursor(target, cursor))
 }
 
 /// Does `candidate` name what this read targets?
