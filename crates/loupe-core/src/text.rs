@@ -140,6 +140,17 @@ pub fn as_utf8(bytes: &[u8]) -> Option<&str> {
     simdutf8::basic::from_utf8(bytes).ok()
 }
 
+/// `bytes` as text when they are plain UTF-8 with `\n` line ends (no BOM, no NUL near the start,
+/// no `\r`): their own decoded text, scanned in place by a search, where only the lines a match
+/// starts on are located. Anything else is decoded first.
+pub fn plain_text(bytes: &[u8]) -> Option<&str> {
+    (!bytes.starts_with(b"\xEF\xBB\xBF")
+        && !bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0)
+        && memchr::memchr(b'\r', bytes).is_none())
+    .then(|| as_utf8(bytes))
+    .flatten()
+}
+
 /// True when the first 8 KiB hold a NUL byte (and no UTF-16 BOM explains it).
 pub fn looks_binary(bytes: &[u8]) -> bool {
     if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {

@@ -8,7 +8,6 @@
 
 mod flow;
 mod graph;
-pub(crate) mod workspace;
 
 use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError};
 use loupe_graph::calls::{family, is_header, is_type_kind};
@@ -24,8 +23,8 @@ use crate::engine::Engine;
 use crate::params;
 use crate::response::{Graph, MetadataLevel, Outcome, next_line};
 use crate::work::Work;
+use crate::workspace::relations::View;
 use graph::{Answer, Side};
-use workspace::View;
 
 const MAX_NODES_DEFAULT: usize = 50;
 const MAX_NODES_CEILING: usize = 500;
@@ -257,7 +256,7 @@ fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, T
     }
     let want_type = request.mode == AnalyzeMode::Types;
     let keep = |definition: &Definition| !want_type || is_type_kind(definition.kind);
-    let resolved = crate::read::symbol::resolve_where(
+    let resolved = crate::workspace::symbols::resolve_where(
         engine,
         "analyze",
         &request.target,

@@ -11,7 +11,7 @@ use loupe_core::Config;
 use loupe_index::{Index, IndexOptions};
 use loupe_vfs::{Exclusions, Journal, Root, WalkOptions};
 
-use crate::{analyze, session};
+use crate::session;
 
 /// loupe's engine for one workspace root.
 #[derive(Debug)]
@@ -31,16 +31,16 @@ pub struct Engine {
     /// lock does it across processes).
     pub(crate) edit_lock: std::sync::Mutex<()>,
     /// The relationship graphs and parsed facts `analyze` works from.
-    pub(crate) relations: analyze::workspace::Relations,
+    pub(crate) relations: crate::workspace::relations::Relations,
     /// Proposed texts of cut diffs, so their cursors continue without the text (R8).
-    pub(crate) proposed: crate::read::diff_preview::ProposedTexts,
+    pub(crate) proposed: crate::workspace::proposals::ProposedTexts,
     /// Calls per legacy name (§12), for `manage metrics`.
     pub(crate) legacy_calls: crate::legacy::LegacyCounts,
     /// Where calls spend their time, stage by stage (`manage metrics`); a server shares one
     /// with its transport (`with_latency_log`).
     latency: Arc<crate::latency::LatencyLog>,
     /// Trigram filters of the files over the index's size limit (`search/oversized.rs`).
-    pub(crate) oversized: crate::search::OversizedFilters,
+    pub(crate) oversized: crate::workspace::oversized::OversizedFilters,
 }
 
 impl Engine {
@@ -71,7 +71,7 @@ impl Engine {
             session,
             journal,
             edit_lock: std::sync::Mutex::new(()),
-            relations: analyze::workspace::Relations::default(),
+            relations: crate::workspace::relations::Relations::default(),
             proposed: Default::default(),
             legacy_calls: Default::default(),
             latency: Default::default(),

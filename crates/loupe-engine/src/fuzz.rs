@@ -160,7 +160,7 @@ fn fuzz_cursor_decoding() {
 /// allocation the bytes do not hold.
 #[test]
 fn fuzz_oversized_filters_decoding() {
-    use crate::search::oversized_for_fuzz::{decode_raw, decode_sealed, sample_body};
+    use crate::workspace::oversized::for_fuzz::{decode_raw, decode_sealed, sample_body};
     let sample = sample_body();
     assert_eq!(decode_sealed(&sample), Some(2), "the sample itself reads back");
     let strategy = (prop::collection::vec(any::<u8>(), 0..96), any::<(usize, u8)>(), any::<usize>(), any::<u32>());

@@ -82,6 +82,7 @@ mod search;
 mod session;
 mod suggest;
 mod work;
+mod workspace;
 
 pub use engine::{Engine, default_index_dir};
 /// The index cache (every root's index directory): listing and pruning, for `loupe cache`.

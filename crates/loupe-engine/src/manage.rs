@@ -255,7 +255,7 @@ fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (
 /// disk come from the index (its walk already left ignored files out).
 fn git_status(engine: &Engine) -> Result<(Option<String>, loupe_git::Dirty), Option<String>> {
     // The same view of git as diff_preview: excluded paths (secrets) are not counted.
-    let repository = crate::read::diff_preview::open_repository(engine).map_err(|error| match error {
+    let repository = crate::workspace::git::open_repository(engine).map_err(|error| match error {
         loupe_git::GitError::Untrusted { .. } => Some(error.to_string()),
         _ => None,
     })?;

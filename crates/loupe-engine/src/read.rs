@@ -9,7 +9,6 @@ pub(crate) mod cursor;
 pub(crate) mod diff_preview;
 mod outline;
 mod parse;
-pub(crate) mod symbol;
 mod window;
 
 pub(crate) use parse::parse;
@@ -188,19 +187,20 @@ pub(crate) fn run(engine: &Engine, request: &ReadRequest, work: &Work) -> Outcom
             diff_preview::run(engine, &diff_request, work)
         }
         Window::Symbol { path, include_context, body } => {
-            symbol::resolve(engine, "read", &request.target, path.as_deref(), &request.original).and_then(|resolved| {
-                let (start, end) = resolved.window(*include_context, *body);
-                let derived = ReadRequest {
-                    target: resolved.path.to_string(),
-                    window: Window::Snippet { start, end, context: 0 },
-                    label: Some(resolved.label()),
-                    ..request.clone()
-                };
-                read_window(engine, &derived).map(|mut outcome| {
-                    outcome.detail.insert("resolved_symbol".into(), resolved.to_json());
-                    outcome
+            crate::workspace::symbols::resolve(engine, "read", &request.target, path.as_deref(), &request.original)
+                .and_then(|resolved| {
+                    let (start, end) = resolved.window(*include_context, *body);
+                    let derived = ReadRequest {
+                        target: resolved.path.to_string(),
+                        window: Window::Snippet { start, end, context: 0 },
+                        label: Some(resolved.label()),
+                        ..request.clone()
+                    };
+                    read_window(engine, &derived).map(|mut outcome| {
+                        outcome.detail.insert("resolved_symbol".into(), resolved.to_json());
+                        outcome
+                    })
                 })
-            })
         }
         _ => read_window(engine, request),
     };

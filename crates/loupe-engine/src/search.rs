@@ -7,7 +7,6 @@
 //! search scans the walk instead and says `index_state: building`.
 
 mod hits;
-mod oversized;
 mod parse;
 mod render;
 
@@ -21,9 +20,6 @@ use crate::engine::Engine;
 use crate::response::{MetadataLevel, Outcome};
 use crate::work::Work;
 use hits::{file_hits, symbol_hits, terms_hits, text_hits};
-pub(crate) use oversized::OversizedFilters;
-#[cfg(test)]
-pub(crate) use oversized::for_fuzz as oversized_for_fuzz;
 use parse::infer;
 use render::render;
 

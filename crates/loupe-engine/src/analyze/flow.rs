@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::AnalyzeRequest;
 use super::graph::Answer;
-use super::workspace::{View, read_text};
+use crate::workspace::relations::{View, read_text};
 
 /// A function-like definition and the variable in it.
 struct Scope {
@@ -74,7 +74,7 @@ fn resolve(view: &View<'_>, request: &AnalyzeRequest) -> Result<Scope, ToolError
     });
     if let Some((function, variable)) = split {
         let keep = |definition: &loupe_syntax::Definition| is_callable(definition.kind);
-        let resolved = crate::read::symbol::resolve_where(
+        let resolved = crate::workspace::symbols::resolve_where(
             view.engine(),
             "analyze",
             function,

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError, text, tokens};
+use loupe_core::{ContentHash, ErrorCode, NextCall, ToolError, text, tokens};
 use loupe_git::{Baseline, GitError, Repository};
 use serde_json::{Map, Value, json};
 
@@ -17,6 +17,7 @@ use crate::engine::Engine;
 use crate::reasons::ReasonCode;
 use crate::response::{Face, Location, MetadataLevel, Outcome, next_line};
 use crate::work::Work;
+use crate::workspace::proposals::{PROPOSED_BYTES, PROPOSED_ENTRIES};
 
 /// A diff_preview request, as `read/parse.rs` parsed it.
 #[derive(Debug, Clone)]
@@ -67,7 +68,7 @@ fn large_note(where_: &str, size: u64) -> String {
 }
 
 pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result<Outcome, ToolError> {
-    let repository = open_repository(engine).map_err(git_error)?;
+    let repository = crate::workspace::git::open_repository(engine).map_err(git_error)?;
     let resolved = engine
         .root()
         .resolve(&request.target)
@@ -287,18 +288,6 @@ fn changed_since_cursor(
     )
     .with_next_call(fresh)
     .with_detail("path", Value::from(path))
-}
-
-/// The repository around the root, with the root's exclusions (§3.1) applied to its
-/// baselines: `HEAD` and the git index hold whatever was ever committed or staged, secrets
-/// included, and what the worktree walk leaves out must not come back from them as "deleted"
-/// or "added". A path that does not normalise is hidden too.
-pub(crate) fn open_repository(engine: &Engine) -> Result<Repository, GitError> {
-    let exclusions = engine.root().exclusions().clone();
-    let repository = Repository::discover(engine.root().canonical())?;
-    Ok(repository.hiding(Box::new(move |path| {
-        RepoPath::normalize(path).is_none_or(|path| exclusions.matching_pattern(&path).is_some())
-    })))
 }
 
 /// The status list of a directory, then each file's diff while the budget lasts. The list is
@@ -966,50 +955,6 @@ struct Page {
 /// Room for the marker of a line cut mid-line.
 const LINE_CUT_MARKER_CHARS: usize = 40;
 
-/// How many proposed texts an engine keeps for cursors to continue, and their total size.
-pub(crate) const PROPOSED_ENTRIES: usize = 8;
-pub(crate) const PROPOSED_BYTES: usize = 8 << 20;
-
-/// The proposed texts of recently cut diffs, keyed by their hash: a cut `diff_preview` with
-/// `content` continues by a cursor that names the hash, so the caller never sends (and pays
-/// for) the same content twice. Bounded in entries and bytes; the oldest goes first, and a
-/// text over the byte bound is never kept (its continuation asks for it again).
-/// A kept proposed text and its hash.
-type HeldText = ([u8; 8], std::sync::Arc<Vec<u8>>);
-
-#[derive(Debug, Default)]
-pub(crate) struct ProposedTexts {
-    entries: std::sync::Mutex<std::collections::VecDeque<HeldText>>,
-}
-
-impl ProposedTexts {
-    pub(crate) fn keep(&self, hash: [u8; 8], bytes: &std::sync::Arc<Vec<u8>>) {
-        if bytes.len() > PROPOSED_BYTES {
-            return;
-        }
-        let Ok(mut entries) = self.entries.lock() else { return };
-        entries.retain(|(held, _)| *held != hash);
-        entries.push_back((hash, std::sync::Arc::clone(bytes)));
-        let mut total: usize = entries.iter().map(|(_, bytes)| bytes.len()).sum();
-        while entries.len() > PROPOSED_ENTRIES || total > PROPOSED_BYTES {
-            let Some((_, gone)) = entries.pop_front() else { break };
-            total -= gone.len();
-        }
-    }
-
-    pub(crate) fn get(&self, hash: &[u8; 8]) -> Option<std::sync::Arc<Vec<u8>>> {
-        let entries = self.entries.lock().ok()?;
-        entries.iter().find(|(held, _)| held == hash).map(|(_, bytes)| std::sync::Arc::clone(bytes))
-    }
-
-    /// Marks a text as just used, so it is the last to go.
-    fn touch(&self, hash: &[u8; 8]) {
-        if let Some(bytes) = self.get(hash) {
-            self.keep(*hash, &bytes);
-        }
-    }
-}
-
 /// Where a cut diff continues (§3.5): for one file, the hashes of both sides and the next line
 /// of the diff; for a directory, the hash of its list of changed files and the next entry.
 /// Anything else than the diff it was issued for is refused, never silently misapplied.
@@ -1155,7 +1100,7 @@ mod tests {
             DiffCursor::decode(
                 &crate::read::cursor::ReadCursor::new(
                     &loupe_core::ContentHash::of(b"x"),
-                    &RepoPath::normalize("a").unwrap(),
+                    &loupe_core::RepoPath::normalize("a").unwrap(),
                     2,
                     0
                 )
@@ -1163,21 +1108,5 @@ mod tests {
             ),
             None
         );
-    }
-
-    #[test]
-    fn proposed_texts_stay_bounded() {
-        let texts = ProposedTexts::default();
-        for number in 0..20u8 {
-            texts.keep([number; 8], &std::sync::Arc::new(vec![number; 10]));
-        }
-        assert!(texts.get(&[0; 8]).is_none());
-        assert!(texts.get(&[19; 8]).is_some());
-        assert_eq!(texts.entries.lock().unwrap().len(), PROPOSED_ENTRIES);
-        texts.keep([99; 8], &std::sync::Arc::new(vec![0; PROPOSED_BYTES + 1]));
-        assert!(texts.get(&[99; 8]).is_none());
-        texts.keep([98; 8], &std::sync::Arc::new(vec![0; PROPOSED_BYTES - 5]));
-        assert!(texts.get(&[98; 8]).is_some());
-        assert!(texts.get(&[19; 8]).is_none(), "the byte bound evicts the oldest");
     }
 }

@@ -9,12 +9,12 @@ use loupe_index::{IndexState, trigram};
 use regex::RegexBuilder;
 use rustc_hash::FxHashMap;
 
-use super::oversized::{Check, Spans};
 use super::parse::{compile_glob, significant_terms, stem};
 use super::smart_case;
 use super::{COUNTED_MATCHES, Hit, MAX_MATCHES, PARTIAL_SYMBOLS, SearchRequest};
 use crate::engine::Engine;
 use crate::work::Work;
+use crate::workspace::oversized::{Check, Spans};
 
 pub(super) fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
     let Some(index) = engine.index_for_query() else { return (Vec::new(), false) };
@@ -477,7 +477,7 @@ impl Verifier<'_> {
         };
         let bytes: &[u8] = bytes;
         let decoded;
-        let lines: Vec<(usize, &str)> = match plain_text(bytes) {
+        let lines: Vec<(usize, &str)> = match text::plain_text(bytes) {
             Some(raw) => plain_lines_to_check(self.scanner, raw),
             None => {
                 let Ok(text) = text::decode(bytes) else { return Vec::new() };
@@ -517,7 +517,7 @@ impl Verifier<'_> {
             if stamp != spans.stamp {
                 return None;
             }
-            let text = plain_text(bytes)?;
+            let text = text::plain_text(bytes)?;
             let lines = plain_lines_to_check(self.scanner, text)
                 .into_iter()
                 .map(|(number, line)| (number + span.first_line - 1, line))
@@ -572,17 +572,6 @@ impl Verifier<'_> {
         }
         hits
     }
-}
-
-/// `bytes` as text when they are plain UTF-8 with `\n` line ends (no BOM, no NUL near the start,
-/// no `\r`): their own decoded text, scanned in place, where only the lines a match starts on
-/// are located. Anything else is decoded first.
-pub(super) fn plain_text(bytes: &[u8]) -> Option<&str> {
-    (!bytes.starts_with(b"\xEF\xBB\xBF")
-        && !bytes[..bytes.len().min(text::BINARY_SNIFF_BYTES)].contains(&0)
-        && memchr::memchr(b'\r', bytes).is_none())
-    .then(|| text::as_utf8(bytes))
-    .flatten()
 }
 
 /// Whether a file's path holds the query (ASCII case aside), which ranks its matches higher.

@@ -247,7 +247,7 @@ impl OversizedFilters {
     fn summarise(stamp: Stamp, bytes: &[u8], chunk_bytes: usize, max_bytes: usize) -> Option<Filter> {
         let hash = ContentHash::of(bytes);
         let decoded;
-        let (text, ranged): (&[u8], bool) = match super::hits::plain_text(bytes) {
+        let (text, ranged): (&[u8], bool) = match loupe_core::text::plain_text(bytes) {
             Some(text) => (text.as_bytes(), true),
             None => match loupe_core::text::decode(bytes) {
                 Ok(text) => {

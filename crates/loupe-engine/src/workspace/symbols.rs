@@ -1,5 +1,5 @@
-//! `read` mode `symbol` (§5), also used by `analyze` for its targets: resolving a symbol name
-//! through the index and confirming it against a fresh parse of the file.
+//! Symbol resolution, shared by `read` mode `symbol` (§5) and `analyze`: a name looked up
+//! through the index and confirmed against a fresh parse of the file.
 //!
 //! The index only says where to look. The span that is read always comes from parsing the
 //! file as it is on disk now, so an edit since the last index update cannot shift the window.
