@@ -11,7 +11,7 @@ mod graph;
 
 use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError};
 use loupe_graph::calls::{family, is_header, is_type_kind};
-use loupe_graph::{Confidence, Resolved, SymbolRef, Workspace, reference_confidence, resolve_call};
+use loupe_graph::{Confidence, Resolved, SymbolRef, Workspace as _, reference_confidence, resolve_call};
 use loupe_index::trigram::plan_literal;
 use loupe_index::{IndexState, Lang, SymbolKind};
 use loupe_syntax::{Definition, FileFacts, RelationKind};
@@ -19,10 +19,10 @@ use serde_json::{Map, Value, json};
 
 use crate::args::choice_enum;
 use crate::args::{Args, Parsed, Rejected};
-use crate::engine::Engine;
 use crate::params;
 use crate::response::{Graph, MetadataLevel, Outcome, next_line};
 use crate::work::Work;
+use crate::workspace::Workspace;
 use crate::workspace::relations::View;
 use graph::{Answer, Side};
 
@@ -86,8 +86,8 @@ pub(crate) struct AnalyzeRequest {
 }
 
 /// Runs a parsed `analyze` call.
-pub(crate) fn run(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Outcome {
-    answer(engine, request, work)
+pub(crate) fn run(workspace: &Workspace, request: &AnalyzeRequest, work: &Work) -> Outcome {
+    answer(workspace, request, work)
         .unwrap_or_else(|error| {
             Outcome::failure("analyze", Some(request.mode.to_string()), Some(request.target.clone()), error)
         })
@@ -160,8 +160,8 @@ enum Target {
     Variable,
 }
 
-fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outcome, ToolError> {
-    let index = engine.index_for_query().ok_or_else(|| {
+fn answer(workspace: &Workspace, request: &AnalyzeRequest, work: &Work) -> Result<Outcome, ToolError> {
+    let index = workspace.index_for_query().ok_or_else(|| {
         ToolError::new(ErrorCode::IndexNotReady, "this server runs without an index", "restart loupe with an index dir")
     })?;
     // While the first build runs the graphs cover the files indexed so far (after the bounded
@@ -170,7 +170,7 @@ fn answer(engine: &Engine, request: &AnalyzeRequest, work: &Work) -> Result<Outc
         let status = index.status();
         (status.files.max(status.files_done), status.files_total)
     });
-    let view = View::new(engine, index, work);
+    let view = View::new(workspace, index, work);
     let target = resolve_target(&view, request)?;
     let mut answer = Answer::new(request.max_nodes);
     if let (AnalyzeMode::Calls, Target::Symbol(symbol)) = (request.mode, &target)
@@ -232,13 +232,13 @@ fn direct_calls(
 }
 
 fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, ToolError> {
-    let engine = view.engine();
+    let workspace = view.workspace();
     if request.mode == AnalyzeMode::DataFlow {
         return Ok(Target::Variable);
     }
     let as_file = match request.target_type {
         TargetType::Symbol => None,
-        wanted => match engine.root().resolve(&request.target) {
+        wanted => match workspace.root().resolve(&request.target) {
             Ok(resolved) if resolved.real.as_ref().is_some_and(|real| real.is_file()) => Some(resolved.path),
             Ok(_) | Err(_) if wanted == TargetType::File => {
                 return Err(ToolError::new(
@@ -257,7 +257,7 @@ fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, T
     let want_type = request.mode == AnalyzeMode::Types;
     let keep = |definition: &Definition| !want_type || is_type_kind(definition.kind);
     let resolved = crate::workspace::symbols::resolve_where(
-        engine,
+        workspace,
         "analyze",
         &request.target,
         request.path.as_deref(),

@@ -119,8 +119,10 @@ impl Engine {
                     self.wait_for_index(work);
                 }
                 match call {
-                    ToolCall::Read(request) => self.session_layer().read(self, context, Ok(request), work),
-                    ToolCall::Search(request) => self.session_layer().search(self, context, Ok(request), work),
+                    ToolCall::Read(request) => self.session_layer().read(self.workspace(), context, Ok(request), work),
+                    ToolCall::Search(request) => {
+                        self.session_layer().search(self.workspace(), context, Ok(request), work)
+                    }
                     call => {
                         let outcome = latency::timed(Stage::Tool, || self.run(context, &call, work));
                         outcome.render(self.config().structured_content)
@@ -128,9 +130,11 @@ impl Engine {
                 }
             }
             // A refused read or search still counts in its session (§9.3).
-            Err(rejected) if rejected.tool == "read" => self.session_layer().read(self, context, Err(rejected), work),
+            Err(rejected) if rejected.tool == "read" => {
+                self.session_layer().read(self.workspace(), context, Err(rejected), work)
+            }
             Err(rejected) if rejected.tool == "search" => {
-                self.session_layer().search(self, context, Err(rejected), work)
+                self.session_layer().search(self.workspace(), context, Err(rejected), work)
             }
             Err(rejected) => rejected.into_outcome().render(self.config().structured_content),
         }
@@ -240,7 +244,7 @@ impl Engine {
         let line = line?;
         let path = RepoPath::normalize(path)?;
         let lang = loupe_index::Lang::from_path(path.as_str())?;
-        let bytes = self.root().read_indexed(&path, self.config().max_file_bytes).ok()?;
+        let bytes = self.workspace().root().read_indexed(&path, self.config().max_file_bytes).ok()?;
         let decoded = loupe_core::text::decode(&bytes).ok()?;
         let definitions = loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Definitions).definitions;
         let around = definitions
@@ -257,7 +261,7 @@ impl Engine {
     fn wait_for_index(&self, work: &Work) {
         let Some(index) = self.index() else { return };
         // Only a build that runs can end the wait (a one-shot command builds none).
-        if !self.building_in_background.load(std::sync::atomic::Ordering::Acquire) {
+        if !self.workspace().building_in_background() {
             return;
         }
         let building = || {
@@ -282,10 +286,10 @@ impl Engine {
 
     fn run(&self, context: &CallContext, call: &ToolCall, work: &Work) -> Outcome {
         match call {
-            ToolCall::Read(request) => read::run(self, request, work),
-            ToolCall::Search(request) => search::run(self, request, work),
-            ToolCall::Analyze(request) => analyze::run(self, request, work),
-            ToolCall::Edit(request) => edit::run(self, request),
+            ToolCall::Read(request) => read::run(self.workspace(), request, work),
+            ToolCall::Search(request) => search::run(self.workspace(), request, work),
+            ToolCall::Analyze(request) => analyze::run(self.workspace(), request, work),
+            ToolCall::Edit(request) => edit::run(self.workspace(), request),
             ToolCall::Manage(request) => manage::run(self, context, request, work),
         }
     }

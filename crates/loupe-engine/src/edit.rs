@@ -19,9 +19,9 @@ use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError};
 use loupe_vfs::{FileChange, Plan};
 use serde_json::json;
 
-use crate::engine::Engine;
 use crate::reasons::ReasonCode;
 use crate::response::{MetadataLevel, Outcome};
+use crate::workspace::Workspace;
 use failures::{combine, decode_for_diff, syntax_count, syntax_status, vfs_error};
 use render::render;
 use text_ops::{apply_one, encode};
@@ -117,9 +117,9 @@ pub(crate) struct EditRequest {
 }
 
 /// Runs a parsed `edit` call.
-pub(crate) fn run(engine: &Engine, request: &EditRequest) -> Outcome {
+pub(crate) fn run(workspace: &Workspace, request: &EditRequest) -> Outcome {
     let EditRequest { options, specs } = request;
-    if engine.config().read_only && !options.dry_run {
+    if workspace.config().read_only && !options.dry_run {
         return Outcome::failure(
             "edit",
             None,
@@ -132,21 +132,21 @@ pub(crate) fn run(engine: &Engine, request: &EditRequest) -> Outcome {
         );
     }
     // Edits to one root are serialised: validation and apply see one state of the disk.
-    let _serial = engine.edit_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    match execute(engine, options, specs.clone()) {
+    let _serial = workspace.edit_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match execute(workspace, options, specs.clone()) {
         Ok(outcome) => outcome,
         Err(error) => Outcome::failure("edit", None, None, error),
     }
     .with_metadata(options.metadata)
 }
 
-fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<Outcome, ToolError> {
+fn execute(workspace: &Workspace, options: &Options, specs: Vec<EditSpec>) -> Result<Outcome, ToolError> {
     let total_edits = specs.len();
     let mut files: BTreeMap<String, FileState> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     let mut failures: Vec<Failure> = Vec::new();
     for spec in specs {
-        let state = match file_for(engine, &mut files, &mut order, &spec.path_input) {
+        let state = match file_for(workspace, &mut files, &mut order, &spec.path_input) {
             Ok(key) => files.get_mut(&key),
             Err(error) => {
                 failures.push(Failure { index: spec.index, path: spec.path_input.clone(), error });
@@ -241,7 +241,7 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<O
     let proposals = if options.dry_run { std::mem::take(&mut changes) } else { Vec::new() };
     let mut transaction_id = None;
     if !options.dry_run && !changes.is_empty() {
-        let Some(journal) = engine.journal() else {
+        let Some(journal) = workspace.journal() else {
             return Err(ToolError::new(
                 ErrorCode::IoError,
                 "the edit journal could not be opened, so edits are disabled",
@@ -250,12 +250,12 @@ fn execute(engine: &Engine, options: &Options, specs: Vec<EditSpec>) -> Result<O
         };
         let paths: Vec<RepoPath> = changes.iter().map(|change| change.path.clone()).collect();
         let applied = journal.apply(Plan { changes, create_dirs: options.create_missing_dirs }).map_err(apply_error)?;
-        if let Some(index) = engine.index() {
+        if let Some(index) = workspace.index() {
             index.update_paths(&paths);
         }
         transaction_id = Some(applied.transaction_id);
     }
-    Ok(render(engine, options, &reports, transaction_id, reason_codes, &proposals))
+    Ok(render(workspace, options, &reports, transaction_id, reason_codes, &proposals))
 }
 
 /// What checking one file's new bytes found.
@@ -281,12 +281,12 @@ fn analyze(state: &FileState, new_bytes: Option<&[u8]>, check: SyntaxCheck) -> A
 
 /// Loads a file into the call's working set on first use; returns its key.
 fn file_for(
-    engine: &Engine,
+    workspace: &Workspace,
     files: &mut BTreeMap<String, FileState>,
     order: &mut Vec<String>,
     input: &str,
 ) -> Result<String, ToolError> {
-    let resolved = engine.root().resolve(input).map_err(vfs_error)?;
+    let resolved = workspace.root().resolve(input).map_err(vfs_error)?;
     let key = resolved.path.to_string();
     if files.contains_key(&key) {
         return Ok(key);
@@ -294,9 +294,9 @@ fn file_for(
     if resolved.path.is_root() {
         return Err(ToolError::invalid_args("the workspace root is a directory, not a file", "name a file to edit"));
     }
-    let link = engine.root().canonical().join(resolved.path.as_str());
+    let link = workspace.root().canonical().join(resolved.path.as_str());
     if std::fs::symlink_metadata(&link).is_ok_and(|metadata| metadata.file_type().is_symlink()) {
-        let target = resolved.real.as_ref().and_then(|real| real.strip_prefix(engine.root().canonical()).ok());
+        let target = resolved.real.as_ref().and_then(|real| real.strip_prefix(workspace.root().canonical()).ok());
         let mut error = ToolError::invalid_args(
             format!("`{}` is a symlink; loupe never writes through a symlink", resolved.path),
             match target {
@@ -311,7 +311,7 @@ fn file_for(
         return Err(error);
     }
     let original = match &resolved.real {
-        Some(_) => Some(engine.root().read(&resolved, engine.config().max_file_bytes).map_err(vfs_error)?.bytes),
+        Some(_) => Some(workspace.root().read(&resolved, workspace.config().max_file_bytes).map_err(vfs_error)?.bytes),
         None => None,
     };
     let hash = original.as_deref().map(ContentHash::of);

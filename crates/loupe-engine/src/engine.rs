@@ -1,81 +1,39 @@
-//! `Engine`: one workspace root's state (configuration, root, index, journal, session layer,
-//! relationship graphs) and the dispatcher every adapter calls (`call_in`, `call`).
-//!
-//! The engine opens its root through `loupe-vfs`, its index through `loupe-index`, and the
-//! journal (finishing or rolling back an interrupted transaction) before any call is served.
+//! `Engine`: one workspace root served: the `Workspace` the tools share, the session layer
+//! (§9), the latency log and the legacy names' counters, and the dispatcher every adapter calls
+//! (`call_in`, `call`, in `dispatch.rs`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use loupe_core::Config;
-use loupe_index::{Index, IndexOptions};
-use loupe_vfs::{Exclusions, Journal, Root, WalkOptions};
+use loupe_index::Index;
 
 use crate::session;
+use crate::workspace::Workspace;
 
 /// loupe's engine for one workspace root.
 #[derive(Debug)]
 pub struct Engine {
-    config: Config,
-    root: Root,
-    index: Option<Arc<Index>>,
-    watcher: std::sync::Mutex<Option<loupe_index::IndexWatcher>>,
-    /// A build runs in the background (a server): calls that need the index wait for it.
-    pub(crate) building_in_background: std::sync::atomic::AtomicBool,
+    workspace: Arc<Workspace>,
     /// The session layer (§9): every read and search passes through it.
     session: session::SessionLayer,
-    /// The edit journal, the only writer into the repository; `None` when its directory
-    /// could not be opened (edits then fail with `IO_ERROR`).
-    journal: Option<Arc<Journal>>,
-    /// Serialises edits, undo and redo of this root within the process (the journal's file
-    /// lock does it across processes).
-    pub(crate) edit_lock: std::sync::Mutex<()>,
-    /// The relationship graphs and parsed facts `analyze` works from.
-    pub(crate) relations: crate::workspace::relations::Relations,
-    /// Proposed texts of cut diffs, so their cursors continue without the text (R8).
-    pub(crate) proposed: crate::workspace::proposals::ProposedTexts,
     /// Calls per legacy name (§12), for `manage metrics`.
     pub(crate) legacy_calls: crate::legacy::LegacyCounts,
     /// Where calls spend their time, stage by stage (`manage metrics`); a server shares one
     /// with its transport (`with_latency_log`).
     latency: Arc<crate::latency::LatencyLog>,
-    /// Trigram filters of the files over the index's size limit (`search/oversized.rs`).
-    pub(crate) oversized: crate::workspace::oversized::OversizedFilters,
 }
 
 impl Engine {
     /// Opens the engine on `config.root` (which `config::load` always sets).
     pub fn new(config: Config) -> Result<Engine, String> {
-        let root_path = match &config.root {
-            Some(root) => root.clone(),
-            None => {
-                std::env::current_dir().map_err(|error| format!("cannot determine the current directory: {error}"))?
-            }
-        };
-        let exclusions = Exclusions::new(&config.exclude, &config.allow)
-            .map_err(|error| format!("configuration key `exclude`/`allow`: {error}"))?;
-        let root = Root::open(&root_path, exclusions)
-            .map_err(|error| format!("cannot open workspace root `{}`: {error}", root_path.display()))?;
-        let index_dir = config.index_dir.clone().unwrap_or_else(|| default_index_dir(root.canonical()));
-        loupe_index::make_private_dir(&index_dir).map_err(|error| format!("{error} (`{}`)", index_dir.display()))?;
-        let session = session::SessionLayer::new(&config, root.canonical(), &index_dir);
-        let journal = open_journal(&root, &index_dir, config.read_only);
-        let options = IndexOptions { index_dir, max_file_bytes: config.max_index_file_bytes, threads: index_threads() };
-        let index = Some(Arc::new(Index::open(root.clone(), options)));
+        let workspace = Workspace::open(config)?;
+        let session = session::SessionLayer::new(workspace.config(), workspace.root_path(), workspace.index_dir());
         Ok(Engine {
-            config,
-            root,
-            index,
-            watcher: std::sync::Mutex::new(None),
-            building_in_background: std::sync::atomic::AtomicBool::new(false),
+            workspace: Arc::new(workspace),
             session,
-            journal,
-            edit_lock: std::sync::Mutex::new(()),
-            relations: crate::workspace::relations::Relations::default(),
-            proposed: Default::default(),
             legacy_calls: Default::default(),
             latency: Default::default(),
-            oversized: Default::default(),
         })
     }
 
@@ -90,128 +48,42 @@ impl Engine {
         &self.latency
     }
 
-    /// The index, when this engine has one. Lookups from it are proposals to verify.
-    pub fn index(&self) -> Option<&Arc<Index>> {
-        self.index.as_ref()
+    /// What the tools share: configuration, root, index, journal and caches.
+    pub(crate) fn workspace(&self) -> &Workspace {
+        &self.workspace
     }
 
-    /// The index for a query: when a persisted snapshot is loading, this waits for it, which
-    /// answers sooner than serving "building" results from a scan of the disk.
-    pub(crate) fn index_for_query(&self) -> Option<&Arc<Index>> {
-        let index = self.index.as_ref()?;
-        index.load_snapshot();
-        Some(index)
+    /// The index, when this engine has one. Lookups from it are proposals to verify.
+    pub fn index(&self) -> Option<&Arc<Index>> {
+        self.workspace.index()
     }
 
     /// Brings the index up to date with the disk (a cold build the first time).
     pub fn refresh_index(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Option<loupe_index::RefreshStats> {
-        self.index.as_ref().map(|index| index.refresh(progress))
+        self.workspace.refresh_index(progress)
     }
 
     /// For a long-running server: builds or reconciles the index on a background thread,
     /// then keeps it current with a file watcher. Queries meanwhile are served from what is
     /// ready, marked `index_state: building`.
-    pub fn start_background_indexing(self: &Arc<Self>) {
-        self.start_background_indexing_after(std::time::Duration::ZERO);
+    pub fn start_background_indexing(&self) {
+        self.workspace.start_background_indexing_after(std::time::Duration::ZERO);
     }
 
     /// `start_background_indexing`, the build held back by `delay` (a test hook, so tests can
     /// watch a server whose build is still running); calls wait for it from now on.
     #[doc(hidden)]
-    pub fn start_background_indexing_after(self: &Arc<Self>, delay: std::time::Duration) {
-        self.building_in_background.store(true, std::sync::atomic::Ordering::Release);
-        let engine = Arc::clone(self);
-        let spawned = std::thread::Builder::new().name("loupe-index".into()).spawn(move || {
-            std::thread::sleep(delay);
-            // A persisted index serves at once (queries wait for it rather than scan).
-            if let Some(index) = engine.index() {
-                index.load_snapshot();
-            }
-            // The first answers need the tokenizer and a free core: let the vocabulary build,
-            // and the client's opening calls through, before reconciling competes for the cores.
-            loupe_core::tokens::warm_up();
-            std::thread::sleep(INDEX_START_DELAY);
-            // The watches go in before the build walks the tree, and their events are read
-            // after it: whatever changes while it runs is in its walk or an event, and the
-            // build is the watcher's first reconcile. Started after the build instead, the
-            // watcher's own walk left seconds in which a file written during the build was
-            // missing from answers marked ready (a soak's probe, 2026-11-27).
-            let prepared = engine.index().and_then(|index| match loupe_index::prepare_watch(Arc::clone(index)) {
-                Ok(prepared) => Some(prepared),
-                Err(error) => {
-                    tracing::warn!("{error}; the index will not follow changes on disk");
-                    None
-                }
-            });
-            let stats = engine.refresh_index(&|_, _| {});
-            // The build is over: calls no longer wait for it (an index left `building`, as a
-            // damaged one is, answers from a direct scan rather than make every call wait).
-            engine.building_in_background.store(false, std::sync::atomic::Ordering::Release);
-            let Some(stats) = stats else { return };
-            if stats.interrupted {
-                // The session is ending: what was built is kept as a checkpoint, nothing to watch.
-                tracing::info!(?stats, "index build interrupted");
-                return;
-            }
-            tracing::info!(?stats, "index ready");
-            if let Some(prepared) = prepared {
-                match prepared.start() {
-                    Ok(watcher) => {
-                        if let Ok(mut slot) = engine.watcher.lock() {
-                            *slot = Some(watcher);
-                        }
-                    }
-                    Err(error) => tracing::warn!("{error}; the index will not follow changes on disk"),
-                }
-            }
-            // The files over the index's size limit, summarised now (Linux: 102 of them, 424 MB;
-            // seconds of CPU) on a thread of their own, so the first searches need not scan them.
-            if let Some(index) = engine.index() {
-                engine.oversized.learn_in_background(&engine.root, index, engine.config.max_file_bytes);
-            }
-        });
-        if let Err(error) = spawned {
-            tracing::warn!("cannot start background indexing: {error}");
-        }
-    }
-
-    pub(crate) fn journal(&self) -> Option<&Journal> {
-        self.journal.as_deref()
-    }
-
-    pub(crate) fn walk_options(&self) -> WalkOptions {
-        WalkOptions { max_file_bytes: self.config.max_index_file_bytes, threads: index_threads() }
-    }
-
-    /// The source files (a language loupe parses) whose text holds `name`, any case, with the
-    /// bytes read: where a definition of it can be while the first index build runs and the
-    /// name map is not there yet (§7). A direct scan, as `rg -il` would do.
-    pub(crate) fn source_files_mentioning(&self, name: &str) -> Vec<(loupe_core::RepoPath, Vec<u8>)> {
-        let Ok(finder) = regex::bytes::RegexBuilder::new(&regex::escape(name)).case_insensitive(true).build() else {
-            return Vec::new();
-        };
-        self.root
-            .walk(self.walk_options())
-            .into_iter()
-            .filter(|entry| loupe_index::Lang::from_path(entry.path.as_str()).is_some())
-            .filter_map(|entry| {
-                let bytes = self.root.read_indexed(&entry.path, self.config.max_index_file_bytes).ok()?;
-                finder.is_match(&bytes).then_some((entry.path, bytes))
-            })
-            .collect()
+    pub fn start_background_indexing_after(&self, delay: std::time::Duration) {
+        self.workspace.start_background_indexing_after(delay);
     }
 
     pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    pub(crate) fn root(&self) -> &Root {
-        &self.root
+        self.workspace.config()
     }
 
     /// The canonical workspace root.
     pub fn root_path(&self) -> &Path {
-        self.root.canonical()
+        self.workspace.root_path()
     }
 
     pub(crate) fn session_layer(&self) -> &session::SessionLayer {
@@ -220,7 +92,7 @@ impl Engine {
 
     /// True while a file watcher keeps the index current.
     pub fn is_watching(&self) -> bool {
-        self.watcher.lock().is_ok_and(|slot| slot.is_some())
+        self.workspace.is_watching()
     }
 
     /// Writes the analytics events still queued (waiting at most `timeout`): for a process
@@ -235,53 +107,4 @@ impl Engine {
     pub fn park_analytics_for_tests(&mut self, capacity: usize) {
         self.session.replace_analytics(session::analytics::AnalyticsQueue::parked(capacity));
     }
-}
-
-/// `$XDG_CACHE_HOME/loupe/<workspace_hash>` (§2), outside the repository.
-pub fn default_index_dir(canonical_root: &Path) -> PathBuf {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|value| !value.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    cache.join("loupe").join(loupe_core::path::workspace_hash(canonical_root))
-}
-
-/// Opens the edit journal in `<index_dir>/journal` and finishes or rolls back a transaction
-/// a crash interrupted, before any call is served. A read-only server writes nothing, not even
-/// to recover: it names the interrupted transactions and leaves them for a writable start.
-fn open_journal(root: &Root, index_dir: &Path, read_only: bool) -> Option<Arc<Journal>> {
-    let dir = index_dir.join("journal");
-    let opened = if read_only { Journal::open_read_only(root.clone(), dir) } else { Journal::open(root.clone(), dir) };
-    match opened {
-        Ok((journal, recovery)) => {
-            if !recovery.rolled_back.is_empty() || !recovery.completed.is_empty() {
-                tracing::warn!(?recovery, "recovered interrupted edit transactions");
-            }
-            for path in &recovery.left_alone {
-                tracing::warn!("`{path}` changed during an interrupted edit; left as it is");
-            }
-            for record in &recovery.quarantined {
-                tracing::warn!("a damaged edit journal record was moved to `journal/{record}`; edits go on");
-            }
-            if !recovery.pending_left.is_empty() {
-                tracing::warn!(
-                    "read-only: interrupted edit transactions {:?} were left as they are; start loupe without `read_only` to recover them",
-                    recovery.pending_left
-                );
-            }
-            Some(Arc::new(journal))
-        }
-        Err(error) => {
-            tracing::warn!("cannot open the edit journal: {error}; edits are disabled");
-            None
-        }
-    }
-}
-
-/// How long a server waits, once the tokenizer is ready, before its first index build starts.
-const INDEX_START_DELAY: std::time::Duration = std::time::Duration::from_millis(150);
-
-fn index_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, usize::from)
 }

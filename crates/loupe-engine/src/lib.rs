@@ -84,7 +84,7 @@ mod suggest;
 mod work;
 mod workspace;
 
-pub use engine::{Engine, default_index_dir};
+pub use engine::Engine;
 /// The index cache (every root's index directory): listing and pruning, for `loupe cache`.
 pub use loupe_index::cache as index_cache;
 /// The index's state as the engine reports it (plain data; adapters need not know the index).
@@ -92,3 +92,4 @@ pub use loupe_index::{IndexState, IndexStatus, RefreshStats};
 pub use response::{Location, MetadataLevel, Response};
 pub use session::CallContext;
 pub use work::{Progress, Work};
+pub use workspace::default_index_dir;

@@ -120,6 +120,7 @@ fn reindex(engine: &Engine, path: Option<&str>, work: &Work) -> Result<Outcome, 
     let file = match path {
         Some(path) => {
             let resolved = engine
+                .workspace()
                 .root()
                 .resolve(path)
                 .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
@@ -255,7 +256,7 @@ fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (
 /// disk come from the index (its walk already left ignored files out).
 fn git_status(engine: &Engine) -> Result<(Option<String>, loupe_git::Dirty), Option<String>> {
     // The same view of git as diff_preview: excluded paths (secrets) are not counted.
-    let repository = crate::workspace::git::open_repository(engine).map_err(|error| match error {
+    let repository = crate::workspace::git::open_repository(engine.workspace()).map_err(|error| match error {
         loupe_git::GitError::Untrusted { .. } => Some(error.to_string()),
         _ => None,
     })?;
@@ -264,15 +265,16 @@ fn git_status(engine: &Engine) -> Result<(Option<String>, loupe_git::Dirty), Opt
             index.files().into_iter().map(|file| (file.path.to_string(), file.size, file.mtime_ns)).collect()
         }
         None => engine
+            .workspace()
             .root()
-            .walk(engine.walk_options())
+            .walk(engine.workspace().walk_options())
             .into_iter()
             .map(|entry| (entry.path.to_string(), entry.size, entry.mtime_ns))
             .collect(),
     };
     let read = |path: &str| {
         let path = loupe_core::RepoPath::normalize(path)?;
-        engine.root().read_indexed(&path, engine.config().max_file_bytes).ok()
+        engine.workspace().root().read_indexed(&path, engine.config().max_file_bytes).ok()
     };
     let dirty = repository.dirty(&files, &read).map_err(|_| None)?;
     Ok((repository.branch(), dirty))
@@ -316,14 +318,14 @@ fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> 
     ));
     // The memory of the bounded caches a long-running server fills (estimated as their budgets
     // count it): what a soak tells apart from growth.
-    let (facts_files, facts_bytes) = engine.relations.facts_cache_size();
-    let (filter_files, filter_bytes) = engine.oversized.size();
+    let (facts_files, facts_bytes) = engine.workspace().relations.facts_cache_size();
+    let (filter_files, filter_bytes) = engine.workspace().oversized.size();
     // Oversized files the background learner has yet to summarise: searches scan them until
     // it has (a benchmark waits for 0 to measure a settled server).
-    let filter_pending = engine
-        .index()
-        .filter(|index| index.state() == loupe_index::IndexState::Ready)
-        .map_or(0, |index| engine.oversized.pending(engine.root(), index, engine.config().max_file_bytes));
+    let filter_pending =
+        engine.index().filter(|index| index.state() == loupe_index::IndexState::Ready).map_or(0, |index| {
+            engine.workspace().oversized.pending(engine.workspace().root(), index, engine.config().max_file_bytes)
+        });
     face.push_str(&format!(
         "caches: sessions {} KiB · analyze facts {} KiB in {facts_files} files · filters of oversized files {} KiB in {filter_files} files, {filter_pending} to make\n",
         session["live_sessions_bytes"].as_u64().unwrap_or(0) / 1024,
@@ -333,8 +335,8 @@ fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> 
     let caches = json!({
         "analyze_facts_files": facts_files, "analyze_facts_bytes": facts_bytes,
         "oversized_filter_files": filter_files, "oversized_filter_bytes": filter_bytes,
-        "oversized_filter_pending": filter_pending, "oversized_filters_learned": engine.oversized.learned(),
-        "oversized_spans_read": engine.oversized.spans_read(),
+        "oversized_filter_pending": filter_pending, "oversized_filters_learned": engine.workspace().oversized.learned(),
+        "oversized_spans_read": engine.workspace().oversized.spans_read(),
     });
     // Where the calls of this server spent their time, stage by stage (`latency.rs`): in the
     // full envelope only, as timings would make the face differ from call to call.

@@ -17,9 +17,9 @@ use window::read_window;
 use serde_json::{Map, Value};
 
 use crate::args::choice_enum;
-use crate::engine::Engine;
 use crate::response::{MetadataLevel, Outcome};
 use crate::work::Work;
+use crate::workspace::Workspace;
 
 /// A caller's budget caps, before server ceilings.
 #[derive(Debug, Clone, Copy, Default)]
@@ -156,11 +156,11 @@ impl ReadRequest {
 }
 
 /// Runs a parsed read.
-pub(crate) fn run(engine: &Engine, request: &ReadRequest, work: &Work) -> Outcome {
+pub(crate) fn run(workspace: &Workspace, request: &ReadRequest, work: &Work) -> Outcome {
     let metadata = request.metadata;
     let result = match &request.window {
         Window::Outline { depth, include_docs } => outline::outline(
-            engine,
+            workspace,
             &outline::OutlineRequest {
                 target: &request.target,
                 depth: *depth,
@@ -184,10 +184,10 @@ pub(crate) fn run(engine: &Engine, request: &ReadRequest, work: &Work) -> Outcom
                 max_chars: request.caps.max_preview_chars,
                 metadata,
             };
-            diff_preview::run(engine, &diff_request, work)
+            diff_preview::run(workspace, &diff_request, work)
         }
         Window::Symbol { path, include_context, body } => {
-            crate::workspace::symbols::resolve(engine, "read", &request.target, path.as_deref(), &request.original)
+            crate::workspace::symbols::resolve(workspace, "read", &request.target, path.as_deref(), &request.original)
                 .and_then(|resolved| {
                     let (start, end) = resolved.window(*include_context, *body);
                     let derived = ReadRequest {
@@ -196,13 +196,13 @@ pub(crate) fn run(engine: &Engine, request: &ReadRequest, work: &Work) -> Outcom
                         label: Some(resolved.label()),
                         ..request.clone()
                     };
-                    read_window(engine, &derived).map(|mut outcome| {
+                    read_window(workspace, &derived).map(|mut outcome| {
                         outcome.detail.insert("resolved_symbol".into(), resolved.to_json());
                         outcome
                     })
                 })
         }
-        _ => read_window(engine, request),
+        _ => read_window(workspace, request),
     };
     result
         .unwrap_or_else(|error| {

@@ -16,9 +16,9 @@ use loupe_index::{IndexState, SymbolHit};
 use serde_json::{Map, Value};
 
 use crate::args::choice_enum;
-use crate::engine::Engine;
 use crate::response::{MetadataLevel, Outcome};
 use crate::work::Work;
+use crate::workspace::Workspace;
 use hits::{file_hits, symbol_hits, terms_hits, text_hits};
 use parse::infer;
 use render::render;
@@ -125,16 +125,16 @@ impl SearchRequest {
 }
 
 /// Runs a parsed search.
-pub(crate) fn run(engine: &Engine, request: &SearchRequest, work: &Work) -> Outcome {
-    execute(engine, request, work)
+pub(crate) fn run(workspace: &Workspace, request: &SearchRequest, work: &Work) -> Outcome {
+    execute(workspace, request, work)
         .unwrap_or_else(|error| {
             Outcome::failure("search", Some(request.kind.to_string()), Some(request.query.clone()), error)
         })
         .with_metadata(request.metadata)
 }
 
-fn execute(engine: &Engine, request: &SearchRequest, work: &Work) -> Result<Outcome, ToolError> {
-    let index = engine.index_for_query();
+fn execute(workspace: &Workspace, request: &SearchRequest, work: &Work) -> Result<Outcome, ToolError> {
+    let index = workspace.index_for_query();
     let index_state = index.map_or(IndexState::Building, |index| index.state());
     let (effective, inferred) = match request.kind {
         SearchKind::Auto => (infer(&request.query), true),
@@ -143,18 +143,18 @@ fn execute(engine: &Engine, request: &SearchRequest, work: &Work) -> Result<Outc
     let mut fell_back = false;
     let searched_all = |(hits, lower_bound): (Vec<Hit>, bool)| (hits, lower_bound, 0);
     let mut hits = match effective {
-        SearchKind::Symbol => searched_all(symbol_hits(engine, request)),
-        SearchKind::File => searched_all(file_hits(engine, request, false)),
-        SearchKind::Directory => searched_all(file_hits(engine, request, true)),
-        SearchKind::Regex => text_hits(engine, request, true, request.page_end(), work)?,
-        SearchKind::Text | SearchKind::Auto => text_hits(engine, request, false, request.page_end(), work)?,
-        SearchKind::Terms => terms_hits(engine, request, work)?,
+        SearchKind::Symbol => searched_all(symbol_hits(workspace, request)),
+        SearchKind::File => searched_all(file_hits(workspace, request, false)),
+        SearchKind::Directory => searched_all(file_hits(workspace, request, true)),
+        SearchKind::Regex => text_hits(workspace, request, true, request.page_end(), work)?,
+        SearchKind::Text | SearchKind::Auto => text_hits(workspace, request, false, request.page_end(), work)?,
+        SearchKind::Terms => terms_hits(workspace, request, work)?,
     };
     let mut used = effective;
     if inferred && effective == SearchKind::Symbol && hits.0.is_empty() {
         fell_back = true;
         used = SearchKind::Text;
-        hits = text_hits(engine, request, false, request.page_end(), work)?;
+        hits = text_hits(workspace, request, false, request.page_end(), work)?;
     }
     let (mut hits, lower_bound, not_searched) = hits;
     hits.sort_by(|left, right| {
@@ -165,9 +165,9 @@ fn execute(engine: &Engine, request: &SearchRequest, work: &Work) -> Result<Outc
             .then_with(|| left.line.cmp(&right.line))
     });
     let terms = if used == SearchKind::Terms { parse::significant_terms(&request.query) } else { Vec::new() };
-    let unwalkable = engine.index().map_or(0, |index| index.unwalkable());
+    let unwalkable = workspace.index().map_or(0, |index| index.unwalkable());
     let found = Found { hits, lower_bound, not_searched, unwalkable, terms };
-    Ok(render(engine, request, used, inferred, fell_back, index_state, found))
+    Ok(render(workspace, request, used, inferred, fell_back, index_state, found))
 }
 
 /// What a search found: the hits, whether the total is a lower bound (the 2,000-match cut),

@@ -65,13 +65,13 @@ pub use identity::CallContext;
 pub(crate) use identity::normalize_lexically;
 
 use crate::args::Parsed;
-use crate::engine::Engine;
 use crate::latency::{Stage, timed};
 use crate::read::{ReadKey, ReadMode, ReadRequest};
 use crate::reasons::ReasonCode;
 use crate::response::{MetadataLevel, Outcome, Response};
 use crate::search::SearchRequest;
 use crate::work::Work;
+use crate::workspace::Workspace;
 use analytics::{AnalyticsQueue, Event};
 use budget::BudgetState;
 use gate::{ReadShape, Verdict};
@@ -80,7 +80,7 @@ use metrics::ReadSample;
 use stabilization::Stabilization;
 use store::{Candidate, SearchRecord, Session, SessionStore};
 
-/// The session layer of one engine.
+/// The session layer of one workspace.
 #[derive(Debug)]
 pub(crate) struct SessionLayer {
     workspace_hash: String,
@@ -159,12 +159,12 @@ impl SessionLayer {
     /// which is answered before any refusal of the session layer).
     pub(crate) fn read(
         &self,
-        engine: &Engine,
+        workspace: &Workspace,
         context: &CallContext,
         parsed: Parsed<ReadRequest>,
         work: &Work,
     ) -> Response {
-        let config = engine.config();
+        let config = workspace.config();
         let request = match parsed {
             Ok(request) => request,
             Err(rejected) => {
@@ -196,7 +196,7 @@ impl SessionLayer {
                 }
             }
         };
-        let outcome = timed(Stage::Tool, || crate::read::run(engine, &request, work));
+        let outcome = timed(Stage::Tool, || crate::read::run(workspace, &request, work));
         self.after_read(config, context, &key, Some(&request), outcome, pre)
     }
 
@@ -448,12 +448,12 @@ impl SessionLayer {
     /// `search` through the session layer.
     pub(crate) fn search(
         &self,
-        engine: &Engine,
+        workspace: &Workspace,
         context: &CallContext,
         parsed: Parsed<SearchRequest>,
         work: &Work,
     ) -> Response {
-        let config = engine.config();
+        let config = workspace.config();
         let (key, mut outcome) = match parsed {
             Err(rejected) => (self.key(context, rejected.session_id.as_deref()), rejected.into_outcome()),
             Ok(request) => {
@@ -471,7 +471,7 @@ impl SessionLayer {
                 }
                 (
                     self.key(context, request.session_id.as_deref()),
-                    timed(Stage::Tool, || crate::search::run(engine, &request, work)),
+                    timed(Stage::Tool, || crate::search::run(workspace, &request, work)),
                 )
             }
         };

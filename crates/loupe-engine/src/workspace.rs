@@ -1,7 +1,273 @@
-//! What the tools share under them: the caches kept for one workspace root.
+//! `Workspace`: what the tools share under them for one root: the configuration, the root, the
+//! index and its watcher, the edit journal and lock, and the caches (`relations.rs`,
+//! `proposals.rs`, `oversized.rs`), with the lookups more than one tool makes (`symbols.rs`,
+//! `git.rs`).
+//!
+//! Architecture Invariant: nothing here names a tool, the session layer or the engine above it;
+//! `read`, `search`, `analyze` and `edit` take a `&Workspace` and cannot reach those either.
+//!
+//! It opens its root through `loupe-vfs`, its index through `loupe-index`, and the journal
+//! (finishing or rolling back an interrupted transaction) before any call is served.
 
 pub(crate) mod git;
 pub(crate) mod oversized;
 pub(crate) mod proposals;
 pub(crate) mod relations;
 pub(crate) mod symbols;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use loupe_core::Config;
+use loupe_index::{Index, IndexOptions};
+use loupe_vfs::{Exclusions, Journal, Root, WalkOptions};
+
+use crate::workspace::oversized::OversizedFilters;
+use crate::workspace::proposals::ProposedTexts;
+use crate::workspace::relations::Relations;
+
+/// One workspace root's state, shared by the tools.
+#[derive(Debug)]
+pub(crate) struct Workspace {
+    config: Config,
+    root: Root,
+    /// Where the index, the journal and the session layer's files live.
+    index_dir: PathBuf,
+    index: Option<Arc<Index>>,
+    watcher: std::sync::Mutex<Option<loupe_index::IndexWatcher>>,
+    /// A build runs in the background (a server): calls that need the index wait for it.
+    building_in_background: std::sync::atomic::AtomicBool,
+    /// The edit journal, the only writer into the repository; `None` when its directory
+    /// could not be opened (edits then fail with `IO_ERROR`).
+    journal: Option<Arc<Journal>>,
+    /// Serialises edits, undo and redo of this root within the process (the journal's file
+    /// lock does it across processes).
+    pub(crate) edit_lock: std::sync::Mutex<()>,
+    /// The relationship graphs and parsed facts `analyze` works from.
+    pub(crate) relations: Relations,
+    /// Proposed texts of cut diffs, so their cursors continue without the text.
+    pub(crate) proposed: ProposedTexts,
+    /// Trigram filters of the files over the index's size limit (`oversized.rs`).
+    pub(crate) oversized: OversizedFilters,
+}
+
+impl Workspace {
+    /// Opens the workspace on `config.root` (which `config::load` always sets).
+    pub(crate) fn open(config: Config) -> Result<Workspace, String> {
+        let root_path = match &config.root {
+            Some(root) => root.clone(),
+            None => {
+                std::env::current_dir().map_err(|error| format!("cannot determine the current directory: {error}"))?
+            }
+        };
+        let exclusions = Exclusions::new(&config.exclude, &config.allow)
+            .map_err(|error| format!("configuration key `exclude`/`allow`: {error}"))?;
+        let root = Root::open(&root_path, exclusions)
+            .map_err(|error| format!("cannot open workspace root `{}`: {error}", root_path.display()))?;
+        let index_dir = config.index_dir.clone().unwrap_or_else(|| default_index_dir(root.canonical()));
+        loupe_index::make_private_dir(&index_dir).map_err(|error| format!("{error} (`{}`)", index_dir.display()))?;
+        let journal = open_journal(&root, &index_dir, config.read_only);
+        let options = IndexOptions {
+            index_dir: index_dir.clone(),
+            max_file_bytes: config.max_index_file_bytes,
+            threads: index_threads(),
+        };
+        let index = Some(Arc::new(Index::open(root.clone(), options)));
+        Ok(Workspace {
+            config,
+            root,
+            index_dir,
+            index,
+            watcher: std::sync::Mutex::new(None),
+            building_in_background: std::sync::atomic::AtomicBool::new(false),
+            journal,
+            edit_lock: std::sync::Mutex::new(()),
+            relations: Relations::default(),
+            proposed: Default::default(),
+            oversized: Default::default(),
+        })
+    }
+
+    /// Where the index, the journal and the session layer's files live.
+    pub(crate) fn index_dir(&self) -> &Path {
+        &self.index_dir
+    }
+
+    /// The index, when this workspace has one. Lookups from it are proposals to verify.
+    pub(crate) fn index(&self) -> Option<&Arc<Index>> {
+        self.index.as_ref()
+    }
+
+    /// The index for a query: when a persisted snapshot is loading, this waits for it, which
+    /// answers sooner than serving "building" results from a scan of the disk.
+    pub(crate) fn index_for_query(&self) -> Option<&Arc<Index>> {
+        let index = self.index.as_ref()?;
+        index.load_snapshot();
+        Some(index)
+    }
+
+    /// Brings the index up to date with the disk (a cold build the first time).
+    pub(crate) fn refresh_index(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Option<loupe_index::RefreshStats> {
+        self.index.as_ref().map(|index| index.refresh(progress))
+    }
+
+    /// For a long-running server: builds or reconciles the index on a background thread after
+    /// `delay` (a test hook: zero when serving), then keeps it current with a file watcher.
+    /// Queries meanwhile are served from what is ready, marked `index_state: building`; calls
+    /// that need the index wait for it from now on.
+    pub(crate) fn start_background_indexing_after(self: &Arc<Self>, delay: std::time::Duration) {
+        self.building_in_background.store(true, std::sync::atomic::Ordering::Release);
+        let workspace = Arc::clone(self);
+        let spawned = std::thread::Builder::new().name("loupe-index".into()).spawn(move || {
+            std::thread::sleep(delay);
+            // A persisted index serves at once (queries wait for it rather than scan).
+            if let Some(index) = workspace.index() {
+                index.load_snapshot();
+            }
+            // The first answers need the tokenizer and a free core: let the vocabulary build,
+            // and the client's opening calls through, before reconciling competes for the cores.
+            loupe_core::tokens::warm_up();
+            std::thread::sleep(INDEX_START_DELAY);
+            // The watches go in before the build walks the tree, and their events are read
+            // after it: whatever changes while it runs is in its walk or an event, and the
+            // build is the watcher's first reconcile. Started after the build instead, the
+            // watcher's own walk left seconds in which a file written during the build was
+            // missing from answers marked ready (a soak's probe, 2026-11-27).
+            let prepared = workspace.index().and_then(|index| match loupe_index::prepare_watch(Arc::clone(index)) {
+                Ok(prepared) => Some(prepared),
+                Err(error) => {
+                    tracing::warn!("{error}; the index will not follow changes on disk");
+                    None
+                }
+            });
+            let stats = workspace.refresh_index(&|_, _| {});
+            // The build is over: calls no longer wait for it (an index left `building`, as a
+            // damaged one is, answers from a direct scan rather than make every call wait).
+            workspace.building_in_background.store(false, std::sync::atomic::Ordering::Release);
+            let Some(stats) = stats else { return };
+            if stats.interrupted {
+                // The session is ending: what was built is kept as a checkpoint, nothing to watch.
+                tracing::info!(?stats, "index build interrupted");
+                return;
+            }
+            tracing::info!(?stats, "index ready");
+            if let Some(prepared) = prepared {
+                match prepared.start() {
+                    Ok(watcher) => {
+                        if let Ok(mut slot) = workspace.watcher.lock() {
+                            *slot = Some(watcher);
+                        }
+                    }
+                    Err(error) => tracing::warn!("{error}; the index will not follow changes on disk"),
+                }
+            }
+            // The files over the index's size limit, summarised now (Linux: 102 of them, 424 MB;
+            // seconds of CPU) on a thread of their own, so the first searches need not scan them.
+            if let Some(index) = workspace.index() {
+                workspace.oversized.learn_in_background(&workspace.root, index, workspace.config.max_file_bytes);
+            }
+        });
+        if let Err(error) = spawned {
+            tracing::warn!("cannot start background indexing: {error}");
+        }
+    }
+
+    pub(crate) fn journal(&self) -> Option<&Journal> {
+        self.journal.as_deref()
+    }
+
+    pub(crate) fn walk_options(&self) -> WalkOptions {
+        WalkOptions { max_file_bytes: self.config.max_index_file_bytes, threads: index_threads() }
+    }
+
+    /// The source files (a language loupe parses) whose text holds `name`, any case, with the
+    /// bytes read: where a definition of it can be while the first index build runs and the
+    /// name map is not there yet (§7). A direct scan, as `rg -il` would do.
+    pub(crate) fn source_files_mentioning(&self, name: &str) -> Vec<(loupe_core::RepoPath, Vec<u8>)> {
+        let Ok(finder) = regex::bytes::RegexBuilder::new(&regex::escape(name)).case_insensitive(true).build() else {
+            return Vec::new();
+        };
+        self.root
+            .walk(self.walk_options())
+            .into_iter()
+            .filter(|entry| loupe_index::Lang::from_path(entry.path.as_str()).is_some())
+            .filter_map(|entry| {
+                let bytes = self.root.read_indexed(&entry.path, self.config.max_index_file_bytes).ok()?;
+                finder.is_match(&bytes).then_some((entry.path, bytes))
+            })
+            .collect()
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub(crate) fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// The canonical workspace root.
+    pub(crate) fn root_path(&self) -> &Path {
+        self.root.canonical()
+    }
+
+    /// Whether a first index build runs in the background (a server), which calls that need
+    /// the index wait for.
+    pub(crate) fn building_in_background(&self) -> bool {
+        self.building_in_background.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// True while a file watcher keeps the index current.
+    pub(crate) fn is_watching(&self) -> bool {
+        self.watcher.lock().is_ok_and(|slot| slot.is_some())
+    }
+}
+
+/// `$XDG_CACHE_HOME/loupe/<workspace_hash>` (§2), outside the repository.
+pub fn default_index_dir(canonical_root: &Path) -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("loupe").join(loupe_core::path::workspace_hash(canonical_root))
+}
+
+/// Opens the edit journal in `<index_dir>/journal` and finishes or rolls back a transaction
+/// a crash interrupted, before any call is served. A read-only server writes nothing, not even
+/// to recover: it names the interrupted transactions and leaves them for a writable start.
+fn open_journal(root: &Root, index_dir: &Path, read_only: bool) -> Option<Arc<Journal>> {
+    let dir = index_dir.join("journal");
+    let opened = if read_only { Journal::open_read_only(root.clone(), dir) } else { Journal::open(root.clone(), dir) };
+    match opened {
+        Ok((journal, recovery)) => {
+            if !recovery.rolled_back.is_empty() || !recovery.completed.is_empty() {
+                tracing::warn!(?recovery, "recovered interrupted edit transactions");
+            }
+            for path in &recovery.left_alone {
+                tracing::warn!("`{path}` changed during an interrupted edit; left as it is");
+            }
+            for record in &recovery.quarantined {
+                tracing::warn!("a damaged edit journal record was moved to `journal/{record}`; edits go on");
+            }
+            if !recovery.pending_left.is_empty() {
+                tracing::warn!(
+                    "read-only: interrupted edit transactions {:?} were left as they are; start loupe without `read_only` to recover them",
+                    recovery.pending_left
+                );
+            }
+            Some(Arc::new(journal))
+        }
+        Err(error) => {
+            tracing::warn!("cannot open the edit journal: {error}; edits are disabled");
+            None
+        }
+    }
+}
+
+/// How long a server waits, once the tokenizer is ready, before its first index build starts.
+const INDEX_START_DELAY: std::time::Duration = std::time::Duration::from_millis(150);
+
+fn index_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from)
+}

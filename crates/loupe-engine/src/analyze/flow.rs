@@ -75,7 +75,7 @@ fn resolve(view: &View<'_>, request: &AnalyzeRequest) -> Result<Scope, ToolError
     if let Some((function, variable)) = split {
         let keep = |definition: &loupe_syntax::Definition| is_callable(definition.kind);
         let resolved = crate::workspace::symbols::resolve_where(
-            view.engine(),
+            view.workspace(),
             "analyze",
             function,
             request.path.as_deref(),
@@ -97,7 +97,7 @@ fn resolve(view: &View<'_>, request: &AnalyzeRequest) -> Result<Scope, ToolError
             "name it as function.variable (Type::method::variable for a method)",
         ));
     };
-    let resolved = view.engine().root().resolve(path).map_err(|error| {
+    let resolved = view.workspace().root().resolve(path).map_err(|error| {
         ToolError::new(ErrorCode::FileNotFound, format!("`path` {path}: {error}"), "pass the file the variable is in")
     })?;
     let path = resolved.path;
@@ -107,7 +107,7 @@ fn resolve(view: &View<'_>, request: &AnalyzeRequest) -> Result<Scope, ToolError
     let facts = view.facts(&path).ok_or_else(|| {
         ToolError::new(ErrorCode::FileNotFound, format!("cannot read `{}`", path.as_str()), "check the path")
     })?;
-    let text = read_text(view.engine(), &path).unwrap_or_default();
+    let text = read_text(view.workspace(), &path).unwrap_or_default();
     let mut users: Vec<Scope> = Vec::new();
     for definition in facts.definitions.iter().filter(|definition| is_callable(definition.kind)) {
         let uses = loupe_syntax::data_flow(lang, &text, definition.name_line, target)
@@ -168,7 +168,7 @@ struct Traced {
 }
 
 fn flow_of(view: &View<'_>, scope: &Scope) -> Option<Traced> {
-    let text = read_text(view.engine(), &scope.path)?;
+    let text = read_text(view.workspace(), &scope.path)?;
     let flow = loupe_syntax::data_flow(scope.lang, &text, scope.line(), &scope.variable)?;
     (!flow.events.is_empty()).then_some(Traced { flow, text })
 }
@@ -252,7 +252,7 @@ fn follow(
 
 /// The callee's flow of its parameter number `index`, with the text of its file.
 fn callee_parameter_flow(view: &View<'_>, function: &SymbolRef, index: usize) -> Option<Traced> {
-    let text = read_text(view.engine(), &function.path)?;
+    let text = read_text(view.workspace(), &function.path)?;
     let parameters = loupe_syntax::data_flow(function.lang, &text, function.line, "")?.parameters;
     let parameter = parameters.get(index)?;
     let flow = loupe_syntax::data_flow(function.lang, &text, function.line, parameter)?;

@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use super::text_ops::line_spans;
 use super::{FileReport, Options};
-use crate::engine::Engine;
 use crate::reasons::ReasonCode;
 use crate::response::{Face, Outcome, next_line};
+use crate::workspace::Workspace;
 
 pub(super) fn numbered(text: &str, first: usize) -> String {
     let mut out = String::new();
@@ -24,14 +24,14 @@ pub(super) fn numbered(text: &str, first: usize) -> String {
 /// listed, and `meta.files` carries the same cut diffs the face shows (`diff_truncated`), with
 /// a call that shows the rest of each cut diff.
 pub(super) fn render(
-    engine: &Engine,
+    workspace: &Workspace,
     options: &Options,
     reports: &[FileReport],
     transaction_id: Option<String>,
     reason_codes: Vec<ReasonCode>,
     proposals: &[FileChange],
 ) -> Outcome {
-    let config = engine.config();
+    let config = workspace.config();
     let added: usize = reports.iter().map(|report| report.diff.added).sum();
     let removed: usize = reports.iter().map(|report| report.diff.removed).sum();
     let mut face = match (&transaction_id, options.dry_run) {
@@ -69,7 +69,7 @@ pub(super) fn render(
         if cut {
             cuts.push(report.path.to_string());
             if next_calls.len() < MAX_REST_CALLS {
-                next_calls.extend(rest_of_diff(engine, options, report, proposals, shown.lines().count()));
+                next_calls.extend(rest_of_diff(workspace, options, report, proposals, shown.lines().count()));
             }
         }
         let mut file_json = json!({
@@ -168,7 +168,7 @@ const MAX_REST_CALLS: usize = 3;
 /// against the file on disk by a cursor (the server keeps the proposal, the call does not
 /// carry it); an applied edit's new text is read where it changed.
 fn rest_of_diff(
-    engine: &Engine,
+    workspace: &Workspace,
     options: &Options,
     report: &FileReport,
     proposals: &[FileChange],
@@ -177,12 +177,12 @@ fn rest_of_diff(
     if options.dry_run {
         let proposal = proposals.iter().find(|change| change.path == report.path)?;
         let new = proposal.new_bytes.as_deref()?;
-        let old = engine.root().resolve(report.path.as_str()).ok().and_then(|resolved| {
+        let old = workspace.root().resolve(report.path.as_str()).ok().and_then(|resolved| {
             resolved.real.as_ref()?;
-            engine.root().read(&resolved, engine.config().max_file_bytes).ok().map(|file| file.bytes)
+            workspace.root().read(&resolved, workspace.config().max_file_bytes).ok().map(|file| file.bytes)
         });
         return Some(crate::read::diff_preview::proposal_continuation(
-            engine,
+            workspace,
             report.path.as_str(),
             old.as_deref(),
             new,

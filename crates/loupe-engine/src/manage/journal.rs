@@ -24,14 +24,14 @@ pub(super) fn undo(engine: &Engine, id: Option<&str>, force: bool, reverse: bool
             "restart loupe without `read_only` (or `--read-only`) to change files",
         ));
     }
-    let Some(journal) = engine.journal() else {
+    let Some(journal) = engine.workspace().journal() else {
         return Err(ToolError::new(
             ErrorCode::IoError,
             "the edit journal could not be opened, so there is nothing to undo or redo",
             "check that the index directory is writable (see the server log), then restart loupe",
         ));
     };
-    let _serial = engine.edit_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _serial = engine.workspace().edit_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let result = if reverse { journal.undo(id, force) } else { journal.redo(id, force) };
     let applied = result.map_err(|error| {
         let mut error = apply_error(error);
@@ -84,7 +84,8 @@ fn render_replay(command: &'static str, applied: &Applied) -> Outcome {
 
 pub(super) fn history(engine: &Engine, limit: Option<u64>) -> Result<Outcome, ToolError> {
     let limit = limit.map_or(DEFAULT_HISTORY, |limit| (limit as usize).clamp(1, KEEP_TRANSACTIONS));
-    let transactions = engine.journal().map(|journal| journal.history(KEEP_TRANSACTIONS)).unwrap_or_default();
+    let transactions =
+        engine.workspace().journal().map(|journal| journal.history(KEEP_TRANSACTIONS)).unwrap_or_default();
     let shown: Vec<_> = transactions.iter().take(limit).collect();
     let mut face = format!(
         "history · {} of {} transaction(s), newest first (the journal keeps the last {KEEP_TRANSACTIONS})\n",

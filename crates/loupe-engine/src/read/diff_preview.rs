@@ -13,10 +13,10 @@ use loupe_git::{Baseline, GitError, Repository};
 use serde_json::{Map, Value, json};
 
 use super::Against;
-use crate::engine::Engine;
 use crate::reasons::ReasonCode;
 use crate::response::{Face, Location, MetadataLevel, Outcome, next_line};
 use crate::work::Work;
+use crate::workspace::Workspace;
 use crate::workspace::proposals::{PROPOSED_BYTES, PROPOSED_ENTRIES};
 
 /// A diff_preview request, as `read/parse.rs` parsed it.
@@ -67,9 +67,9 @@ fn large_note(where_: &str, size: u64) -> String {
     format!("(large file: {} {where_}, over max_file_bytes; not diffed)", loupe_core::text::human_bytes(size))
 }
 
-pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result<Outcome, ToolError> {
-    let repository = crate::workspace::git::open_repository(engine).map_err(git_error)?;
-    let resolved = engine
+pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> Result<Outcome, ToolError> {
+    let repository = crate::workspace::git::open_repository(workspace).map_err(git_error)?;
+    let resolved = workspace
         .root()
         .resolve(&request.target)
         .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
@@ -82,7 +82,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result
                 "name a file as the target, or drop `content` for the directory's status",
             ));
         }
-        return directory(engine, &repository, request, resolved.path.as_str(), cursor, work);
+        return directory(workspace, &repository, request, resolved.path.as_str(), cursor, work);
     }
     let path = resolved.path.to_string();
     if cursor.as_ref().is_some_and(|cursor| cursor.directory || !cursor.is_for(&path, request.against)) {
@@ -94,9 +94,9 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result
     }
     let worktree = match &resolved.real {
         Some(_) => Some(
-            engine
+            workspace
                 .root()
-                .read(&resolved, engine.config().max_file_bytes)
+                .read(&resolved, workspace.config().max_file_bytes)
                 .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?
                 .bytes,
         ),
@@ -106,7 +106,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result
     // server when the cut page was answered (the caller does not send it twice).
     let proposed: Option<std::sync::Arc<Vec<u8>>> = match (&request.content, &cursor) {
         (Some(content), _) => Some(std::sync::Arc::new(content.as_bytes().to_vec())),
-        (None, Some(cursor)) if cursor.proposed => match engine.proposed.get(&cursor.new) {
+        (None, Some(cursor)) if cursor.proposed => match workspace.proposed.get(&cursor.new) {
             Some(bytes) => Some(bytes),
             None => {
                 return Err(ToolError::new(
@@ -125,7 +125,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result
         },
         _ => None,
     };
-    let limit = engine.config().max_file_bytes;
+    let limit = workspace.config().max_file_bytes;
     let mut note = None;
     let (old, new, old_label, new_label) = match (&proposed, request.against) {
         (None, Against::Worktree) => {
@@ -160,7 +160,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result
     let (old_hash, new_hash) = (hash8(old.as_deref()), hash8(new.as_deref()));
     let offset = match &cursor {
         Some(cursor) if cursor.old != old_hash || cursor.new != new_hash => {
-            return Err(changed_since_cursor(engine, request, &path, proposed.is_some(), old_hash, new_hash));
+            return Err(changed_since_cursor(workspace, request, &path, proposed.is_some(), old_hash, new_hash));
         }
         Some(cursor) => cursor.next,
         None => request.offset,
@@ -180,7 +180,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result
         face.push_str(&format!(" · hash {hash}"));
     }
     face.push('\n');
-    let budget = Budget::new(engine, request);
+    let budget = Budget::new(workspace, request);
     let total_lines = diff_text.lines().count();
     if offset > 1 && offset > total_lines {
         return Err(ToolError::invalid_args(
@@ -209,7 +209,7 @@ pub(crate) fn run(engine: &Engine, request: &DiffRequest, work: &Work) -> Result
             crate::reasons::joined(&budget.codes(cut_by))
         ));
         if let Some(content) = &proposed {
-            engine.proposed.keep(new_hash, content);
+            workspace.proposed.keep(new_hash, content);
         }
         let cursor = DiffCursor {
             directory: false,
@@ -255,7 +255,7 @@ fn continuation(request: &DiffRequest, set: &[(&str, Value)], remove: &[&str]) -
 /// it is now. A proposal still held continues from a new cursor at line 1, so the fresh call
 /// does not carry `content` either.
 fn changed_since_cursor(
-    engine: &Engine,
+    workspace: &Workspace,
     request: &DiffRequest,
     path: &str,
     proposed: bool,
@@ -272,7 +272,7 @@ fn changed_since_cursor(
             tag: path_tag(path),
             next: 1,
         };
-        engine.proposed.touch(&new);
+        workspace.proposed.touch(&new);
         continuation(request, &[("cursor", Value::from(cursor.encode()))], &["offset"])
     } else {
         continuation(request, &[], &["cursor", "offset"])
@@ -294,7 +294,7 @@ fn changed_since_cursor(
 /// itself paged: a tree with more changed files than the response ceiling holds lists what
 /// fits, counts the rest, and continues by a cursor over the sorted list.
 fn directory(
-    engine: &Engine,
+    workspace: &Workspace,
     repository: &Repository,
     request: &DiffRequest,
     dir: &str,
@@ -328,17 +328,17 @@ fn directory(
     };
     let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
     // Each file on disk with its size and modification time.
-    let on_disk: BTreeMap<String, (u64, u64)> = engine
+    let on_disk: BTreeMap<String, (u64, u64)> = workspace
         .root()
-        .walk(engine.walk_options())
+        .walk(workspace.walk_options())
         .into_iter()
         .map(|entry| (entry.path.as_str().to_owned(), (entry.size, entry.mtime_ns)))
         .filter(|(path, _)| path.starts_with(&prefix))
         .collect();
-    let limit = engine.config().max_file_bytes;
+    let limit = workspace.config().max_file_bytes;
     let read_worktree = |path: &str| -> OnDisk {
-        let Ok(resolved) = engine.root().resolve(path) else { return OnDisk::Missing };
-        match engine.root().read(&resolved, limit) {
+        let Ok(resolved) = workspace.root().resolve(path) else { return OnDisk::Missing };
+        match workspace.root().read(&resolved, limit) {
             Ok(file) => OnDisk::Bytes(file.bytes),
             Err(loupe_vfs::VfsError::TooLarge { size, .. }) => OnDisk::Large(size),
             Err(_) => OnDisk::Missing,
@@ -355,7 +355,7 @@ fn directory(
     for (compared, path) in all.into_iter().enumerate() {
         if work.is_cancelled() {
             let found = added.into_iter().chain(deleted).chain(changes);
-            return Ok(cancelled_listing(engine, request, &label, found.collect(), (compared, compared_total)));
+            return Ok(cancelled_listing(workspace, request, &label, found.collect(), (compared, compared_total)));
         }
         work.report(compared as u64 + 1, Some(compared_total), || {
             format!("diff_preview: comparing file {} of {compared_total}", compared + 1)
@@ -363,7 +363,7 @@ fn directory(
         let worktree = if on_disk.contains_key(path) {
             read_worktree(path)
         } else {
-            tracked_on_disk(engine, path, &read_worktree)
+            tracked_on_disk(workspace, path, &read_worktree)
         };
         let change = |status, old, new, note| Change { status, path: path.clone(), old_path: None, old, new, note };
         let mut note = None;
@@ -432,7 +432,13 @@ fn directory(
     let mut rendered: Vec<(String, usize, usize)> = Vec::with_capacity(changes.len());
     for (diffed, change) in changes.iter().enumerate() {
         if work.is_cancelled() {
-            return Ok(cancelled_listing(engine, request, &label, changes, (compared_total as usize, compared_total)));
+            return Ok(cancelled_listing(
+                workspace,
+                request,
+                &label,
+                changes,
+                (compared_total as usize, compared_total),
+            ));
         }
         work.report(compared_total + diffed as u64 + 1, Some(steps), || {
             format!("diff_preview: diffing file {} of {}", diffed + 1, changes.len())
@@ -456,7 +462,7 @@ fn directory(
     }
     // The list takes what the token ceiling leaves after the header and a footer; one entry
     // always shows, so paging advances.
-    let budget = Budget::new(engine, request);
+    let budget = Budget::new(workspace, request);
     let list_budget = budget.tokens.saturating_sub(tokens::count(&face) + LIST_FOOTER_TOKENS);
     let width = changes[start..]
         .iter()
@@ -576,14 +582,14 @@ fn directory(
 /// first `compared` of `total`, as many as the token ceiling holds, marked as cut
 /// (`DIFF_TRUNCATED`), with the same call as the next one.
 fn cancelled_listing(
-    engine: &Engine,
+    workspace: &Workspace,
     request: &DiffRequest,
     label: &str,
     mut changes: Vec<Change>,
     (compared, total): (usize, u64),
 ) -> Outcome {
     changes.sort_by(|a, b| a.path.cmp(&b.path));
-    let budget = Budget::new(engine, request);
+    let budget = Budget::new(workspace, request);
     let again = continuation(request, &[], &[]);
     let mut face = format!(
         "diff_preview · {label} · WORKTREE vs {} · cancelled after comparing {compared} of {total} files · {} changed so far\n",
@@ -636,9 +642,9 @@ fn narrower_targets(rest: &[Change], dir: &str) -> Option<String> {
 }
 
 /// A tracked path the walk did not list (ignored after being committed): read it directly.
-fn tracked_on_disk(engine: &Engine, path: &str, read: &dyn Fn(&str) -> OnDisk) -> OnDisk {
+fn tracked_on_disk(workspace: &Workspace, path: &str, read: &dyn Fn(&str) -> OnDisk) -> OnDisk {
     let on_disk =
-        engine.root().resolve(path).ok().and_then(|resolved| resolved.real).is_some_and(|real| real.is_file());
+        workspace.root().resolve(path).ok().and_then(|resolved| resolved.real).is_some_and(|real| real.is_file());
     if on_disk { read(path) } else { OnDisk::Missing }
 }
 
@@ -823,8 +829,8 @@ struct Budget {
 }
 
 impl Budget {
-    fn new(engine: &Engine, request: &DiffRequest) -> Budget {
-        let config = engine.config();
+    fn new(workspace: &Workspace, request: &DiffRequest) -> Budget {
+        let config = workspace.config();
         let within = |asked: Option<usize>, ceiling: usize| asked.is_some_and(|asked| asked <= ceiling);
         Budget {
             chars: request.max_chars.map_or(config.max_preview_chars, |chars| chars.min(config.max_preview_chars)),
@@ -1048,14 +1054,14 @@ fn path_tag(path: &str) -> [u8; 4] {
 /// on, by a cursor: the text is kept like a cut preview's, so the call does not carry it (an
 /// `edit` dry run whose reply cut a diff offers this).
 pub(crate) fn proposal_continuation(
-    engine: &Engine,
+    workspace: &Workspace,
     path: &str,
     old: Option<&[u8]>,
     new: &[u8],
     next: usize,
 ) -> NextCall {
     let new_hash = hash8(Some(new));
-    engine.proposed.keep(new_hash, &std::sync::Arc::new(new.to_vec()));
+    workspace.proposed.keep(new_hash, &std::sync::Arc::new(new.to_vec()));
     let cursor = DiffCursor {
         directory: false,
         against: against_code(Against::Worktree),

@@ -8,10 +8,10 @@ use loupe_index::{IndexState, Lang, SymbolKind};
 use loupe_syntax::{Definition, Extract};
 use serde_json::{Map, Value, json};
 
-use crate::engine::Engine;
 use crate::read::cursor::ReadCursor;
 use crate::reasons::ReasonCode;
 use crate::response::{Face, Location, MetadataLevel, Outcome, next_line};
+use crate::workspace::Workspace;
 
 /// An outline call, as `read.rs` hands it over.
 pub(crate) struct OutlineRequest<'a> {
@@ -37,8 +37,8 @@ struct OutlineBudget {
 }
 
 impl OutlineBudget {
-    fn new(engine: &Engine, request: &OutlineRequest<'_>, directory: bool) -> OutlineBudget {
-        let ceiling = engine.config().max_response_tokens;
+    fn new(workspace: &Workspace, request: &OutlineRequest<'_>, directory: bool) -> OutlineBudget {
+        let ceiling = workspace.config().max_response_tokens;
         match request.max_tokens {
             Some(asked) if asked <= ceiling => {
                 OutlineBudget { name: "max_tokens", tokens: asked, from_server: false, clamped: false }
@@ -76,9 +76,9 @@ impl OutlineBudget {
 const DIRECTORY_TOKENS: usize = 4000;
 
 /// The skeleton of a file, or of every source file under a directory.
-pub(crate) fn outline(engine: &Engine, request: &OutlineRequest<'_>) -> Result<Outcome, ToolError> {
+pub(crate) fn outline(workspace: &Workspace, request: &OutlineRequest<'_>) -> Result<Outcome, ToolError> {
     let (depth, include_docs) = (request.depth, request.include_docs);
-    let resolved = engine
+    let resolved = workspace
         .root()
         .resolve(request.target)
         .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
@@ -105,13 +105,13 @@ pub(crate) fn outline(engine: &Engine, request: &OutlineRequest<'_>) -> Result<O
         None => None,
     };
     if real.is_dir() {
-        let budget = OutlineBudget::new(engine, request, true);
-        return directory_outline(engine, request, &resolved.path, budget, cursor.as_ref());
+        let budget = OutlineBudget::new(workspace, request, true);
+        return directory_outline(workspace, request, &resolved.path, budget, cursor.as_ref());
     }
-    let budget = OutlineBudget::new(engine, request, false);
-    let bytes = engine
+    let budget = OutlineBudget::new(workspace, request, false);
+    let bytes = workspace
         .root()
-        .read_indexed(&resolved.path, engine.config().max_file_bytes)
+        .read_indexed(&resolved.path, workspace.config().max_file_bytes)
         .map_err(|error| ToolError::new(ErrorCode::IoError, error.to_string(), "check the file, then retry"))?;
     let decoded = text::decode(&bytes).map_err(|_| {
         ToolError::new(
@@ -409,7 +409,7 @@ fn render_definitions(definitions: &[Definition], include_docs: bool, budget: us
 }
 
 fn directory_outline(
-    engine: &Engine,
+    workspace: &Workspace,
     request: &OutlineRequest<'_>,
     dir: &RepoPath,
     budget: OutlineBudget,
@@ -419,16 +419,16 @@ fn directory_outline(
     // Files over the index's size limit are not in it: they are outlined too, up to the read
     // limit; what is over that is counted in the answer, never silently left out.
     let (files, oversized): (Vec<RepoPath>, Vec<loupe_vfs::WalkEntry>) =
-        match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
+        match workspace.index_for_query().filter(|index| index.state() == IndexState::Ready) {
             Some(index) => (index.files().into_iter().map(|record| record.path).collect(), index.oversized()),
             None => {
-                let walk = engine.root().walk_all(engine.walk_options());
+                let walk = workspace.root().walk_all(workspace.walk_options());
                 (walk.files.into_iter().map(|entry| entry.path).collect(), walk.oversized)
             }
         };
     let prefix = if dir.is_root() { String::new() } else { format!("{}/", dir.as_str()) };
     let in_scope = |path: &RepoPath| path.as_str().starts_with(&prefix) && Lang::from_path(path.as_str()).is_some();
-    let read_limit = engine.config().max_file_bytes;
+    let read_limit = workspace.config().max_file_bytes;
     let too_large = oversized.iter().filter(|entry| in_scope(&entry.path) && entry.size > read_limit).count();
     let mut sources: Vec<RepoPath> = files
         .into_iter()
@@ -486,7 +486,7 @@ fn directory_outline(
     let mut cut_at: Option<(usize, usize)> = None;
     for (index, path) in sources.iter().enumerate().skip(first_file) {
         let Some(lang) = Lang::from_path(path.as_str()) else { continue };
-        let Ok(bytes) = engine.root().read_indexed(path, engine.config().max_file_bytes) else { continue };
+        let Ok(bytes) = workspace.root().read_indexed(path, workspace.config().max_file_bytes) else { continue };
         let Ok(decoded) = text::decode(&bytes) else { continue };
         let definitions: Vec<Definition> = loupe_syntax::parse_with(lang, &decoded.text, Extract::Definitions)
             .definitions

@@ -7,18 +7,20 @@ use loupe_vfs::VfsError;
 use serde_json::{Map, Value, json};
 
 use super::{ReadMode, ReadRequest, Window};
-use crate::engine::Engine;
 use crate::errors::Access;
 use crate::read::cursor::ReadCursor;
 use crate::reasons::ReasonCode;
 use crate::response::{Face, Lines, Location, Outcome, Part, next_line};
 use crate::suggest::closest;
+use crate::workspace::Workspace;
 
-pub(super) fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Outcome, ToolError> {
-    let config = engine.config();
-    let resolved = engine.root().resolve(&request.target).map_err(|error| vfs_error(engine, request, error))?;
-    let file =
-        engine.root().read(&resolved, config.max_file_bytes).map_err(|error| vfs_error(engine, request, error))?;
+pub(super) fn read_window(workspace: &Workspace, request: &ReadRequest) -> Result<Outcome, ToolError> {
+    let config = workspace.config();
+    let resolved = workspace.root().resolve(&request.target).map_err(|error| vfs_error(workspace, request, error))?;
+    let file = workspace
+        .root()
+        .read(&resolved, config.max_file_bytes)
+        .map_err(|error| vfs_error(workspace, request, error))?;
     let size = file.bytes.len();
     let file_hash = ContentHash::of(&file.bytes);
     let decoded = text::decode_owned(file.bytes).map_err(|_| {
@@ -50,7 +52,7 @@ pub(super) fn read_window(engine: &Engine, request: &ReadRequest) -> Result<Outc
 
     let budget = Budget::new(config, request, first, window_last);
     let mut reason_codes = budget.reason_codes.clone();
-    let ignored = engine.root().is_ignored(&path, false);
+    let ignored = workspace.root().is_ignored(&path, false);
     let face_parts = FaceParts {
         label: request.label.as_deref(),
         path: &path,
@@ -497,11 +499,11 @@ fn with_args(request: &ReadRequest, set: &[(&str, Value)], remove: &[&str]) -> N
 
 /// A read's refusal: a missing file or a directory get suggestions with calls that replay;
 /// the rest has the one vocabulary of `errors.rs`.
-fn vfs_error(engine: &Engine, request: &ReadRequest, error: VfsError) -> ToolError {
+fn vfs_error(workspace: &Workspace, request: &ReadRequest, error: VfsError) -> ToolError {
     match error {
-        VfsError::NotFound { path } => not_found(engine, request, &path),
+        VfsError::NotFound { path } => not_found(workspace, request, &path),
         VfsError::IsDirectory { path } => {
-            let (_, names) = engine.root().sibling_names(&path.join("_"));
+            let (_, names) = workspace.root().sibling_names(&path.join("_"));
             let mut error = ToolError::invalid_args(
                 format!(
                     "`{}` is a directory; mode='{}' reads a file",
@@ -523,8 +525,8 @@ fn vfs_error(engine: &Engine, request: &ReadRequest, error: VfsError) -> ToolErr
     }
 }
 
-fn not_found(engine: &Engine, request: &ReadRequest, path: &RepoPath) -> ToolError {
-    let (dir, names) = engine.root().sibling_names(path);
+fn not_found(workspace: &Workspace, request: &ReadRequest, path: &RepoPath) -> ToolError {
+    let (dir, names) = workspace.root().sibling_names(path);
     let wanted = if dir == path.parent() {
         path.file_name().to_owned()
     } else {

@@ -12,12 +12,12 @@ use rustc_hash::FxHashMap;
 use super::parse::{compile_glob, significant_terms, stem};
 use super::smart_case;
 use super::{COUNTED_MATCHES, Hit, MAX_MATCHES, PARTIAL_SYMBOLS, SearchRequest};
-use crate::engine::Engine;
 use crate::work::Work;
+use crate::workspace::Workspace;
 use crate::workspace::oversized::{Check, Spans};
 
-pub(super) fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>, bool) {
-    let Some(index) = engine.index_for_query() else { return (Vec::new(), false) };
+pub(super) fn symbol_hits(workspace: &Workspace, request: &SearchRequest) -> (Vec<Hit>, bool) {
+    let Some(index) = workspace.index_for_query() else { return (Vec::new(), false) };
     let query = request.query.trim();
     let (container, name) = split_qualified(query);
     let name_lower = name.to_lowercase();
@@ -31,7 +31,7 @@ pub(super) fn symbol_hits(engine: &Engine, request: &SearchRequest) -> (Vec<Hit>
         candidates.extend(partial);
         (candidates, cut)
     } else {
-        (scanned_symbols(engine, request, &name_lower), false)
+        (scanned_symbols(workspace, request, &name_lower), false)
     };
     let mut hits = Vec::new();
     for hit in candidates {
@@ -136,10 +136,10 @@ fn split_qualified(query: &str) -> (Option<&str>, &str) {
 /// The definitions whose name holds `name_lower`, from a direct scan while the first index
 /// build runs (§7: a search never answers "nothing" from half an index): every source file in
 /// scope whose text holds the name, parsed now.
-fn scanned_symbols(engine: &Engine, request: &SearchRequest, name_lower: &str) -> Vec<loupe_index::SymbolHit> {
-    let _foreground = engine.index().map(|index| index.foreground());
+fn scanned_symbols(workspace: &Workspace, request: &SearchRequest, name_lower: &str) -> Vec<loupe_index::SymbolHit> {
+    let _foreground = workspace.index().map(|index| index.foreground());
     let mut found = Vec::new();
-    for (path, bytes) in engine.source_files_mentioning(name_lower) {
+    for (path, bytes) in workspace.source_files_mentioning(name_lower) {
         let Some(lang) = loupe_index::Lang::from_path(path.as_str()) else { continue };
         let Ok(decoded) = text::decode(&bytes) else { continue };
         if !request.filters.admits(&path) {
@@ -159,10 +159,10 @@ fn scanned_symbols(engine: &Engine, request: &SearchRequest, name_lower: &str) -
     found
 }
 
-pub(super) fn file_hits(engine: &Engine, request: &SearchRequest, directories: bool) -> (Vec<Hit>, bool) {
-    let files: Vec<RepoPath> = match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
+pub(super) fn file_hits(workspace: &Workspace, request: &SearchRequest, directories: bool) -> (Vec<Hit>, bool) {
+    let files: Vec<RepoPath> = match workspace.index_for_query().filter(|index| index.state() == IndexState::Ready) {
         Some(index) => index.files().into_iter().map(|record| record.path).collect(),
-        None => engine.root().walk(engine.walk_options()).into_iter().map(|entry| entry.path).collect(),
+        None => workspace.root().walk(workspace.walk_options()).into_iter().map(|entry| entry.path).collect(),
     };
     let query = request.query.trim().trim_end_matches('/');
     let query_lower = query.to_lowercase();
@@ -222,7 +222,7 @@ pub(super) fn file_hits(engine: &Engine, request: &SearchRequest, directories: b
 /// significant terms, ranked by how many of the terms its file holds (its path included), then
 /// how many its own line holds; a line holding the query as typed ranks above its file's others.
 pub(super) fn terms_hits(
-    engine: &Engine,
+    workspace: &Workspace,
     request: &SearchRequest,
     work: &Work,
 ) -> Result<(Vec<Hit>, bool, usize), ToolError> {
@@ -232,7 +232,7 @@ pub(super) fn terms_hits(
     derived.case_sensitive = Some(false);
     derived.whole_word = false;
     // Every match counts towards a term's file, so the page cannot settle early.
-    let (mut hits, lower_bound, not_searched) = text_hits(engine, &derived, true, None, work)?;
+    let (mut hits, lower_bound, not_searched) = text_hits(workspace, &derived, true, None, work)?;
     let held = |text: &str| -> Vec<bool> { stems.iter().map(|stem| text.contains(stem.as_str())).collect() };
     let mut per_file: BTreeMap<RepoPath, Vec<bool>> = BTreeMap::new();
     for hit in &hits {
@@ -260,7 +260,7 @@ pub(super) fn terms_hits(
 /// `page_end`: where the page to show ends in the ranked hits, when only that page matters;
 /// verification may then stop once it is settled (`Settled`).
 pub(super) fn text_hits(
-    engine: &Engine,
+    workspace: &Workspace,
     request: &SearchRequest,
     is_regex: bool,
     page_end: Option<usize>,
@@ -298,19 +298,19 @@ pub(super) fn text_hits(
     } else {
         trigram::plan_literal(&request.query)
     };
-    let ready = engine.index_for_query().filter(|index| index.state() == IndexState::Ready);
+    let ready = workspace.index_for_query().filter(|index| index.state() == IndexState::Ready);
     // A direct scan while the first build runs: the build steps aside for it (bounded).
-    let _foreground = if ready.is_none() { engine.index().map(|index| index.foreground()) } else { None };
+    let _foreground = if ready.is_none() { workspace.index().map(|index| index.foreground()) } else { None };
     let (mut candidates, oversized): (Vec<RepoPath>, Vec<loupe_vfs::WalkEntry>) = match ready {
         Some(index) => (index.text_candidates(&plan), index.oversized()),
         None => {
-            let walk = engine.root().walk_all(engine.walk_options());
+            let walk = workspace.root().walk_all(workspace.walk_options());
             (walk.files.into_iter().map(|entry| entry.path).collect(), walk.oversized)
         }
     };
     // Files over the index's size limit are not in it: they are scanned here, up to the read
     // limit; what is over that too is counted and named in the answer, never silently missed.
-    let read_limit = engine.config().max_file_bytes;
+    let read_limit = workspace.config().max_file_bytes;
     let (scanned, too_large): (Vec<_>, Vec<_>) = oversized
         .into_iter()
         .filter(|entry| request.filters.admits(&entry.path))
@@ -322,13 +322,13 @@ pub(super) fn text_hits(
     if !scanned.is_empty() {
         let (mut whole, mut span_bytes) = (0, 0);
         if let Some(index) = ready {
-            engine.oversized.load_kept(index, read_limit);
+            workspace.oversized.load_kept(index, read_limit);
         }
         let (mut skipped, mut kept, mut unknown) = (0, 0, 0);
         for entry in scanned {
-            let stamp = engine.root().stamp_indexed(&entry.path);
+            let stamp = workspace.root().stamp_indexed(&entry.path);
             let literal = (!is_regex).then_some(request.query.as_str());
-            match engine.oversized.check(&entry.path, stamp, &plan, literal) {
+            match workspace.oversized.check(&entry.path, stamp, &plan, literal) {
                 Check::Skip => {
                     skipped += 1;
                     continue;
@@ -346,7 +346,7 @@ pub(super) fn text_hits(
         if unknown > 0
             && let Some(index) = ready
         {
-            engine.oversized.learn_in_background(engine.root(), index, read_limit);
+            workspace.oversized.learn_in_background(workspace.root(), index, read_limit);
         }
         tracing::debug!(
             skipped,
@@ -390,7 +390,7 @@ pub(super) fn text_hits(
         !is_regex || trigram::max_match_len(&pattern, !case_sensitive).is_none_or(|max| max >= request.query.len());
     let mut settled = page_end.map(|page_end| Settled::new(page_end, tiers, exact_case_possible));
     let verifier = Verifier {
-        engine,
+        workspace,
         index: ready.map(|index| &**index),
         request,
         scanner: &scanner,
@@ -452,7 +452,7 @@ static READ_BUFFERS: loupe_core::parallel::Spare<Vec<u8>> =
 
 /// What verifying one candidate file needs.
 struct Verifier<'a> {
-    engine: &'a Engine,
+    workspace: &'a Workspace,
     /// The ready index, whose recorded hashes stand for files unchanged since they were indexed.
     index: Option<&'a loupe_index::Index>,
     request: &'a SearchRequest,
@@ -471,7 +471,7 @@ impl Verifier<'_> {
             return hits;
         }
         // The read limit, not the index's: files over the index's limit are scanned here too.
-        let Ok(stamp) = self.engine.root().read_indexed_stamped(path, self.engine.config().max_file_bytes, bytes)
+        let Ok(stamp) = self.workspace.root().read_indexed_stamped(path, self.workspace.config().max_file_bytes, bytes)
         else {
             return Vec::new();
         };
@@ -513,7 +513,7 @@ impl Verifier<'_> {
         let mut hits = Vec::new();
         let file_hash = spans.hash.to_string();
         for span in &spans.spans {
-            let stamp = self.engine.root().read_indexed_range(path, span.start..span.end, bytes)?;
+            let stamp = self.workspace.root().read_indexed_range(path, span.start..span.end, bytes)?;
             if stamp != spans.stamp {
                 return None;
             }
@@ -528,7 +528,7 @@ impl Verifier<'_> {
                 break;
             }
         }
-        self.engine.oversized.read_spans(spans.spans.len());
+        self.workspace.oversized.read_spans(spans.spans.len());
         Some(hits)
     }
 
@@ -783,19 +783,19 @@ mod tests {
         // Its other lines tie with the best lines of the rest, at a path after all of them.
         let uses: String = (0..40).map(|n| format!("y = token + {n};\n")).collect();
         write("zz/defs.c", &format!("int token(void) {{ return 0; }}\n{uses}"));
-        let engine = crate::Engine::new(loupe_core::Config {
+        let workspace = crate::workspace::Workspace::open(loupe_core::Config {
             root: Some(root.path().to_path_buf()),
             index_dir: Some(index.path().to_path_buf()),
             analytics: false,
             ..loupe_core::Config::default()
         })
         .unwrap();
-        engine.refresh_index(&|_, _| {});
+        workspace.refresh_index(&|_, _| {});
         let ranked_by = |query: &str, is_regex: bool, page_end: Option<usize>| {
             let kind = if is_regex { "regex" } else { "text" };
             let request = super::super::parse(json!({"query": query, "type": kind})).unwrap();
             let (mut hits, lower_bound, _) =
-                text_hits(&engine, &request, is_regex, page_end, &Work::default()).unwrap();
+                text_hits(&workspace, &request, is_regex, page_end, &Work::default()).unwrap();
             hits.sort_by(|left, right| {
                 right.score.total_cmp(&left.score).then_with(|| (&left.path, left.line).cmp(&(&right.path, right.line)))
             });

@@ -8,9 +8,9 @@ use loupe_index::IndexState;
 use serde_json::{Map, Value, json};
 
 use super::{Found, Hit, Output, SearchKind, SearchRequest};
-use crate::engine::Engine;
 use crate::reasons::{ReasonCode, joined};
 use crate::response::{Face, HitRef, Outcome};
+use crate::workspace::Workspace;
 
 /// Hex digits of a bundle id.
 const ID_HEX: usize = 8;
@@ -44,7 +44,7 @@ pub(super) fn decode_cursor(cursor: &str) -> Option<usize> {
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn render(
-    engine: &Engine,
+    workspace: &Workspace,
     request: &SearchRequest,
     used: SearchKind,
     inferred: bool,
@@ -111,7 +111,7 @@ pub(super) fn render(
     if not_searched > 0 {
         face.push_str(&format!(
             "({not_searched} file(s) over the {}-byte read limit were not searched; raise max_file_bytes)\n",
-            engine.config().max_file_bytes
+            workspace.config().max_file_bytes
         ));
     }
     if unwalkable > 0 {
@@ -127,7 +127,7 @@ pub(super) fn render(
         let (hit, id) = (&hits[index], &ids[index]);
         let (line, shown) = match count {
             Some(count) => (hit.path.to_string(), Some(format!("{count} match{}", if count == 1 { "" } else { "es" }))),
-            None => render_hit(engine, hit, request),
+            None => render_hit(workspace, hit, request),
         };
         match shown.as_deref() {
             Some(shown) if count.is_some() => face.push_row(format!("{line}  {shown}  [{id}]\n")),
@@ -146,7 +146,7 @@ pub(super) fn render(
                 candidate_id: id.clone(),
                 symbol: hit.symbol.as_ref().map(|symbol| symbol.symbol.name.clone()),
                 shown,
-                read: read_call(engine, hit),
+                read: read_call(workspace, hit),
             });
         }
     }
@@ -201,7 +201,7 @@ pub(super) fn render(
 
 /// A hit's face line (without its id) and what the line shows besides the hit's path and line,
 /// which its structured row carries.
-fn render_hit(engine: &Engine, hit: &Hit, request: &SearchRequest) -> (String, Option<String>) {
+fn render_hit(workspace: &Workspace, hit: &Hit, request: &SearchRequest) -> (String, Option<String>) {
     let shown = match (&hit.symbol, hit.line) {
         (Some(symbol), _) => {
             let kind = serde_json::to_value(symbol.symbol.kind)
@@ -216,7 +216,7 @@ fn render_hit(engine: &Engine, hit: &Hit, request: &SearchRequest) -> (String, O
         }
         (None, Some(line)) if request.context_lines > 0 => {
             let mut out = String::new();
-            if let Ok(bytes) = engine.root().read_indexed(&hit.path, engine.config().max_index_file_bytes)
+            if let Ok(bytes) = workspace.root().read_indexed(&hit.path, workspace.config().max_index_file_bytes)
                 && let Ok(decoded) = text::decode(&bytes)
             {
                 let first = line.saturating_sub(request.context_lines).max(1);
@@ -280,12 +280,12 @@ fn in_session(mut call: NextCall, request: &SearchRequest) -> NextCall {
 /// The read that opens a hit, one that works as it is (§6): a symbol by name and path when that
 /// names one definition (else its lines), a text hit as a window around it, a directory or a
 /// source file as an outline, any other file as its first lines.
-fn read_call(engine: &Engine, hit: &Hit) -> NextCall {
+fn read_call(workspace: &Workspace, hit: &Hit) -> NextCall {
     let path = hit.path.as_str();
     match (&hit.symbol, hit.line) {
         (Some(symbol), line) => {
             let record = &symbol.symbol;
-            let twins = engine.index_for_query().map_or(0, |index| {
+            let twins = workspace.index_for_query().map_or(0, |index| {
                 index
                     .symbols_named(&record.name)
                     .iter()

@@ -167,7 +167,7 @@ fn value_bytes(value: &Value) -> usize {
     }
 }
 
-/// All sessions of one engine.
+/// All sessions of one workspace.
 #[derive(Debug)]
 pub(crate) struct SessionStore {
     sessions: HashMap<String, Session>,

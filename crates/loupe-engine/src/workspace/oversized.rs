@@ -377,7 +377,7 @@ impl OversizedFilters {
             .collect()
     }
 
-    /// Takes the kept filters (`load`) once per engine, before the first search checks a file
+    /// Takes the kept filters (`load`) once per workspace, before the first search checks a file
     /// against them: reading them back costs a few milliseconds where scanning the files they
     /// summarise costs seconds (a `loupe search` from the command line, which ends before any
     /// learner would have loaded them, scanned all 424 MB of Linux's such files).

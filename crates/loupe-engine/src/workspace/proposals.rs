@@ -1,6 +1,6 @@
 //! The proposed texts of recently cut edit diffs, so their cursors continue without the text.
 
-/// How many proposed texts an engine keeps for cursors to continue, and their total size.
+/// How many proposed texts an workspace keeps for cursors to continue, and their total size.
 pub(crate) const PROPOSED_ENTRIES: usize = 8;
 pub(crate) const PROPOSED_BYTES: usize = 8 << 20;
 

@@ -12,8 +12,8 @@ use loupe_index::{FileLinks, Index, Lang};
 use loupe_syntax::{Extract, FileFacts};
 use rustc_hash::FxHashMap;
 
-use crate::engine::Engine;
 use crate::work::Work;
+use crate::workspace::Workspace;
 
 /// The graphs of one index generation.
 #[derive(Debug)]
@@ -127,7 +127,7 @@ pub(crate) fn facts_bytes(facts: &FileFacts) -> usize {
         + vector(&facts.references, facts.references.capacity(), |item| text(&item.name) + optional(&item.container))
 }
 
-/// The engine's relationship state.
+/// The workspace's relationship state.
 #[derive(Debug, Default)]
 pub(crate) struct Relations {
     graphs: Mutex<Option<Arc<Graphs>>>,
@@ -144,7 +144,7 @@ impl Relations {
     /// The graphs for the index as it is now, built when the index changed since the last (a
     /// step `work` hears of: on a large repository it takes a while, and is kept for every
     /// later query, so it is not cut short).
-    pub(crate) fn graphs(&self, engine: &Engine, index: &Index, work: &Work) -> Arc<Graphs> {
+    pub(crate) fn graphs(&self, workspace: &Workspace, index: &Index, work: &Work) -> Arc<Graphs> {
         let generation = index.generation();
         let mut slot = self.graphs.lock().unwrap_or_else(|poison| poison.into_inner());
         if let Some(graphs) = slot.as_ref().filter(|graphs| graphs.generation == generation) {
@@ -167,7 +167,7 @@ impl Relations {
         work.report(0, None, || {
             format!("analyze: building the import and type graphs of {} files", index.status().files)
         });
-        let graphs = Arc::new(build(engine, index, generation));
+        let graphs = Arc::new(build(workspace, index, generation));
         *slot = Some(graphs.clone());
         graphs
     }
@@ -175,7 +175,7 @@ impl Relations {
     /// The file's facts (all of them: calls and references too): parsed from the disk, and
     /// reused while the index records the same content hash for the file (the graphs answer
     /// from the index's view too; the watcher and edits keep it current).
-    pub(crate) fn facts(&self, engine: &Engine, index: &Index, path: &RepoPath) -> Option<Arc<FileFacts>> {
+    pub(crate) fn facts(&self, workspace: &Workspace, index: &Index, path: &RepoPath) -> Option<Arc<FileFacts>> {
         let lang = Lang::from_path(path.as_str())?;
         let cached = |hash: &ContentHash| {
             let cache = self.facts.lock().unwrap_or_else(|poison| poison.into_inner());
@@ -184,7 +184,7 @@ impl Relations {
         if let Some(facts) = index.file_hash(path).and_then(|hash| cached(&hash)) {
             return Some(facts);
         }
-        let bytes = engine.root().read_indexed(path, engine.config().max_file_bytes).ok()?;
+        let bytes = workspace.root().read_indexed(path, workspace.config().max_file_bytes).ok()?;
         let hash = ContentHash::of(&bytes);
         if let Some(facts) = cached(&hash) {
             return Some(facts);
@@ -198,8 +198,8 @@ impl Relations {
 }
 
 /// A workspace file's text as it is on disk now (decoded), through the root.
-pub(crate) fn read_text(engine: &Engine, path: &RepoPath) -> Option<String> {
-    let bytes = engine.root().read_indexed(path, engine.config().max_file_bytes).ok()?;
+pub(crate) fn read_text(workspace: &Workspace, path: &RepoPath) -> Option<String> {
+    let bytes = workspace.root().read_indexed(path, workspace.config().max_file_bytes).ok()?;
     text::decode(&bytes).ok().map(|decoded| decoded.text)
 }
 
@@ -207,11 +207,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
-fn build(engine: &Engine, index: &Index, generation: u64) -> Graphs {
+fn build(workspace: &Workspace, index: &Index, generation: u64) -> Graphs {
     let started = std::time::Instant::now();
     let files = index.files();
     let paths: Vec<RepoPath> = files.iter().map(|record| record.path.clone()).collect();
-    let layout = Layout::new(&paths, &|path: &RepoPath| read_text(engine, path));
+    let layout = Layout::new(&paths, &|path: &RepoPath| read_text(workspace, path));
     let mut linked: Vec<(RepoPath, Lang, FileLinks)> = Vec::new();
     index.for_each_links(&mut |record, links| {
         if let Some(lang) = record.lang {
@@ -257,7 +257,7 @@ impl Graphs {
 
 /// One query's view of the workspace, through the graphs of the index's generation.
 pub(crate) struct View<'a> {
-    engine: &'a Engine,
+    workspace: &'a Workspace,
     index: &'a Index,
     work: &'a Work,
     pub(crate) graphs: Arc<Graphs>,
@@ -266,13 +266,13 @@ pub(crate) struct View<'a> {
 }
 
 impl<'a> View<'a> {
-    pub(crate) fn new(engine: &'a Engine, index: &'a Index, work: &'a Work) -> View<'a> {
-        let graphs = engine.relations.graphs(engine, index, work);
-        View { engine, index, work, graphs, files_read: AtomicU64::new(0) }
+    pub(crate) fn new(workspace: &'a Workspace, index: &'a Index, work: &'a Work) -> View<'a> {
+        let graphs = workspace.relations.graphs(workspace, index, work);
+        View { workspace, index, work, graphs, files_read: AtomicU64::new(0) }
     }
 
-    pub(crate) fn engine(&self) -> &'a Engine {
-        self.engine
+    pub(crate) fn workspace(&self) -> &'a Workspace {
+        self.workspace
     }
 
     /// The call's progress-and-cancel handle: long walks stop once it is cancelled.
@@ -285,7 +285,7 @@ impl<'a> View<'a> {
     }
 
     pub(crate) fn facts(&self, path: &RepoPath) -> Option<Arc<FileFacts>> {
-        self.engine.relations.facts(self.engine, self.index, path)
+        self.workspace.relations.facts(self.workspace, self.index, path)
     }
 
     /// The facts of `paths`, in order, parsed on every core (a first query may touch hundreds

@@ -9,8 +9,8 @@ use loupe_index::{IndexState, Lang, Span, SymbolKind};
 use loupe_syntax::{Definition, Extract};
 use serde_json::{Map, Value, json};
 
-use crate::engine::Engine;
 use crate::suggest::closest;
+use crate::workspace::Workspace;
 
 /// A symbol confirmed in the current content of its file.
 #[derive(Debug, Clone)]
@@ -93,18 +93,18 @@ fn container_matches(own: Option<&str>, wanted: Option<&str>) -> bool {
 /// ambiguity's `next_calls` repeat `tool` (`read` in mode `symbol`, or `analyze`) with
 /// `original`'s arguments, one per candidate.
 pub(crate) fn resolve(
-    engine: &Engine,
+    workspace: &Workspace,
     tool: &str,
     target: &str,
     path: Option<&str>,
     original: &Map<String, Value>,
 ) -> Result<ResolvedSymbol, ToolError> {
-    resolve_where(engine, tool, target, path, original, &|_| true)
+    resolve_where(workspace, tool, target, path, original, &|_| true)
 }
 
 /// `resolve`, among the definitions `keep` accepts (analyze `types` wants types only).
 pub(crate) fn resolve_where(
-    engine: &Engine,
+    workspace: &Workspace,
     tool: &str,
     target: &str,
     path: Option<&str>,
@@ -114,7 +114,7 @@ pub(crate) fn resolve_where(
     let (container, name) = split_target(target);
     let files: Vec<RepoPath> = match path {
         Some(path) => {
-            let resolved = engine.root().resolve(path).map_err(|error| {
+            let resolved = workspace.root().resolve(path).map_err(|error| {
                 ToolError::new(
                     ErrorCode::FileNotFound,
                     format!("`path` {path}: {error}"),
@@ -123,21 +123,21 @@ pub(crate) fn resolve_where(
             })?;
             vec![resolved.path]
         }
-        None => match engine.index_for_query().filter(|index| index.state() == IndexState::Ready) {
+        None => match workspace.index_for_query().filter(|index| index.state() == IndexState::Ready) {
             Some(index) => {
                 let mut paths: Vec<RepoPath> = index.symbols_named(name).into_iter().map(|hit| hit.path).collect();
                 paths.dedup();
                 paths
             }
             // The first build still runs: the files that mention the name, scanned now.
-            None => engine.source_files_mentioning(name).into_iter().map(|(path, _)| path).collect(),
+            None => workspace.source_files_mentioning(name).into_iter().map(|(path, _)| path).collect(),
         },
     };
     // Confirm every candidate against the file as it is now.
     let mut found: Vec<(RepoPath, Definition)> = Vec::new();
     for file in files {
         let Some(lang) = Lang::from_path(file.as_str()) else { continue };
-        let Ok(bytes) = engine.root().read_indexed(&file, engine.config().max_file_bytes) else { continue };
+        let Ok(bytes) = workspace.root().read_indexed(&file, workspace.config().max_file_bytes) else { continue };
         let Ok(decoded) = text::decode(&bytes) else { continue };
         for definition in loupe_syntax::parse_with(lang, &decoded.text, Extract::Definitions).definitions {
             if definition.name.eq_ignore_ascii_case(name)
@@ -179,7 +179,7 @@ pub(crate) fn resolve_where(
         });
     }
     match found.len() {
-        0 => Err(not_found(engine, target, name, path)),
+        0 => Err(not_found(workspace, target, name, path)),
         1 => {
             let (path, definition) = found.remove(0);
             Ok(ResolvedSymbol {
@@ -196,9 +196,9 @@ pub(crate) fn resolve_where(
     }
 }
 
-fn not_found(engine: &Engine, target: &str, name: &str, path: Option<&str>) -> ToolError {
+fn not_found(workspace: &Workspace, target: &str, name: &str, path: Option<&str>) -> ToolError {
     let lower = name.to_lowercase();
-    let plausible: Vec<String> = engine
+    let plausible: Vec<String> = workspace
         .index()
         .map(|index| index.symbol_names_where(&|candidate| candidate.len().abs_diff(lower.len()) <= 3))
         .unwrap_or_default();
