@@ -158,7 +158,7 @@ impl Engine {
         if disabled {
             let error = legacy.disabled(&translated);
             let refused = Outcome::failure(legacy.tool, None, None, error);
-            return refused.render(self.config().structured_content).answered_by_legacy_name(legacy, None, None);
+            return legacy::answered(refused.render(self.config().structured_content), legacy, None, None);
         }
         let note = format!(
             "── deprecated [LEGACY_TOOL_DEPRECATED]: `{}` is a legacy name; call {} instead\n",
@@ -182,7 +182,7 @@ impl Engine {
             }
             Err(error) => Err(Box::new(Rejected { tool: legacy.tool, error, mode: None, target: None, session_id })),
         };
-        self.dispatch(context, parsed, work).answered_by_legacy_name(legacy, Some(&note), Some(max_tokens))
+        legacy::answered(self.dispatch(context, parsed, work), legacy, Some(&note), Some(max_tokens))
     }
 
     /// `read {"candidate_id": id}` without a target (§5): the read the id stands for, from the

@@ -382,7 +382,7 @@ impl Outcome {
             compact,
             reason_codes,
             act: self.act,
-            legacy: None,
+            extra_fields: Map::new(),
             meta,
             content: self.content,
             location: self.location,
@@ -414,9 +414,9 @@ pub struct Response {
     pub metadata: MetadataLevel,
     reason_codes: Vec<String>,
     pub(crate) act: Act,
-    /// The legacy name the call came in by (§12), whose old result fields the structured
-    /// face carries too, and the face as the tool answered (before the `deprecated` line).
-    legacy: Option<(&'static crate::legacy::LegacyTool, String)>,
+    /// Fields the structured face carries at every level on top of its own (a legacy name's
+    /// old result fields, §12).
+    pub(crate) extra_fields: Map<String, Value>,
 }
 
 impl Response {
@@ -434,19 +434,11 @@ impl Response {
         &self.reason_codes
     }
 
-    /// The answer to a call made by a legacy name (§12): `LEGACY_TOOL_DEPRECATED` in the reason
-    /// codes (the envelope's and its stabilization's), `note` in the text face before its
-    /// closing `→ next:` lines (left out, like the session footer, when it would take the face
-    /// over `max_tokens`), the old name in `meta.legacy`, and the old result fields in the
-    /// structured face. `token_estimate` stays the exact count of the face.
-    pub(crate) fn answered_by_legacy_name(
-        mut self,
-        legacy: &'static crate::legacy::LegacyTool,
-        note: Option<&str>,
-        max_tokens: Option<usize>,
-    ) -> Response {
-        const CODE: ReasonCode = ReasonCode::LegacyToolDeprecated;
-        let tool_face = self.face.clone();
+    /// The response with `code` in its reason codes (the envelope's and its stabilization's)
+    /// and `note` in the text face before its closing `→ next:` lines (left out, like the
+    /// session footer, when it would take the face over `max_tokens`). `token_estimate` stays
+    /// the exact count of the face.
+    pub(crate) fn noted(mut self, code: ReasonCode, note: Option<&str>, max_tokens: Option<usize>) -> Response {
         if let Some(note) = note {
             let face = insert_before_next_lines(&self.face, note);
             let token_estimate = tokens::count(&face);
@@ -457,18 +449,16 @@ impl Response {
                 self.meta.insert("token_estimate".into(), Value::from(token_estimate));
             }
         }
-        if !self.act.reason_codes.contains(&CODE) {
-            self.act.reason_codes.push(CODE);
+        if !self.act.reason_codes.contains(&code) {
+            self.act.reason_codes.push(code);
         }
         self.reason_codes = crate::reasons::ordered(self.act.reason_codes.iter().copied());
         self.meta.insert("reason_codes".into(), json!(self.reason_codes));
         if let Some(Value::Object(stabilization)) = self.meta.get_mut("stabilization") {
             let codes = stabilization.get("reason_codes").and_then(Value::as_array).into_iter().flatten();
-            let codes = codes.filter_map(Value::as_str).filter_map(ReasonCode::parse).chain(std::iter::once(CODE));
+            let codes = codes.filter_map(Value::as_str).filter_map(ReasonCode::parse).chain(std::iter::once(code));
             stabilization.insert("reason_codes".into(), json!(crate::reasons::ordered(codes)));
         }
-        self.meta.insert("legacy".into(), json!({"tool": legacy.name, "replacement": legacy.tool}));
-        self.legacy = Some((legacy, tool_face));
         self
     }
 
@@ -551,8 +541,8 @@ impl Response {
                 object.insert("location".into(), serde_json::to_value(location).unwrap_or_default());
             }
         }
-        if let Some((legacy, tool_face)) = &self.legacy {
-            crate::legacy::add_fields(legacy.shape, tool_face, self, &mut object);
+        for (key, value) in &self.extra_fields {
+            object.insert(key.clone(), value.clone());
         }
         Value::Object(object)
     }
