@@ -8,6 +8,7 @@
 //! updated for the touched paths before the reply leaves.
 
 mod failures;
+mod lines;
 mod parse;
 mod render;
 mod text_ops;

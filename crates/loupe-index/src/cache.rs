@@ -96,7 +96,7 @@ pub fn usage(dir: &Path) -> (u64, Option<SystemTime>) {
 /// The root `tables.bin` is for, from the start of its header (format number, root), whatever
 /// the format: an index of an older loupe still names its root.
 fn recorded_root(dir: &Path) -> Option<String> {
-    let (file, size) = store::open_regular(&dir.join(store::SNAPSHOT_FILE)).ok()?;
+    let (file, size) = crate::ondisk::open_regular(&dir.join(store::SNAPSHOT_FILE)).ok()?;
     let mut reader = file.take(size);
     let mut length = [0u8; 8];
     reader.read_exact(&mut length).ok()?;

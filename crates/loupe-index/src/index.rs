@@ -325,7 +325,7 @@ impl Index {
     /// `None` when it is not there, not a regular file, or larger.
     pub fn read_side_file(&self, name: &str, max_bytes: u64) -> Option<Vec<u8>> {
         use std::io::Read;
-        let (file, size) = store::open_regular(&self.options.index_dir.join(name)).ok()?;
+        let (file, size) = crate::ondisk::open_regular(&self.options.index_dir.join(name)).ok()?;
         if size > max_bytes {
             return None;
         }
@@ -880,7 +880,7 @@ impl Index {
         let root = self.root.canonical().display().to_string();
         let text_path = self.options.index_dir.join(store::TEXT_FILE);
         let compact =
-            state.text.overlay_docs() > 0 || state.text.tombstone_count() > 0 || !store::is_regular(&text_path);
+            state.text.overlay_docs() > 0 || state.text.tombstone_count() > 0 || !crate::ondisk::is_regular(&text_path);
         if compact {
             state.text.compact(&text_path)?;
         }

@@ -14,9 +14,10 @@
 //! asked after the reads of a query, says whether what they returned can be trusted; the
 //! caller then answers from the reads or treats the index as damaged (a scan, then a rebuild).
 //! Every length and offset read from the file is bounded by the callers before use, as when
-//! the whole file was read into memory. Must not write.
+//! the whole file was read into memory. Must not write an index file (its one write is the
+//! unnamed spill file a build writes its symbol rows to, `spill_file`).
 
-use std::fs::File;
+use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
@@ -67,9 +68,9 @@ pub(crate) struct PersistedFile {
 }
 
 impl PersistedFile {
-    /// Opens `path` the way every index file is opened (`store::open_regular`).
+    /// Opens `path` the way every index file is opened (`open_regular`).
     pub(crate) fn open(path: &Path) -> io::Result<PersistedFile> {
-        let (file, _) = crate::store::open_regular(path)?;
+        let (file, _) = open_regular(path)?;
         PersistedFile::from_file(file)
     }
 
@@ -238,6 +239,35 @@ impl Source for FileReader<'_> {
     fn remaining(&self) -> Option<u64> {
         Some(self.end.saturating_sub(FileReader::offset(self)))
     }
+}
+
+/// Opens an index file for reading: not through a symbolic link (`O_NOFOLLOW`), without
+/// blocking (a FIFO), and only when it is a regular file. Returns it with its size, which a
+/// reader must not read past (`File::take`): a file that grows meanwhile, or a device,
+/// cannot make loading read without end.
+pub(crate) fn open_regular(path: &Path) -> io::Result<(File, u64)> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let file = File::from(rustix::fs::open(path, flags, Mode::empty()).map_err(io::Error::from)?);
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} is not a regular file; it will be replaced", path.display()),
+        ));
+    }
+    Ok((file, metadata.len()))
+}
+
+/// An unnamed file in the index directory for a build to write its symbol rows out to: it has
+/// no name to leave behind, and the system frees it when the build's table is dropped.
+pub(crate) fn spill_file(dir: &Path) -> io::Result<File> {
+    tempfile::tempfile_in(dir)
+}
+
+/// True when `path` is a regular file (not followed through a link).
+pub(crate) fn is_regular(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_file())
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! never sees half a file. A snapshot whose format number differs from `FORMAT` is ignored
 //! and the index is rebuilt cleanly. Only the process holding `writer.lock` writes.
 //!
-//! Every index file is opened the one way `open_regular` opens it: never through a symbolic
+//! Every index file is opened the one way `ondisk::open_regular` opens it: never through a symbolic
 //! link, never blocking, regular files only, and read no further than the size it had when
 //! opened. Anything else under an index file's name (a directory, a link to `/dev/zero`, a
 //! FIFO) is damage: it reads as no index, and `clear_way` removes it before the file is
@@ -198,35 +198,6 @@ pub(crate) fn save(
     clear_way(&path)?;
     temporary.persist(&path).map_err(|error| error.error)?;
     Ok((symbols_at + arena_at, symbols_at + rows_at))
-}
-
-/// Opens an index file for reading: not through a symbolic link (`O_NOFOLLOW`), without
-/// blocking (a FIFO), and only when it is a regular file. Returns it with its size, which a
-/// reader must not read past (`File::take`): a file that grows meanwhile, or a device,
-/// cannot make loading read without end.
-pub(crate) fn open_regular(path: &Path) -> io::Result<(File, u64)> {
-    use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let file = File::from(rustix::fs::open(path, flags, Mode::empty()).map_err(io::Error::from)?);
-    let metadata = file.metadata()?;
-    if !metadata.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{} is not a regular file; it will be replaced", path.display()),
-        ));
-    }
-    Ok((file, metadata.len()))
-}
-
-/// An unnamed file in the index directory for a build to write its symbol rows out to: it has
-/// no name to leave behind, and the system frees it when the build's table is dropped.
-pub(crate) fn spill_file(dir: &Path) -> io::Result<File> {
-    tempfile::tempfile_in(dir)
-}
-
-/// True when `path` is a regular file (not followed through a link).
-pub(crate) fn is_regular(path: &Path) -> bool {
-    fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_file())
 }
 
 pub(crate) use loupe_vfs::clear_way;

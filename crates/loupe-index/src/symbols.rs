@@ -123,9 +123,9 @@ struct Spill {
 impl Spill {
     fn create(dir: &std::path::Path) -> io::Result<Spill> {
         Ok(Spill {
-            arena: io::BufWriter::with_capacity(1 << 20, crate::store::spill_file(dir)?),
+            arena: io::BufWriter::with_capacity(1 << 20, crate::ondisk::spill_file(dir)?),
             arena_len: 0,
-            rows: io::BufWriter::with_capacity(1 << 20, crate::store::spill_file(dir)?),
+            rows: io::BufWriter::with_capacity(1 << 20, crate::ondisk::spill_file(dir)?),
             row_count: 0,
             firsts: Vec::new(),
             names: NameIds::default(),

@@ -8,8 +8,7 @@ use loupe_syntax::Lang;
 use loupe_vfs::{ApplyError, VfsError};
 use serde_json::{Map, Value, json};
 
-use super::render::numbered;
-use super::text_ops::{Span, line_of, line_spans};
+use super::lines::{Span, line_of, line_spans, numbered};
 use super::{Failure, FileState, REGION_PREVIEW_CHARS, SyntaxCheck};
 use crate::errors::{Access, quoted};
 

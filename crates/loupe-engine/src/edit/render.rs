@@ -4,19 +4,10 @@ use loupe_core::{NextCall, tokens};
 use loupe_vfs::FileChange;
 use serde_json::{Value, json};
 
-use super::text_ops::line_spans;
 use super::{FileReport, Options};
 use crate::reasons::ReasonCode;
 use crate::response::{Face, Outcome, next_line};
 use crate::workspace::Workspace;
-
-pub(super) fn numbered(text: &str, first: usize) -> String {
-    let mut out = String::new();
-    for (offset, span) in line_spans(text).iter().enumerate() {
-        out.push_str(&format!("  {:>5}│{}\n", first + offset, &text[span.start..span.end]));
-    }
-    out.trim_end_matches('\n').to_owned()
-}
 
 /// The reply: one header, per file its status and bounded diff, then what was cut and how
 /// to undo. Both faces are bounded by the response ceiling: the diffs share

@@ -6,6 +6,7 @@ use loupe_core::{ContentHash, ErrorCode, NextCall, ToolError};
 use serde_json::{Value, json};
 
 use super::failures::{ambiguous, conflict, missing, no_match, past_end};
+use super::lines::{line_of, line_spans};
 use super::{EditSpec, FileState, Operation};
 
 /// Applies one edit to the file's working text.
@@ -285,46 +286,4 @@ fn fuzzy_match(text: &str, old: &str, new: &str) -> Result<Option<(usize, usize,
     // The match ends at `old`'s last token, before any trailing whitespace: the file keeps
     // its own, so the replacement drops `new`'s.
     Ok(Some((start, end, replacement.trim_end_matches([' ', '\t', '\n', '\r']).to_owned())))
-}
-
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Span {
-    pub(super) start: usize,
-    pub(super) end: usize,
-    pub(super) next: usize,
-}
-
-pub(super) fn line_spans(text: &str) -> Vec<Span> {
-    let bytes = text.as_bytes();
-    let mut spans = Vec::with_capacity(bytes.len() / 40 + 1);
-    let mut start = 0;
-    let mut at = 0;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'\n' => {
-                spans.push(Span { start, end: at, next: at + 1 });
-                start = at + 1;
-            }
-            b'\r' if bytes.get(at + 1) == Some(&b'\n') => {
-                spans.push(Span { start, end: at, next: at + 2 });
-                at += 1;
-                start = at + 1;
-            }
-            b'\r' => {
-                spans.push(Span { start, end: at, next: at + 1 });
-                start = at + 1;
-            }
-            _ => {}
-        }
-        at += 1;
-    }
-    if start < bytes.len() {
-        spans.push(Span { start, end: bytes.len(), next: bytes.len() });
-    }
-    spans
-}
-
-/// The 1-based line holding byte `offset`.
-pub(super) fn line_of(spans: &[Span], offset: usize) -> usize {
-    spans.partition_point(|span| span.next <= offset) + 1
 }
