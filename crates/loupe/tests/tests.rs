@@ -9,6 +9,7 @@ mod analyze_mcp;
 mod cli;
 mod edit_e2e;
 mod journal_read_only;
+mod layering;
 mod legacy_mcp;
 mod mcp_http;
 mod mcp_schema;
