@@ -1,9 +1,11 @@
-//! The configuration of §14 as one plain struct, and the rules for setting a key from text.
+//! The configuration of §14: every key declared once (`config_keys!`), from which come the plain
+//! `Config` struct, its defaults, the `KEYS` table (type, choices, description, flag, `LOUPE_*`
+//! name, whether a repository's own `loupe.toml` may set it, §3.1) and `Config::set`.
 //!
 //! Layering (defaults, then the user-level config file, then the repository's own
 //! `loupe.toml`, then `LOUPE_*`, then flags) is done by the caller, which feeds each layer
-//! through `Config::set`. This module never reads files or the environment; it states which
-//! keys a repository's own file may set (`REPOSITORY_KEYS`, §3.1).
+//! through `Config::set`, where each key's `Combine` says how a later value meets the one in
+//! force. This module never reads files or the environment.
 
 use std::path::PathBuf;
 
@@ -31,215 +33,399 @@ pub const DEFAULT_EXCLUDE: &[&str] = &[
 /// Names the default `.env.*` rule lets through: templates hold no secrets.
 pub const DEFAULT_EXCLUDE_EXCEPTIONS: &[&str] = &[".env.example", ".env.sample"];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GateMode {
-    Enforce,
-    Warn,
-    Off,
+/// Declares enums whose values a key takes by name: the names (`CHOICES`, for `--help` and
+/// §14) and the parser come from the one list.
+macro_rules! choices {
+    ($($(#[$attribute:meta])* pub enum $name:ident { $($(#[$variant_attribute:meta])* $variant:ident = $text:literal,)* })*) => {$(
+        $(#[$attribute])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum $name { $($(#[$variant_attribute])* $variant,)* }
+
+        impl $name {
+            /// Every value, by name, in order.
+            pub const CHOICES: &[&str] = &[$($text),*];
+
+            pub fn parse(text: &str) -> Option<$name> {
+                match text {
+                    $($text => Some($name::$variant),)*
+                    _ => None,
+                }
+            }
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)*
+                }
+            }
+        }
+
+        impl Setting for $name {
+            const KIND: Kind = Kind::Choice($name::CHOICES);
+
+            fn parse(key: &str, value: &Value) -> Result<$name, String> {
+                let text = as_string(key, value)?;
+                $name::parse(&text).ok_or_else(|| expected(key, &$name::CHOICES.join("|"), &text))
+            }
+
+            fn show(&self) -> String {
+                self.as_str().to_owned()
+            }
+        }
+    )*};
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RelevanceMode {
-    Warn,
-    Block,
-    Off,
+choices! {
+    /// The search → read gate (§9.7).
+    pub enum GateMode {
+        Enforce = "enforce",
+        Warn = "warn",
+        Off = "off",
+    }
+
+    /// What a read outside the last searches' results gets (§9.5).
+    pub enum RelevanceMode {
+        Warn = "warn",
+        Block = "block",
+        Off = "off",
+    }
+
+    /// The seeds' old tool names (§12).
+    pub enum LegacyTools {
+        Hidden = "hidden",
+        Listed = "listed",
+        Disabled = "disabled",
+    }
+
+    /// Which structured face a tool result carries (§3.3): a call's `metadata` argument, or the
+    /// `structured_content` config key for calls that do not say.
+    pub enum MetadataLevel {
+        Minimal = "minimal",
+        Standard = "standard",
+        Full = "full",
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LegacyTools {
-    Hidden,
-    Listed,
-    Disabled,
+impl Default for MetadataLevel {
+    fn default() -> MetadataLevel {
+        MetadataLevel::Standard
+    }
 }
 
-/// Which structured face a tool result carries (§3.3): a call's `metadata` argument, or the
-/// `structured_content` config key for calls that do not say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MetadataLevel {
-    Minimal,
-    #[default]
-    Standard,
-    Full,
+/// What a key holds, as the command line and §14 show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Path,
+    Text,
+    /// A positive integer.
+    Count,
+    /// A list of patterns: a JSON or TOML array, or a comma-separated string.
+    Patterns,
+    Switch,
+    Choice(&'static [&'static str]),
 }
 
-impl MetadataLevel {
-    pub fn parse(level: &str) -> Option<MetadataLevel> {
-        match level {
-            "minimal" => Some(MetadataLevel::Minimal),
-            "standard" => Some(MetadataLevel::Standard),
-            "full" => Some(MetadataLevel::Full),
-            _ => None,
+/// How a key is spelled on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flag {
+    /// `--<key-with-dashes> VALUE` on every command; for a switch, `--<key>` alone sets it true.
+    Key,
+    /// `--<name>` alone sets a switch false (`--no-analytics`).
+    Negated(&'static str),
+    /// `--<key-with-dashes> VALUE` on `loupe serve` only: on `read` and `search` the same flag is
+    /// the call's own cap, a tool parameter.
+    ServeOnly,
+}
+
+impl Flag {
+    /// The long flag, without its dashes, for `key`.
+    pub fn long(self, key: &str) -> String {
+        match self {
+            Flag::Negated(name) => name.to_owned(),
+            Flag::Key | Flag::ServeOnly => key.replace('_', "-"),
         }
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Config {
-    pub root: Option<PathBuf>,
-    pub index_dir: Option<PathBuf>,
-    pub log: String,
-    pub max_single_read_lines: usize,
-    pub max_preview_chars: usize,
-    pub max_response_tokens: usize,
-    pub max_index_file_bytes: u64,
-    /// Files larger than this are refused by `read` with `FILE_TOO_LARGE`.
-    pub max_file_bytes: u64,
-    pub exclude: Vec<String>,
-    pub allow: Vec<String>,
-    pub gate_mode: GateMode,
-    pub max_range_lines: usize,
-    pub max_reads_per_session: usize,
-    pub max_total_read_lines: usize,
-    pub relevance: RelevanceMode,
-    pub strict_session_id: bool,
-    pub session_ttl_secs: u64,
-    pub analytics: bool,
-    pub read_only: bool,
-    pub legacy_tools: LegacyTools,
-    pub structured_content: MetadataLevel,
-    /// De-duplication elides only lines sent within this many tokens of reads (§9.6): clients
-    /// compact their context, so older lines are sent again rather than pointed at.
-    pub dedup_window_tokens: u64,
-    /// How the root was chosen (§2), for `manage status`: set when the configuration is loaded.
-    pub root_chosen_by: String,
+/// How a later layer's value meets the one in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    Replace,
+    /// Added to the list in force (`exclude`: one added pattern must never drop the §3.1
+    /// defaults; lifting one is `allow`'s job).
+    Add,
 }
 
-impl Default for Config {
-    fn default() -> Config {
-        Config {
-            root: None,
-            index_dir: None,
-            log: "warn".to_owned(),
-            max_single_read_lines: 300,
-            max_preview_chars: 12_000,
-            max_response_tokens: 20_000,
-            max_index_file_bytes: 1_048_576,
-            max_file_bytes: 64 * 1_048_576,
-            exclude: DEFAULT_EXCLUDE.iter().map(|s| (*s).to_owned()).collect(),
-            allow: Vec::new(),
-            gate_mode: GateMode::Enforce,
-            max_range_lines: 200,
-            max_reads_per_session: 25,
-            max_total_read_lines: 2500,
-            relevance: RelevanceMode::Warn,
-            strict_session_id: false,
-            session_ttl_secs: 7200,
-            analytics: true,
-            read_only: false,
-            legacy_tools: LegacyTools::Hidden,
-            structured_content: MetadataLevel::Standard,
-            dedup_window_tokens: 30_000,
-            root_chosen_by: String::new(),
-        }
+/// One configuration key, as declared once in `config_keys!`: everything the loaders, the
+/// command line, the environment and §14 know about it.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// One sentence: the field's documentation, `--help` and §14.
+    pub description: &'static str,
+    /// The contract section that says what the key governs.
+    pub section: &'static str,
+    pub flag: Flag,
+    /// Whether a repository's own `loupe.toml` may set it (§3.1).
+    pub repository: bool,
+    pub combine: Combine,
+    /// The default as §14 and `--help` show it, when the value alone does not say it.
+    shown: Option<&'static str>,
+}
+
+impl Key {
+    /// `LOUPE_<KEY>`.
+    pub fn env_name(&self) -> String {
+        format!("LOUPE_{}", self.name.to_ascii_uppercase())
+    }
+
+    /// The key's entry in the table, by name.
+    pub fn named(name: &str) -> Option<&'static Key> {
+        KEYS.iter().find(|key| key.name == name)
     }
 }
 
-/// Every key `Config::set` accepts, in the order of §14.
-pub const CONFIG_KEYS: &[&str] = &[
-    "root",
-    "index_dir",
-    "log",
-    "max_single_read_lines",
-    "max_preview_chars",
-    "max_response_tokens",
-    "max_index_file_bytes",
-    "max_file_bytes",
-    "exclude",
-    "allow",
-    "gate_mode",
-    "max_range_lines",
-    "max_reads_per_session",
-    "max_total_read_lines",
-    "relevance",
-    "strict_session_id",
-    "session_ttl_secs",
-    "analytics",
-    "read_only",
-    "legacy_tools",
-    "structured_content",
-    "dedup_window_tokens",
-];
+/// A value a key holds: read from a layer's value, and shown.
+pub trait Setting: Sized {
+    const KIND: Kind;
+    /// Reads `value`: JSON/TOML values keep their type; a string (from an environment variable
+    /// or a flag) is parsed per the key's type. The error says what was expected.
+    fn parse(key: &str, value: &Value) -> Result<Self, String>;
+    fn show(&self) -> String;
+    /// The value in force after a later layer set `later`.
+    fn combine(&mut self, later: Self, how: Combine) {
+        let _ = how;
+        *self = later;
+    }
+}
 
-/// The keys a repository's own config file may set (§3.1, §14), and only within their
-/// restrictions: `exclude` adds patterns, `allow` names single files the repository excluded
-/// itself. Everything else (the ceilings and budgets, the gate and relevance policies, which
-/// tools are exposed, structured faces, analytics, the index and journal's place, whether loupe
-/// may write, logging) is the user's alone: a repository is not trusted, it can be hostile, and
-/// an agent working in it can be prompt-injected into committing one. A key outside this list
-/// is ignored there with a warning that says where the user sets it.
-pub const REPOSITORY_KEYS: &[&str] = &["exclude", "allow"];
+impl Setting for Option<PathBuf> {
+    const KIND: Kind = Kind::Path;
+    fn parse(key: &str, value: &Value) -> Result<Self, String> {
+        as_string(key, value).map(|text| Some(PathBuf::from(text)))
+    }
+    fn show(&self) -> String {
+        self.as_ref().map(|path| path.display().to_string()).unwrap_or_default()
+    }
+}
 
-impl Config {
-    /// Sets `key` from a value: JSON/TOML values keep their type; a string (from an
-    /// environment variable or a flag) is parsed per the key's type. Lists accept a JSON array
-    /// or a comma-separated string. The error says what was expected.
-    pub fn set(&mut self, key: &str, value: &Value) -> Result<(), String> {
-        match key {
-            "root" => self.root = Some(PathBuf::from(as_string(key, value)?)),
-            "index_dir" => self.index_dir = Some(PathBuf::from(as_string(key, value)?)),
-            "log" => self.log = as_string(key, value)?,
-            "max_single_read_lines" => self.max_single_read_lines = as_positive(key, value)? as usize,
-            "max_preview_chars" => self.max_preview_chars = as_positive(key, value)? as usize,
-            "max_response_tokens" => self.max_response_tokens = as_positive(key, value)? as usize,
-            "max_index_file_bytes" => self.max_index_file_bytes = as_positive(key, value)?,
-            "max_file_bytes" => self.max_file_bytes = as_positive(key, value)?,
-            // Every layer adds to the exclusions in force, never replaces them: one added
-            // pattern must not drop the secret defaults (§3.1). Lifting one is `allow`'s job.
-            "exclude" => {
-                for pattern in as_list(key, value)? {
-                    if !self.exclude.contains(&pattern) {
-                        self.exclude.push(pattern);
+impl Setting for String {
+    const KIND: Kind = Kind::Text;
+    fn parse(key: &str, value: &Value) -> Result<Self, String> {
+        as_string(key, value)
+    }
+    fn show(&self) -> String {
+        self.clone()
+    }
+}
+
+impl Setting for u64 {
+    const KIND: Kind = Kind::Count;
+    fn parse(key: &str, value: &Value) -> Result<Self, String> {
+        as_positive(key, value)
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Setting for usize {
+    const KIND: Kind = Kind::Count;
+    fn parse(key: &str, value: &Value) -> Result<Self, String> {
+        as_positive(key, value).map(|number| number as usize)
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Setting for bool {
+    const KIND: Kind = Kind::Switch;
+    fn parse(key: &str, value: &Value) -> Result<Self, String> {
+        as_bool(key, value)
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Setting for Vec<String> {
+    const KIND: Kind = Kind::Patterns;
+    fn parse(key: &str, value: &Value) -> Result<Self, String> {
+        as_list(key, value)
+    }
+    fn show(&self) -> String {
+        if self.is_empty() { "empty".to_owned() } else { self.join(", ") }
+    }
+    fn combine(&mut self, later: Self, how: Combine) {
+        match how {
+            Combine::Replace => *self = later,
+            Combine::Add => {
+                for pattern in later {
+                    if !self.contains(&pattern) {
+                        self.push(pattern);
                     }
                 }
             }
-            "allow" => self.allow = as_list(key, value)?,
-            "dedup_window_tokens" => self.dedup_window_tokens = as_positive(key, value)?,
-            "structured_content" => {
-                let level = as_string(key, value)?;
-                self.structured_content =
-                    MetadataLevel::parse(&level).ok_or_else(|| expected(key, "minimal|standard|full", &level))?;
-            }
-            "gate_mode" => {
-                self.gate_mode = match as_string(key, value)?.as_str() {
-                    "enforce" => GateMode::Enforce,
-                    "warn" => GateMode::Warn,
-                    "off" => GateMode::Off,
-                    other => return Err(expected(key, "enforce|warn|off", other)),
-                }
-            }
-            "max_range_lines" => self.max_range_lines = as_positive(key, value)? as usize,
-            "max_reads_per_session" => self.max_reads_per_session = as_positive(key, value)? as usize,
-            "max_total_read_lines" => self.max_total_read_lines = as_positive(key, value)? as usize,
-            "relevance" => {
-                self.relevance = match as_string(key, value)?.as_str() {
-                    "warn" => RelevanceMode::Warn,
-                    "block" => RelevanceMode::Block,
-                    "off" => RelevanceMode::Off,
-                    other => return Err(expected(key, "warn|block|off", other)),
-                }
-            }
-            "strict_session_id" => self.strict_session_id = as_bool(key, value)?,
-            "session_ttl_secs" => self.session_ttl_secs = as_positive(key, value)?,
-            "analytics" => self.analytics = as_bool(key, value)?,
-            "read_only" => self.read_only = as_bool(key, value)?,
-            "legacy_tools" => {
-                self.legacy_tools = match as_string(key, value)?.as_str() {
-                    "hidden" => LegacyTools::Hidden,
-                    "listed" => LegacyTools::Listed,
-                    "disabled" => LegacyTools::Disabled,
-                    other => return Err(expected(key, "hidden|listed|disabled", other)),
-                }
-            }
-            other => {
-                return Err(format!("unknown configuration key `{other}`; known keys: {}", CONFIG_KEYS.join(", ")));
+        }
+    }
+}
+
+/// Declares every configuration key once: from each entry come the `Config` field, its default,
+/// its row in `KEYS` (and so its `LOUPE_*` variable, its flag in `--help`, its §14 row and
+/// whether a repository may set it) and its arm in `Config::set`.
+macro_rules! config_keys {
+    ($(
+        $name:ident: $ty:ty = $default:expr, $description:literal, $section:literal,
+            flag: $flag:expr, repository: $repository:literal, combine: $combine:ident $(, shown: $shown:literal)?;
+    )*) => {
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        pub struct Config {
+            $(#[doc = $description] pub $name: $ty,)*
+            /// How the root was chosen (§2), for `manage status`: set when the configuration is loaded.
+            pub root_chosen_by: String,
+        }
+
+        impl Default for Config {
+            fn default() -> Config {
+                Config { $($name: $default,)* root_chosen_by: String::new() }
             }
         }
-        Ok(())
+
+        /// Every key, in the order of §14.
+        pub const KEYS: &[Key] = &[$(Key {
+            name: stringify!($name),
+            kind: <$ty as Setting>::KIND,
+            description: $description,
+            section: $section,
+            flag: $flag,
+            repository: $repository,
+            combine: Combine::$combine,
+            shown: config_keys!(@shown $($shown)?),
+        },)*];
+
+        impl Config {
+            /// Sets `key` from one layer's value, combined with the value in force as the key's
+            /// table entry says (`exclude` adds; every other key replaces).
+            pub fn set(&mut self, key: &str, value: &Value) -> Result<(), String> {
+                match key {
+                    $(stringify!($name) => {
+                        let later = <$ty as Setting>::parse(key, value)?;
+                        self.$name.combine(later, Combine::$combine);
+                    })*
+                    other => {
+                        return Err(format!("unknown configuration key `{other}`; known keys: {}", key_names()));
+                    }
+                }
+                Ok(())
+            }
+
+            /// A key's value in force, as `--help` and §14 show it.
+            pub fn shown(&self, key: &str) -> Option<String> {
+                match key {
+                    $(stringify!($name) => Some(self.$name.show()),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+    (@shown $shown:literal) => { Some($shown) };
+    (@shown) => { None };
+}
+
+config_keys! {
+    root: Option<PathBuf> = None, "Workspace root.", "§2",
+        flag: Flag::Key, repository: false, combine: Replace,
+        shown: "the client's roots, `LOUPE_ROOT`, then the repository around the current directory";
+    index_dir: Option<PathBuf> = None, "Where the index, the edit journal and the analytics live.", "§2",
+        flag: Flag::Key, repository: false, combine: Replace, shown: "`$XDG_CACHE_HOME/loupe/<workspace_hash>`";
+    log: String = "warn".to_owned(), "Log filter for stderr, e.g. `info` or `loupe=debug`.", "§11",
+        flag: Flag::Key, repository: false, combine: Replace;
+    max_single_read_lines: usize = 300, "Most lines one read returns before it is cut with a cursor.", "§3.5",
+        flag: Flag::Key, repository: false, combine: Replace;
+    max_preview_chars: usize = 12_000, "Most characters of payload one answer carries.", "§3.5",
+        flag: Flag::ServeOnly, repository: false, combine: Replace;
+    max_response_tokens: usize = 20_000, "Most tokens one answer carries.", "§3.5",
+        flag: Flag::Key, repository: false, combine: Replace;
+    max_index_file_bytes: u64 = 1_048_576, "Files larger than this many bytes are not indexed, only scanned.", "§7",
+        flag: Flag::Key, repository: false, combine: Replace;
+    max_file_bytes: u64 = 64 * 1_048_576, "Files larger than this many bytes are not read, nor git blobs diffed.", "§3.5",
+        flag: Flag::Key, repository: false, combine: Replace;
+    exclude: Vec<String> = DEFAULT_EXCLUDE.iter().map(|pattern| (*pattern).to_owned()).collect(),
+        "Exclusion patterns, comma-separated: every layer adds to the §3.1 defaults.", "§3.1",
+        flag: Flag::Key, repository: true, combine: Add, shown: "the §3.1 list";
+    allow: Vec<String> = Vec::new(), "Patterns lifted from the exclusions, comma-separated (a repository's own: single files it excluded itself).", "§3.1",
+        flag: Flag::Key, repository: true, combine: Replace;
+    gate_mode: GateMode = GateMode::Enforce, "The search → read gate.", "§9.7",
+        flag: Flag::Key, repository: false, combine: Replace;
+    max_range_lines: usize = 200, "Most lines a read may take without a search ref.", "§9.7",
+        flag: Flag::Key, repository: false, combine: Replace;
+    max_reads_per_session: usize = 25, "Reads a session takes before the budget sends it back to search.", "§9.4",
+        flag: Flag::Key, repository: false, combine: Replace;
+    max_total_read_lines: usize = 2500, "Lines a session reads before the budget sends it back to search.", "§9.4",
+        flag: Flag::Key, repository: false, combine: Replace;
+    relevance: RelevanceMode = RelevanceMode::Warn, "What a read outside the last searches' results gets.", "§9.5",
+        flag: Flag::Key, repository: false, combine: Replace;
+    strict_session_id: bool = false, "Require a session_id on every read and search call (SESSION_ID_REQUIRED without one).", "§9.1",
+        flag: Flag::Key, repository: false, combine: Replace;
+    session_ttl_secs: u64 = 7200, "Seconds a session may idle before it starts over.", "§9.1",
+        flag: Flag::Key, repository: false, combine: Replace;
+    analytics: bool = true, "Write the analytics log (`analytics.jsonl` in the index directory).", "§9.2",
+        flag: Flag::Negated("no-analytics"), repository: false, combine: Replace;
+    read_only: bool = false, "Refuse edit, undo and redo.", "§8.2",
+        flag: Flag::Key, repository: false, combine: Replace;
+    legacy_tools: LegacyTools = LegacyTools::Hidden, "The seeds' old tool names: callable but not listed, listed, or refused.", "§12",
+        flag: Flag::Key, repository: false, combine: Replace;
+    structured_content: MetadataLevel = MetadataLevel::Standard, "The structured face of calls that pass no `metadata`.", "§3.3",
+        flag: Flag::Key, repository: false, combine: Replace;
+    dedup_window_tokens: u64 = 30_000, "De-duplication elides only lines sent within this many tokens of reads.", "§9.6",
+        flag: Flag::Key, repository: false, combine: Replace;
+}
+
+/// The keys' names, comma-separated.
+pub fn key_names() -> String {
+    KEYS.iter().map(|key| key.name).collect::<Vec<_>>().join(", ")
+}
+
+impl Key {
+    /// The default as §14 and `--help` show it.
+    pub fn default_text(&self) -> String {
+        match self.shown {
+            Some(shown) => shown.to_owned(),
+            None => Config::default().shown(self.name).unwrap_or_default(),
+        }
     }
+}
+
+/// The §14 table: one row per key, generated from `KEYS` (a test keeps `docs/contract.md` equal
+/// to it).
+pub fn contract_table() -> String {
+    let mut table =
+        String::from("| key | default | what it governs | flag | repository | § |\n|---|---|---|---|---|---|\n");
+    for key in KEYS {
+        let default = match key.kind {
+            Kind::Choice(choices) => format!(
+                "`{}` ({})",
+                key.default_text(),
+                choices.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+            ),
+            Kind::Text => format!("`{}`", key.default_text()),
+            _ => key.default_text(),
+        };
+        let flag = match key.flag {
+            Flag::Key if key.kind == Kind::Switch => format!("`--{}`", key.flag.long(key.name)),
+            Flag::Key => format!("`--{} …`", key.flag.long(key.name)),
+            Flag::Negated(name) => format!("`--{name}`"),
+            Flag::ServeOnly => format!("`serve --{} …`", key.flag.long(key.name)),
+        };
+        let repository = if key.repository { "yes" } else { "no" };
+        table.push_str(&format!(
+            "| `{}` | {default} | {} | {flag} | {repository} | {} |\n",
+            key.name, key.description, key.section
+        ));
+    }
+    table
 }
 
 fn expected(key: &str, what: &str, got: &str) -> String {
@@ -294,6 +480,38 @@ fn as_list(key: &str, value: &Value) -> Result<Vec<String>, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_contract_carries_the_key_table() {
+        let contract = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/contract.md");
+        let contract = std::fs::read_to_string(contract).unwrap();
+        let table = contract_table();
+        assert!(contract.contains(&table), "docs/contract.md §14 must hold the table generated from KEYS:\n{table}");
+    }
+
+    #[test]
+    fn every_key_is_set_by_its_name_and_shown() {
+        let defaults = Config::default();
+        for key in KEYS {
+            let mut config = Config::default();
+            let text = match key.kind {
+                Kind::Path => "/somewhere".to_owned(),
+                Kind::Text => "info".to_owned(),
+                Kind::Count => "7".to_owned(),
+                Kind::Patterns => "a/, b".to_owned(),
+                Kind::Switch => (!as_bool(key.name, &json!(defaults.shown(key.name).unwrap())).unwrap()).to_string(),
+                Kind::Choice(choices) => choices.last().unwrap().to_string(),
+            };
+            config.set(key.name, &json!(text)).unwrap_or_else(|error| panic!("{}: {error}", key.name));
+            assert_ne!(config.shown(key.name), defaults.shown(key.name), "{} did not change", key.name);
+            assert!(!key.description.is_empty() && key.section.starts_with('§'), "{}", key.name);
+        }
+        let names: Vec<&str> = KEYS.iter().map(|key| key.name).collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "a key declared twice");
+    }
 
     #[test]
     fn strings_are_parsed_per_key_type() {

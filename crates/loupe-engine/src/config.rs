@@ -5,7 +5,7 @@
 //!
 //! The repository's file is the one layer loupe does not trust: a repository can be hostile,
 //! and an agent working in it can be prompt-injected. So that file is restricted (§3.1):
-//! - it may set only the keys of `REPOSITORY_KEYS` (`exclude`, `allow`): any other is
+//! - it may set only the keys the table marks `repository` (`exclude`, `allow`): any other is
 //!   ignored with a warning naming the key and where the user sets it;
 //! - its `exclude` list adds to the exclusions in force, never replaces them, so `.git/`
 //!   and the secret defaults stay;
@@ -31,7 +31,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use loupe_core::config::{CONFIG_KEYS, LegacyTools, REPOSITORY_KEYS};
+use loupe_core::config::{KEYS, Key, LegacyTools, key_names};
 use loupe_core::{Config, RepoPath};
 use loupe_vfs::Exclusions;
 use serde_json::Value;
@@ -129,10 +129,11 @@ pub fn load(sources: &Sources) -> Result<(Config, Vec<String>), String> {
             Err(reason) => warnings.push(format!("{}: ignored: {reason}", file.display())),
         }
     }
-    for key in CONFIG_KEYS.iter().filter(|key| **key != "root") {
-        let name = format!("LOUPE_{}", key.to_ascii_uppercase());
+    // `LOUPE_ROOT` is read with the root's other sources, in the order of §2.
+    for key in KEYS.iter().filter(|key| key.name != "root") {
+        let name = key.env_name();
         if let Some(value) = sources.env_value(&name) {
-            config.set(key, &Value::from(value)).map_err(|error| format!("{name}: {error}"))?;
+            config.set(key.name, &Value::from(value)).map_err(|error| format!("{name}: {error}"))?;
         }
     }
     if sources.env_value("LOUPE_DISABLE_LEGACY").is_some_and(disables_legacy) {
@@ -250,7 +251,7 @@ pub fn is_set(sources: &Sources, config: &Config, key: &str) -> bool {
     if user.is_some_and(|table| table.contains_key(key)) {
         return true;
     }
-    if !REPOSITORY_KEYS.contains(&key) {
+    if !Key::named(key).is_some_and(|key| key.repository) {
         return false;
     }
     let Some(root) = config.root.as_deref() else { return false };
@@ -272,7 +273,7 @@ fn to_json(file: &Path, key: &str, value: &toml::Value) -> Result<Value, String>
 }
 
 fn unknown_key(file: &Path, key: &str) -> String {
-    format!("{}: unknown key `{key}` ignored; known keys: {}", file.display(), CONFIG_KEYS.join(", "))
+    format!("{}: unknown key `{key}` ignored; known keys: {}", file.display(), key_names())
 }
 
 /// The user's own file: every key but `root` (which §2 takes only from a flag, the client or
@@ -289,7 +290,7 @@ fn apply_user_file(
                 .push(format!("{}: `root` is ignored in a config file; pass --root or set LOUPE_ROOT", file.display()));
             continue;
         }
-        if !CONFIG_KEYS.contains(&key.as_str()) {
+        if Key::named(&key).is_none() {
             warnings.push(unknown_key(file, &key));
             continue;
         }
@@ -352,18 +353,22 @@ fn nesting_depth(text: &str) -> usize {
 fn repository_lists(file: &Path, table: toml::Table, warnings: &mut Vec<String>) -> RepositoryLists {
     let mut lists = RepositoryLists::default();
     for (key, value) in table {
-        if !REPOSITORY_KEYS.contains(&key.as_str()) {
-            warnings.push(if CONFIG_KEYS.contains(&key.as_str()) {
-                format!(
+        let known = Key::named(&key);
+        if !known.is_some_and(|known| known.repository) {
+            warnings.push(match known {
+                Some(known) => format!(
                     "{}: `{key}` is ignored in a repository's own config, which may set only {} (§3.1); set it \
-                     with --{}, LOUPE_{} or in the user config file (~/.config/loupe/config.toml)",
+                     with --{}, {} or in the user config file (~/.config/loupe/config.toml)",
                     file.display(),
-                    REPOSITORY_KEYS.iter().map(|key| format!("`{key}`")).collect::<Vec<_>>().join(" and "),
-                    key.replace('_', "-"),
-                    key.to_ascii_uppercase()
-                )
-            } else {
-                unknown_key(file, &key)
+                    KEYS.iter()
+                        .filter(|key| key.repository)
+                        .map(|key| format!("`{}`", key.name))
+                        .collect::<Vec<_>>()
+                        .join(" and "),
+                    known.flag.long(known.name),
+                    known.env_name()
+                ),
+                None => unknown_key(file, &key),
             });
             continue;
         }

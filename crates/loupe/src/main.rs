@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, FromArgMatches, Parser, Subcommand};
+use loupe_core::config::{Flag, KEYS, Key, Kind};
 use loupe_core::text::human_bytes;
 use loupe_engine::Engine;
 use loupe_engine::config::{Sources, load};
@@ -43,9 +44,8 @@ struct Cli {
 enum Command {
     /// Run the MCP server over stdio, or over Streamable HTTP with --http.
     Serve {
-        /// Server ceiling on characters per response (`loupe read` takes it as a caller cap).
-        #[arg(long)]
-        max_preview_chars: Option<u64>,
+        #[command(flatten)]
+        config: ServeConfigFlags,
         /// Serve Streamable HTTP at ADDR:PORT (endpoint /mcp), e.g. 127.0.0.1:8765; beyond
         /// loopback only with LOUPE_TOKEN set (clients send `Authorization: Bearer TOKEN`).
         #[arg(long, value_name = "ADDR:PORT")]
@@ -293,98 +293,127 @@ impl<T: ToolCli> Args for ToolArgs<T> {
 }
 
 /// Configuration flags (§14), global: given once, before or after the command, each overriding
-/// loupe.toml and the LOUPE_* variables. `loupe --help` lists them under their own heading.
-#[derive(Debug, Args)]
-#[command(next_help_heading = "Configuration (any command; overrides loupe.toml and LOUPE_*)")]
+/// loupe.toml and the LOUPE_* variables. `loupe --help` lists them under their own heading. They
+/// come from the key table (`loupe_core::config::KEYS`): its flag spelling, its choices, its
+/// description and default.
+#[derive(Debug, Default)]
 struct ConfigFlags {
-    /// Workspace root (default: client roots, LOUPE_ROOT, then the repository around the
-    /// current directory).
-    #[arg(long, global = true)]
-    root: Option<PathBuf>,
-    /// Where the index lives (default: the user cache directory).
-    #[arg(long, global = true)]
-    index_dir: Option<PathBuf>,
-    /// Log filter for stderr, e.g. `info` or `loupe=debug`.
-    #[arg(long, global = true)]
-    log: Option<String>,
-    /// Most lines one read returns before it is cut with a cursor (default 300).
-    #[arg(long, global = true)]
-    max_single_read_lines: Option<u64>,
-    /// Most tokens one answer carries (default 20000).
-    #[arg(long, global = true)]
-    max_response_tokens: Option<u64>,
-    /// Files larger than this are not indexed, only scanned (bytes; default 1 MiB).
-    #[arg(long, global = true)]
-    max_index_file_bytes: Option<u64>,
-    /// Files larger than this are not read at all (bytes; default 64 MiB).
-    #[arg(long, global = true)]
-    max_file_bytes: Option<u64>,
-    /// Exclusion patterns, comma-separated (replaces the default list).
-    #[arg(long, global = true)]
-    exclude: Option<String>,
-    /// Patterns that override `exclude`, comma-separated.
-    #[arg(long, global = true)]
-    allow: Option<String>,
-    /// The search → read gate: enforce | warn | off.
-    #[arg(long, global = true)]
-    gate_mode: Option<String>,
-    /// Most lines a read may take without a search ref (default 200).
-    #[arg(long, global = true)]
-    max_range_lines: Option<u64>,
-    /// Reads a session takes before the guard sends it back to search (default 25).
-    #[arg(long, global = true)]
-    max_reads_per_session: Option<u64>,
-    /// Lines a session reads before the guard sends it back to search (default 2500).
-    #[arg(long, global = true)]
-    max_total_read_lines: Option<u64>,
-    /// Reads outside the last searches' results: warn | block | off.
-    #[arg(long, global = true)]
-    relevance: Option<String>,
-    /// Require a session_id on every read and search call (SESSION_ID_REQUIRED without one).
-    #[arg(long, global = true)]
-    strict_session_id: bool,
-    /// Seconds a session may idle before it starts over (default 7200).
-    #[arg(long, global = true)]
-    session_ttl_secs: Option<u64>,
-    /// Turn the analytics log off.
-    #[arg(long, global = true)]
-    no_analytics: bool,
-    /// Refuse edit, undo and redo.
-    #[arg(long, global = true)]
-    read_only: bool,
-    /// The seeds' old tool names: hidden | listed | disabled.
-    #[arg(long, global = true)]
-    legacy_tools: Option<String>,
+    /// `(key, value)` for each flag given, in the table's order.
+    pairs: Vec<(String, Value)>,
 }
+
+/// The configuration flags `loupe serve` alone takes (`Flag::ServeOnly`): on `read` and `search`
+/// the same flag is the call's own cap.
+#[derive(Debug, Default)]
+struct ServeConfigFlags {
+    pairs: Vec<(String, Value)>,
+}
+
+const CONFIGURATION_HEADING: &str = "Configuration (any command; overrides loupe.toml and LOUPE_*)";
 
 impl ConfigFlags {
     fn to_pairs(&self) -> Vec<(String, Value)> {
-        let mut pairs: Vec<(String, Value)> = Vec::new();
-        let mut push = |key: &str, value: Option<Value>| {
-            if let Some(value) = value {
-                pairs.push((key.to_owned(), value));
+        self.pairs.clone()
+    }
+
+    /// Whether a flag set `key`.
+    fn sets(&self, key: &str) -> bool {
+        self.pairs.iter().any(|(name, _)| name == key)
+    }
+}
+
+/// The clap argument of one configuration key.
+fn config_arg(key: &'static Key) -> clap::Arg {
+    use clap::builder::PossibleValuesParser;
+    let arg = clap::Arg::new(key.name).long(key.flag.long(key.name));
+    match key.kind {
+        Kind::Switch => {
+            let help = match key.flag {
+                Flag::Negated(_) => format!("Do not {}", lower_first(key.description)),
+                _ => key.description.to_owned(),
+            };
+            arg.action(clap::ArgAction::SetTrue).help(help)
+        }
+        kind => {
+            let help = format!("{} Default: {}.", key.description, key.default_text().trim_matches('`'));
+            let arg = arg.help(help).value_name(key.name.to_uppercase());
+            match kind {
+                Kind::Count => arg.value_parser(clap::value_parser!(u64).range(1..)),
+                Kind::Choice(choices) => arg.value_parser(PossibleValuesParser::new(choices)),
+                Kind::Path => arg.value_parser(clap::value_parser!(PathBuf)),
+                _ => arg,
             }
+        }
+    }
+}
+
+fn lower_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|first| first.to_lowercase().chain(chars).collect()).unwrap_or_default()
+}
+
+/// The `(key, value)` pairs of the configuration flags `matches` holds among `keys`.
+fn config_pairs<'k>(matches: &clap::ArgMatches, keys: impl Iterator<Item = &'k Key>) -> Vec<(String, Value)> {
+    let mut pairs = Vec::new();
+    for key in keys {
+        let value = match key.kind {
+            Kind::Switch => matches.get_flag(key.name).then(|| Value::Bool(!matches!(key.flag, Flag::Negated(_)))),
+            Kind::Count => matches.get_one::<u64>(key.name).map(|value| Value::from(*value)),
+            Kind::Path => matches.get_one::<PathBuf>(key.name).map(|path| Value::from(path.display().to_string())),
+            _ => matches.get_one::<String>(key.name).map(|value| Value::from(value.as_str())),
         };
-        push("root", self.root.as_ref().map(|p| Value::from(p.display().to_string())));
-        push("index_dir", self.index_dir.as_ref().map(|p| Value::from(p.display().to_string())));
-        push("log", self.log.clone().map(Value::from));
-        push("max_single_read_lines", self.max_single_read_lines.map(Value::from));
-        push("max_response_tokens", self.max_response_tokens.map(Value::from));
-        push("max_index_file_bytes", self.max_index_file_bytes.map(Value::from));
-        push("max_file_bytes", self.max_file_bytes.map(Value::from));
-        push("exclude", self.exclude.clone().map(Value::from));
-        push("allow", self.allow.clone().map(Value::from));
-        push("gate_mode", self.gate_mode.clone().map(Value::from));
-        push("max_range_lines", self.max_range_lines.map(Value::from));
-        push("max_reads_per_session", self.max_reads_per_session.map(Value::from));
-        push("max_total_read_lines", self.max_total_read_lines.map(Value::from));
-        push("relevance", self.relevance.clone().map(Value::from));
-        push("strict_session_id", self.strict_session_id.then_some(Value::Bool(true)));
-        push("session_ttl_secs", self.session_ttl_secs.map(Value::from));
-        push("analytics", self.no_analytics.then_some(Value::Bool(false)));
-        push("read_only", self.read_only.then_some(Value::Bool(true)));
-        push("legacy_tools", self.legacy_tools.clone().map(Value::from));
-        pairs
+        pairs.extend(value.map(|value| (key.name.to_owned(), value)));
+    }
+    pairs
+}
+
+fn global_keys() -> impl Iterator<Item = &'static Key> {
+    KEYS.iter().filter(|key| key.flag != Flag::ServeOnly)
+}
+
+fn serve_keys() -> impl Iterator<Item = &'static Key> {
+    KEYS.iter().filter(|key| key.flag == Flag::ServeOnly)
+}
+
+impl clap::FromArgMatches for ConfigFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(ConfigFlags { pairs: config_pairs(matches, global_keys()) })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Args for ConfigFlags {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        command.next_help_heading(CONFIGURATION_HEADING).args(global_keys().map(|key| config_arg(key).global(true)))
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
+    }
+}
+
+impl clap::FromArgMatches for ServeConfigFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(ServeConfigFlags { pairs: config_pairs(matches, serve_keys()) })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Args for ServeConfigFlags {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        command.args(serve_keys().map(config_arg))
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
     }
 }
 
@@ -440,7 +469,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = &cli.config;
     match cli.command {
         Command::Serve {
-            max_preview_chars,
+            config: serve_config,
             http,
             allow_host,
             http_max_sessions,
@@ -448,7 +477,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             http_max_connections,
         } => {
             let mut flags = config.to_pairs();
-            flags.extend(max_preview_chars.map(|value| ("max_preview_chars".to_owned(), Value::from(value))));
+            flags.extend(serve_config.pairs);
             let http = http.map(|addr| loupe_mcp::HttpOptions {
                 addr,
                 token: std::env::var("LOUPE_TOKEN").ok(),
@@ -460,7 +489,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     ..loupe_mcp::HttpLimits::default()
                 },
             });
-            serve(&flags, config.root.is_some(), http)
+            serve(&flags, config.sets("root"), http)
         }
         Command::Read(args) => {
             let engine = open_engine(config)?;

@@ -237,6 +237,16 @@ fn configuration_flags_are_global_and_described_once() {
             assert!(!description.is_empty() && !description.starts_with("--"), "{line} has no description");
         }
     }
+    // One flag per key of the table, with its choices; a serve-only key on `serve`.
+    let serve_help = stdout(&loupe(dir.path(), &["serve", "--help"], &[]));
+    for key in loupe_core::config::KEYS {
+        let flag = format!("--{} ", key.flag.long(key.name));
+        let shown = if key.flag == loupe_core::config::Flag::ServeOnly { &serve_help } else { &help };
+        assert!(shown.contains(&flag) || shown.contains(&format!("--{}\n", key.flag.long(key.name))), "{flag}");
+        if let loupe_core::config::Kind::Choice(choices) = key.kind {
+            assert!(shown.contains(&format!("[possible values: {}]", choices.join(", "))), "{flag}: {shown}");
+        }
+    }
     let search_help = stdout(&loupe(dir.path(), &["search", "--help"], &[]));
     assert!(
         !search_help.contains("--max-single-read-lines") && search_help.contains("`loupe --help`"),
