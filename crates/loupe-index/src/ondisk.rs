@@ -14,8 +14,7 @@
 //! asked after the reads of a query, says whether what they returned can be trusted; the
 //! caller then answers from the reads or treats the index as damaged (a scan, then a rebuild).
 //! Every length and offset read from the file is bounded by the callers before use, as when
-//! the whole file was read into memory. Must not write an index file (its one write is the
-//! unnamed spill file a build writes its symbol rows to, `spill_file`).
+//! the whole file was read into memory. Must not write.
 
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -257,12 +256,6 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<(File, u64)> {
         ));
     }
     Ok((file, metadata.len()))
-}
-
-/// An unnamed file in the index directory for a build to write its symbol rows out to: it has
-/// no name to leave behind, and the system frees it when the build's table is dropped.
-pub(crate) fn spill_file(dir: &Path) -> io::Result<File> {
-    tempfile::tempfile_in(dir)
 }
 
 /// True when `path` is a regular file (not followed through a link).

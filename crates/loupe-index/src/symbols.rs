@@ -120,12 +120,18 @@ struct Spill {
     failed: bool,
 }
 
+/// An unnamed file in the index directory for a build to write its symbol rows out to: it has
+/// no name to leave behind, and the system frees it when the build's table is dropped.
+fn spill_file(dir: &std::path::Path) -> io::Result<File> {
+    tempfile::tempfile_in(dir)
+}
+
 impl Spill {
     fn create(dir: &std::path::Path) -> io::Result<Spill> {
         Ok(Spill {
-            arena: io::BufWriter::with_capacity(1 << 20, crate::ondisk::spill_file(dir)?),
+            arena: io::BufWriter::with_capacity(1 << 20, spill_file(dir)?),
             arena_len: 0,
-            rows: io::BufWriter::with_capacity(1 << 20, crate::ondisk::spill_file(dir)?),
+            rows: io::BufWriter::with_capacity(1 << 20, spill_file(dir)?),
             row_count: 0,
             firsts: Vec::new(),
             names: NameIds::default(),

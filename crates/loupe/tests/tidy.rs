@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 /// repository, §2), never into the repository.
 const WRITES_OUTSIDE_THE_REPOSITORY: &[(&str, &str)] = &[
     ("crates/loupe-index/src/store.rs", "the index's snapshot files and its writer lock"),
+    ("crates/loupe-index/src/symbols.rs", "a cold build's two unnamed spill files, freed when the build ends"),
     ("crates/loupe-index/src/trigram/format.rs", "the text index file, written to a temporary file and renamed"),
     ("crates/loupe-engine/src/session/analytics.rs", "the analytics writer's `analytics.jsonl` (§9.2)"),
     (
