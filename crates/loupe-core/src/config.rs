@@ -99,16 +99,12 @@ choices! {
 
     /// Which structured face a tool result carries (§3.3): a call's `metadata` argument, or the
     /// `structured_content` config key for calls that do not say.
+    #[derive(Default)]
     pub enum MetadataLevel {
         Minimal = "minimal",
+        #[default]
         Standard = "standard",
         Full = "full",
-    }
-}
-
-impl Default for MetadataLevel {
-    fn default() -> MetadataLevel {
-        MetadataLevel::Standard
     }
 }
 
@@ -138,6 +134,14 @@ pub enum Flag {
 }
 
 impl Flag {
+    /// The flag as a user types it: `--gate-mode`, `--no-analytics`, `serve --max-preview-chars`.
+    pub fn typed(self, key: &str) -> String {
+        match self {
+            Flag::ServeOnly => format!("serve --{}", self.long(key)),
+            _ => format!("--{}", self.long(key)),
+        }
+    }
+
     /// The long flag, without its dashes, for `key`.
     pub fn long(self, key: &str) -> String {
         match self {
@@ -413,12 +417,8 @@ pub fn contract_table() -> String {
             Kind::Text => format!("`{}`", key.default_text()),
             _ => key.default_text(),
         };
-        let flag = match key.flag {
-            Flag::Key if key.kind == Kind::Switch => format!("`--{}`", key.flag.long(key.name)),
-            Flag::Key => format!("`--{} …`", key.flag.long(key.name)),
-            Flag::Negated(name) => format!("`--{name}`"),
-            Flag::ServeOnly => format!("`serve --{} …`", key.flag.long(key.name)),
-        };
+        let value = if key.kind == Kind::Switch { "" } else { " …" };
+        let flag = format!("`{}{value}`", key.flag.typed(key.name));
         let repository = if key.repository { "yes" } else { "no" };
         table.push_str(&format!(
             "| `{}` | {default} | {} | {flag} | {repository} | {} |\n",

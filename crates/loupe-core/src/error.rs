@@ -119,6 +119,24 @@ impl NextCall {
     }
 }
 
+/// Which rule of a tool's parameter table refused an argument. The message says it to people;
+/// this says it to programs that check the table's rules (never rendered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgumentRule {
+    /// Not a parameter of the tool.
+    Unknown,
+    /// A parameter of another mode, command or operation (`only_for`).
+    OtherMode,
+    /// A value of the wrong type.
+    WrongType,
+    /// A value not among the parameter's choices.
+    NotAChoice,
+    /// A value longer than the parameter takes.
+    TooLong,
+    /// A parameter given under two of its names.
+    TwoNames,
+}
+
 /// A tool-level failure: a code, a message for people, a hint saying what to do, and the
 /// concrete retries when one exists. Extra structured detail goes in `details`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -130,11 +148,22 @@ pub struct ToolError {
     pub next_calls: Vec<NextCall>,
     #[serde(skip_serializing_if = "Map::is_empty")]
     pub details: Map<String, Value>,
+    /// For an argument refused by the parameter table: the rule and the parameter's name (boxed:
+    /// most errors have none, and every `Result` carries the error's size).
+    #[serde(skip)]
+    pub refused: Option<Box<(ArgumentRule, String)>>,
 }
 
 impl ToolError {
     pub fn new(code: ErrorCode, message: impl Into<String>, hint: impl Into<String>) -> ToolError {
-        ToolError { code, message: message.into(), hint: hint.into(), next_calls: Vec::new(), details: Map::new() }
+        ToolError {
+            code,
+            message: message.into(),
+            hint: hint.into(),
+            next_calls: Vec::new(),
+            details: Map::new(),
+            refused: None,
+        }
     }
 
     pub fn invalid_args(message: impl Into<String>, hint: impl Into<String>) -> ToolError {
@@ -144,6 +173,13 @@ impl ToolError {
     #[must_use]
     pub fn with_next_call(mut self, call: NextCall) -> ToolError {
         self.next_calls.push(call);
+        self
+    }
+
+    /// Marks the error as the parameter table's `rule` refusing `parameter`.
+    #[must_use]
+    pub fn refusing(mut self, rule: ArgumentRule, parameter: &str) -> ToolError {
+        self.refused = Some(Box::new((rule, parameter.to_owned())));
         self
     }
 

@@ -13,7 +13,7 @@ pub mod text;
 pub mod tokens;
 
 pub use config::Config;
-pub use error::{ErrorCode, NextCall, ToolError};
+pub use error::{ArgumentRule, ErrorCode, NextCall, ToolError};
 pub use hash::ContentHash;
 pub use path::RepoPath;
 pub use text::{Decoded, Encoding, LineEnding};

@@ -17,9 +17,9 @@ use loupe_index::{IndexState, Lang, SymbolKind};
 use loupe_syntax::{Definition, FileFacts, RelationKind};
 use serde_json::{Map, Value, json};
 
-use crate::args::choice_enum;
 use crate::args::{Args, Parsed, Rejected};
 use crate::params;
+pub(crate) use crate::params::{AnalyzeMode, Direction, TargetType};
 use crate::response::{Graph, MetadataLevel, Outcome, next_line};
 use crate::work::Work;
 use crate::workspace::Workspace;
@@ -28,36 +28,6 @@ use graph::{Answer, Side};
 
 const MAX_NODES_DEFAULT: usize = 50;
 const MAX_NODES_CEILING: usize = 500;
-
-choice_enum! {
-    /// Which relationship `analyze` follows (`mode`).
-    pub(crate) enum AnalyzeMode {
-        Dependencies = "dependencies",
-        Impact = "impact",
-        Calls = "calls",
-        References = "references",
-        Types = "types",
-        DataFlow = "data_flow",
-    }
-}
-
-choice_enum! {
-    /// What `target` names (`target_type`); `auto` takes an existing file as a file.
-    enum TargetType {
-        Auto = "auto",
-        Symbol = "symbol",
-        File = "file",
-    }
-}
-
-choice_enum! {
-    /// Which way a walk goes (`direction`).
-    enum Direction {
-        Upstream = "upstream",
-        Downstream = "downstream",
-        Both = "both",
-    }
-}
 
 impl Direction {
     fn up(self) -> bool {
@@ -104,7 +74,7 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<Analy
     let mode = args.choice("mode")?.as_deref().and_then(AnalyzeMode::parse).ok_or_else(|| {
         ToolError::invalid_args(
             "`mode` is required for `analyze`",
-            format!("add `mode`: one of {}", params::ANALYZE_MODES.join(", ")),
+            format!("add `mode`: one of {}", AnalyzeMode::CHOICES.join(", ")),
         )
     })?;
     let target = args.required_string("target", "src/main.rs or parse_config")?;

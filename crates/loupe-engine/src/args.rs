@@ -6,7 +6,7 @@
 //! where argument shape is checked; each tool's parser turns what it reads into its typed
 //! request, and nothing after that looks at the JSON again.
 
-use loupe_core::ToolError;
+use loupe_core::{ArgumentRule, ToolError};
 use serde_json::{Map, Value};
 
 use crate::errors::quoted;
@@ -14,42 +14,6 @@ use crate::errors::quoted;
 /// The most unknown parameter names a refusal lists.
 const UNKNOWN_SHOWN: usize = 8;
 use crate::params::{MAX_LIST_ITEMS, MAX_TEXT_BYTES, Param, ParamType, ToolSpec};
-
-/// An enum for a choice the parameter table lists (a mode, a type, a command, a baseline): one
-/// variant per value, `parse` from and `as_str` back to the name the caller writes.
-macro_rules! choice_enum {
-    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        $vis enum $name {
-            $($variant),+
-        }
-
-        impl $name {
-            #[allow(dead_code)]
-            $vis fn parse(text: &str) -> Option<$name> {
-                match text {
-                    $($text => Some($name::$variant),)+
-                    _ => None,
-                }
-            }
-
-            #[allow(dead_code)]
-            $vis fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text),+
-                }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                formatter.write_str(self.as_str())
-            }
-        }
-    };
-}
-pub(crate) use choice_enum;
 
 /// A call whose arguments did not parse: the error, and what the call named (for the answer's
 /// header and the session it belongs to).
@@ -190,7 +154,8 @@ impl Args {
             return Err(ToolError::invalid_args(
                 format!("`{alias}` and `{canonical}` are the same parameter; pass only `{canonical}`"),
                 format!("remove `{alias}`"),
-            ));
+            )
+            .refusing(ArgumentRule::TwoNames, canonical));
         }
         if let Some(value) = self.map.remove(alias) {
             self.map.insert(canonical.to_owned(), value);
@@ -229,7 +194,8 @@ impl Args {
                 "query" => "search for a shorter, distinctive part of it".to_owned(),
                 _ => format!("pass at most {limit} bytes in `{key}`"),
             },
-        ))
+        )
+        .refusing(ArgumentRule::TooLong, key))
     }
 
     pub(crate) fn required_string(&mut self, key: &str, example: &str) -> Result<String, ToolError> {
@@ -301,7 +267,8 @@ impl Args {
         Err(ToolError::invalid_args(
             format!("`{key}` must be one of {}, got `{}`", choices.join("|"), quoted(&text)),
             format!("set `{key}` to one of: {}", choices.join(", ")),
-        ))
+        )
+        .refusing(ArgumentRule::NotAChoice, key))
     }
 
     /// Refuses a present parameter that belongs to another mode, with the §3.4 message.
@@ -314,7 +281,8 @@ impl Args {
         Err(ToolError::invalid_args(
             format!("{key} is only valid for {owners}. Remove it or switch {selector}."),
             format!("remove `{key}`, or call with {owners}"),
-        ))
+        )
+        .refusing(ArgumentRule::OtherMode, key))
     }
 
     /// Ends reading: any key not consumed is unknown and refused by name.
@@ -339,7 +307,8 @@ impl Args {
             format!("accepted parameters: {}", accepted.join(", ")),
         )
         .with_detail("unknown", Value::from(shown))
-        .with_detail("accepted", Value::from(accepted.to_vec())))
+        .with_detail("accepted", Value::from(accepted.to_vec()))
+        .refusing(ArgumentRule::Unknown, unknown[0]))
     }
 
     fn wrong_type(&self, key: &str, expected: &str, got: &Value) -> ToolError {
@@ -347,7 +316,16 @@ impl Args {
             format!("`{key}` must be {expected}, got {} `{}`", kind_of(got), quoted(&got.to_string())),
             format!("pass `{key}` as {expected}"),
         )
+        .refusing(ArgumentRule::WrongType, key)
     }
+}
+
+/// The text `arguments` give for `name` (a parameter of `params`) under its name, an alias, or
+/// either's camelCase spelling: what `Args` reads as that parameter, for a look before parsing.
+pub(crate) fn given_text<'a>(params: &[Param], arguments: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+    let param = params.iter().find(|param| param.name == name)?;
+    let names = |key: &str| key == param.name || param.aliases.contains(&key);
+    arguments.iter().find(|(key, _)| names(key) || names(&snake_case(key))).and_then(|(_, value)| value.as_str())
 }
 
 /// What a JSON value is, for an error message: "a string", "an array"…

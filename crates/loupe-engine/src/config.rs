@@ -358,14 +358,14 @@ fn repository_lists(file: &Path, table: toml::Table, warnings: &mut Vec<String>)
             warnings.push(match known {
                 Some(known) => format!(
                     "{}: `{key}` is ignored in a repository's own config, which may set only {} (§3.1); set it \
-                     with --{}, {} or in the user config file (~/.config/loupe/config.toml)",
+                     with {}, {} or in the user config file (~/.config/loupe/config.toml)",
                     file.display(),
                     KEYS.iter()
                         .filter(|key| key.repository)
                         .map(|key| format!("`{}`", key.name))
                         .collect::<Vec<_>>()
                         .join(" and "),
-                    known.flag.long(known.name),
+                    known.flag.typed(known.name),
                     known.env_name()
                 ),
                 None => unknown_key(file, &key),

@@ -9,7 +9,7 @@ use loupe_core::{RepoPath, ToolError};
 use serde_json::{Map, Value};
 
 use crate::analyze::{self, AnalyzeRequest};
-use crate::args::{Parsed, Rejected};
+use crate::args::{Parsed, Rejected, given_text};
 use crate::edit::{self, EditRequest};
 use crate::engine::Engine;
 use crate::latency::{self, Stage};
@@ -193,14 +193,14 @@ impl Engine {
         if given.get("mode").and_then(Value::as_str) == Some("symbol") {
             return Value::Object(self.symbol_by_candidate(context, given));
         }
-        if ["target", "file_path", "filePath"].iter().any(|key| given.contains_key(*key)) {
+        let text = |key: &str| given_text(params::READ.params, &given, key).map(str::to_owned);
+        if given_text(params::READ.params, &given, "target").is_some() {
             return Value::Object(given);
         }
-        let text = |key: &str| given.get(key).and_then(Value::as_str).map(str::to_owned);
-        let Some(candidate_id) = text("candidate_id").or_else(|| text("candidateId")) else {
+        let Some(candidate_id) = text("candidate_id") else {
             return Value::Object(given);
         };
-        let session_id = text("session_id").or_else(|| text("sessionId"));
+        let session_id = text("session_id");
         let Some(candidate) = self.session_layer().candidate(context, session_id.as_deref(), &candidate_id) else {
             return Value::Object(given);
         };
@@ -215,14 +215,15 @@ impl Engine {
     /// hit, the innermost definition around its line, by name and `path`, with the id as the
     /// read's ref. A target that is no id the session holds is a symbol name and is left as it is.
     fn symbol_by_candidate(&self, context: &CallContext, mut given: Map<String, Value>) -> Map<String, Value> {
-        let text = |key: &str| given.get(key).and_then(Value::as_str).map(str::to_owned);
+        let text = |key: &str| given_text(params::READ.params, &given, key).map(str::to_owned);
         // The id as the target, or, without a target, the ref itself (`candidate_id` alone).
-        let id = match text("target") {
+        // `target` by its own name: the symbol's place, which the id's definition takes.
+        let id = match given.get("target").and_then(Value::as_str).map(str::to_owned) {
             Some(target) => Some(target).filter(|target| is_candidate_id(target)),
-            None => text("candidate_id").or_else(|| text("candidateId")),
+            None => text("candidate_id"),
         };
         let Some(id) = id else { return given };
-        let session_id = text("session_id").or_else(|| text("sessionId"));
+        let session_id = text("session_id");
         let Some(candidate) = self.session_layer().candidate(context, session_id.as_deref(), &id) else {
             return given;
         };
@@ -233,8 +234,8 @@ impl Engine {
         let Some(target) = target else { return given };
         given.insert("target".into(), target);
         given.entry("path").or_insert_with(|| Value::from(candidate.path.as_str()));
-        if !given.contains_key("candidateId") {
-            given.entry("candidate_id").or_insert_with(|| Value::from(id));
+        if given_text(params::READ.params, &given, "candidate_id").is_none() {
+            given.insert("candidate_id".into(), Value::from(id));
         }
         given
     }

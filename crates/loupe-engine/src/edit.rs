@@ -20,6 +20,7 @@ use loupe_core::{ContentHash, ErrorCode, NextCall, RepoPath, ToolError};
 use loupe_vfs::{FileChange, Plan};
 use serde_json::json;
 
+use crate::params::SyntaxCheck;
 use crate::reasons::ReasonCode;
 use crate::response::{MetadataLevel, Outcome};
 use crate::workspace::Workspace;
@@ -32,13 +33,6 @@ pub(crate) use parse::parse;
 
 /// How much of a region a conflict or a failure shows.
 const REGION_PREVIEW_CHARS: usize = 1200;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SyntaxCheck {
-    Warn,
-    Block,
-    Off,
-}
 
 #[derive(Debug, Clone)]
 enum Operation {

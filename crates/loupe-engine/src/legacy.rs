@@ -97,7 +97,7 @@ const GET_SNIPPET: &[Param] = &[
 ];
 const DRY_RUN_DIFF: &[Param] = &[
     string("path", "file or directory (default: the whole tree)"),
-    choice("against", crate::params::BASELINES, "baseline (default HEAD)"),
+    choice("against", crate::params::Against::CHOICES, "baseline (default HEAD)"),
     string("content", "proposed text").content(),
 ];
 const READ_CODE: &[Param] = &[
@@ -280,7 +280,8 @@ impl LegacyTool {
                 .with_next_call(guidance()));
             }
         };
-        self.translate_map(map.clone()).map_err(|(error, offending)| {
+        self.translate_map(map.clone()).map_err(|refused| {
+            let (error, offending) = *refused;
             let mut repaired = map;
             repaired.remove(offending);
             let retry = match self.translate_map(repaired) {
@@ -292,17 +293,17 @@ impl LegacyTool {
     }
 
     /// `translate` on an object; a refusal names the argument (as given) it is about.
-    fn translate_map(&self, mut map: Map<String, Value>) -> Result<Map<String, Value>, (ToolError, &'static str)> {
+    fn translate_map(&self, mut map: Map<String, Value>) -> Result<Map<String, Value>, Box<(ToolError, &'static str)>> {
         map.retain(|_, value| !value.is_null());
         for (old, new) in self.renames {
-            rename(&mut map, self.name, old, new).map_err(|error| (error, *old))?;
+            rename(&mut map, self.name, old, new).map_err(|error| Box::new((error, *old)))?;
         }
         if let Some(choice) = &self.choice {
-            let selected = self.choose(choice, &mut map).map_err(|error| (error, choice.name))?;
-            fix(&mut map, self, choice.selector, selected).map_err(|error| (error, choice.selector))?;
+            let selected = self.choose(choice, &mut map).map_err(|error| Box::new((error, choice.name)))?;
+            fix(&mut map, self, choice.selector, selected).map_err(|error| Box::new((error, choice.selector)))?;
         }
         for (key, value) in self.fixed {
-            fix(&mut map, self, key, value).map_err(|error| (error, *key))?;
+            fix(&mut map, self, key, value).map_err(|error| Box::new((error, *key)))?;
         }
         for (key, value) in self.defaults {
             map.entry(*key).or_insert_with(|| Value::from(*value));
@@ -312,7 +313,7 @@ impl LegacyTool {
         {
             for edit in edits.iter_mut() {
                 if let Value::Object(edit) = edit {
-                    self.translate_edit(edit).map_err(|error| (error, "edits"))?;
+                    self.translate_edit(edit).map_err(|error| Box::new((error, "edits")))?;
                 }
             }
         }

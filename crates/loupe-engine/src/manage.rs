@@ -10,27 +10,14 @@ use loupe_core::{ErrorCode, NextCall, ToolError};
 use loupe_index::IndexState;
 use serde_json::{Map, Value, json};
 
-use crate::args::choice_enum;
 use crate::args::{Args, Parsed, Rejected};
 use crate::engine::Engine;
 use crate::params;
+use crate::params::ManageCommand;
 use crate::reasons;
 use crate::response::{Face, MetadataLevel, Outcome, next_line};
 use crate::session::CallContext;
 use crate::work::{Work, index_message};
-
-choice_enum! {
-    /// The `manage` commands.
-    pub(crate) enum ManageCommand {
-        Status = "status",
-        Metrics = "metrics",
-        Guidance = "guidance",
-        Undo = "undo",
-        Redo = "redo",
-        History = "history",
-        Reindex = "reindex",
-    }
-}
 
 /// A `manage` call, parsed once.
 #[derive(Debug)]
@@ -55,7 +42,7 @@ fn parse_request(arguments: Value) -> Result<ManageRequest, ToolError> {
     let command = args.choice("command")?.as_deref().and_then(ManageCommand::parse).ok_or_else(|| {
         ToolError::invalid_args(
             "`command` is required for `manage`",
-            format!("add `command`: one of {}", params::MANAGE_COMMANDS.join(", ")),
+            format!("add `command`: one of {}", ManageCommand::CHOICES.join(", ")),
         )
     })?;
     args.refuse_other_modes(command.as_str())?;

@@ -6,6 +6,8 @@
 //! engine knows nothing of MCP), and the CLI's flags (`crates/loupe`). A test proves the three
 //! agree. Semantics beyond shape (defaults, clamping, combinations) stay with each tool's parser.
 
+use loupe_core::config::MetadataLevel;
+
 /// The shape of one parameter's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamType {
@@ -154,16 +156,165 @@ const fn list(name: &'static str, description: &'static str) -> Param {
     Param::new(name, ParamType::StringList, description)
 }
 
-pub const READ_MODES: &[&str] = &["file", "snippet", "symbol", "outline", "diff_preview"];
-pub const SEARCH_TYPES: &[&str] = &["auto", "text", "regex", "symbol", "file", "directory"];
-pub const SEARCH_OUTPUTS: &[&str] = &["matches", "files", "count"];
-pub const ANALYZE_MODES: &[&str] = &["dependencies", "impact", "calls", "references", "types", "data_flow"];
-pub const MANAGE_COMMANDS: &[&str] = &["status", "metrics", "guidance", "undo", "redo", "history", "reindex"];
-pub const EDIT_OPERATIONS: &[&str] = &["replace", "replace_lines", "insert", "create", "delete"];
-pub const BASELINES: &[&str] = &["HEAD", "INDEX", "WORKTREE"];
-pub const METADATA_LEVELS: &[&str] = &["minimal", "standard", "full"];
+/// An enum for a choice the parameter table lists (a mode, a type, a command, a baseline): one
+/// variant per value, `parse` from and `as_str` back to the name the caller writes, and
+/// `CHOICES`, the names in order, which the table takes (so each choice is written once). Values
+/// after `; inferred` are the tool's own (never a caller's choice, not in `CHOICES`).
+macro_rules! choice_enum {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident {
+        $($variant:ident = $text:literal),+ $(,)? $(; inferred $($inferred:ident = $inferred_text:literal),+ $(,)?)?
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        $vis enum $name {
+            $($variant,)+
+            $($($inferred,)+)?
+        }
 
-const METADATA: Param = choice("metadata", METADATA_LEVELS, "structuredContent detail (default standard)");
+        impl $name {
+            /// The values a caller may pass, in the table's order.
+            $vis const CHOICES: &'static [&'static str] = &[$($text),+];
+
+            #[allow(dead_code)]
+            $vis fn parse(text: &str) -> Option<$name> {
+                match text {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+
+            #[allow(dead_code)]
+            $vis fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                    $($($name::$inferred => $inferred_text,)+)?
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+choice_enum! {
+    /// What `read` does, fixed by `mode`.
+    pub(crate) enum ReadMode {
+        File = "file",
+        Snippet = "snippet",
+        Symbol = "symbol",
+        Outline = "outline",
+        DiffPreview = "diff_preview",
+    }
+}
+
+choice_enum! {
+    /// What `diff_preview` compares with (`against`).
+    pub(crate) enum Against {
+        Head = "HEAD",
+        Index = "INDEX",
+        Worktree = "WORKTREE",
+    }
+}
+
+choice_enum! {
+    /// What a search answers with (`output`): the hits, the files with their counts, or counts.
+    pub(crate) enum Output {
+        Matches = "matches",
+        Files = "files",
+        Count = "count",
+    }
+}
+
+choice_enum! {
+    /// What a search looks for (`type`); `auto` infers one of the others from the query.
+    /// `terms` is only ever inferred (a question or several words, searched as its terms).
+    pub(crate) enum SearchKind {
+        Auto = "auto",
+        Text = "text",
+        Regex = "regex",
+        Symbol = "symbol",
+        File = "file",
+        Directory = "directory",
+        ; inferred Terms = "terms",
+    }
+}
+
+choice_enum! {
+    /// Which relationship `analyze` follows (`mode`).
+    pub(crate) enum AnalyzeMode {
+        Dependencies = "dependencies",
+        Impact = "impact",
+        Calls = "calls",
+        References = "references",
+        Types = "types",
+        DataFlow = "data_flow",
+    }
+}
+
+choice_enum! {
+    /// What `target` names (`target_type`); `auto` takes an existing file as a file.
+    pub(crate) enum TargetType {
+        Auto = "auto",
+        File = "file",
+        Symbol = "symbol",
+    }
+}
+
+choice_enum! {
+    /// Which way a walk goes (`direction`).
+    pub(crate) enum Direction {
+        Upstream = "upstream",
+        Downstream = "downstream",
+        Both = "both",
+    }
+}
+
+choice_enum! {
+    /// The `manage` commands.
+    pub(crate) enum ManageCommand {
+        Status = "status",
+        Metrics = "metrics",
+        Guidance = "guidance",
+        Undo = "undo",
+        Redo = "redo",
+        History = "history",
+        Reindex = "reindex",
+    }
+}
+
+choice_enum! {
+    /// How much of the payload a read sends (`preview_mode`).
+    pub(crate) enum PreviewMode {
+        None = "none",
+        Snippet = "snippet",
+    }
+}
+
+choice_enum! {
+    /// What an edit does (`operation`).
+    pub(crate) enum EditOperation {
+        Replace = "replace",
+        ReplaceLines = "replace_lines",
+        Insert = "insert",
+        Create = "create",
+        Delete = "delete",
+    }
+}
+
+choice_enum! {
+    /// What an edit that leaves a file unparsable gets (`check_syntax`).
+    pub(crate) enum SyntaxCheck {
+        Warn = "warn",
+        Block = "block",
+        Off = "off",
+    }
+}
+
+const METADATA: Param = choice("metadata", MetadataLevel::CHOICES, "structuredContent detail (default standard)");
 const SESSION_ID: Param = string("session_id", "pins the session (default: this connection)");
 
 pub const READ: ToolSpec = ToolSpec {
@@ -179,7 +330,7 @@ Lines already sent unchanged come back as one reference line (fresh: true resend
 Errors carry a code, a hint and ready-to-run next_calls.",
     selector: Some("mode"),
     params: &[
-        choice("mode", READ_MODES, "what to read").required(),
+        choice("mode", ReadMode::CHOICES, "what to read").required(),
         string("target", "path relative to the root (absolute inside it, ./x, file:// work), or a symbol")
             .required()
             .aliases(&["file_path"])
@@ -190,7 +341,7 @@ Errors carry a code, a hint and ready-to-run next_calls.",
         integer("max_bytes", 1, "payload byte cap").only_for(&["file", "snippet", "symbol"]),
         integer("max_lines", 1, "line cap").only_for(&["file", "snippet", "symbol"]),
         integer("max_preview_chars", 1, "payload char cap"),
-        choice("preview_mode", &["none", "snippet"], "none: metadata only"),
+        choice("preview_mode", PreviewMode::CHOICES, "none: metadata only"),
         string("cursor", "next_cursor of a cut read"),
         METADATA,
         string("candidate_id", "ref: a search hit's id"),
@@ -206,7 +357,7 @@ Errors carry a code, a hint and ready-to-run next_calls.",
         boolean("body", "false: signature only").only_for(&["symbol"]),
         integer("depth", 1, "nesting shown (default 2)").only_for(&["outline"]),
         boolean("include_docs", "doc comments too").only_for(&["outline"]),
-        choice("against", BASELINES, "baseline (default HEAD)").only_for(&["diff_preview"]),
+        choice("against", Against::CHOICES, "baseline (default HEAD)").only_for(&["diff_preview"]),
         string("content", "proposed text").only_for(&["diff_preview"]).content(),
     ],
     effects: Effects { read_only: true, destructive: false, idempotent: true },
@@ -221,7 +372,7 @@ identifier -> symbol (then text), else text. text is literal; regex is explicit.
     selector: None,
     params: &[
         string("query", "what to find").required().aliases(&["pattern"]).positional().max_bytes(MAX_QUERY_BYTES),
-        choice("type", SEARCH_TYPES, "default auto"),
+        choice("type", SearchKind::CHOICES, "default auto"),
         string("path", "subtree or glob"),
         list("glob", "only paths matching").aliases(&["include"]),
         list("exclude", "globs to leave out"),
@@ -232,7 +383,7 @@ identifier -> symbol (then text), else text. text is literal; regex is explicit.
         bounded("max_results", 1, 100, "hits per page (default 20)").aliases(&["limit"]),
         string("cursor", "next_cursor of the previous page"),
         integer("offset", 0, "hits to skip"),
-        choice("output", SEARCH_OUTPUTS, "default matches"),
+        choice("output", Output::CHOICES, "default matches"),
         bounded("context_lines", 0, 5, "lines around each hit"),
         integer("max_preview_chars", 20, "characters per preview"),
         SESSION_ID,
@@ -252,9 +403,9 @@ Edges carry confidence exact|scoped|name_only. Ambiguous symbols list candidates
     selector: Some("mode"),
     params: &[
         string("target", "file path or symbol (name, Type::method)").required().positional(),
-        choice("target_type", &["auto", "file", "symbol"], "default auto"),
-        choice("mode", ANALYZE_MODES, "which relationship").required(),
-        choice("direction", &["upstream", "downstream", "both"], "default both"),
+        choice("target_type", TargetType::CHOICES, "default auto"),
+        choice("mode", AnalyzeMode::CHOICES, "which relationship").required(),
+        choice("direction", Direction::CHOICES, "default both"),
         integer("max_depth", 1, "default: calls 3, dependencies 1, impact 20, types 5, data_flow 3"),
         bounded("max_nodes", 1, 500, "default 50"),
         string("path", "file defining the target"),
@@ -278,7 +429,7 @@ Returns diffs and a transaction_id for manage undo.",
         boolean("dry_run", "diffs only, nothing written"),
         boolean("create_missing_dirs", "create parent directories").aliases(&["create_missing_directories"]),
         boolean("fuzzy", "tolerate whitespace/indentation if the match is unique").aliases(&["ignore_mistakes"]),
-        choice("check_syntax", &["warn", "block", "off"], "default warn"),
+        choice("check_syntax", SyntaxCheck::CHOICES, "default warn"),
         SESSION_ID,
         METADATA,
     ],
@@ -288,10 +439,10 @@ Returns diffs and a transaction_id for manage undo.",
 /// The fields of one entry of `edit`'s `edits`; `operation` is their selector.
 pub const EDIT_ITEM: &[Param] = &[
     string("path", "file to change").required().aliases(&["file_path", "target"]),
-    choice("operation", EDIT_OPERATIONS, "inferred from the fields when left out"),
+    choice("operation", EditOperation::CHOICES, "inferred from the fields when left out"),
     string("old_string", "exact text to replace").only_for(&["replace"]).aliases(&["targetString"]),
-    string("new_string", "replacement text")
-        .only_for(&["replace", "replace_lines", "insert"])
+    string("new_string", "new text")
+        .only_for(&["replace", "replace_lines", "insert", "create"])
         .aliases(&["replacementString"]),
     boolean("replace_all", "every match").only_for(&["replace"]),
     integer("expected_count", 1, "matches that must exist").only_for(&["replace"]),
@@ -312,7 +463,7 @@ a file changed since is a CONFLICT unless force), history (recent transactions);
 metrics: session metrics and analytics counters; guidance: how to work cheaply and the reason-code registry.",
     selector: Some("command"),
     params: &[
-        choice("command", MANAGE_COMMANDS, "what to do").required().positional(),
+        choice("command", ManageCommand::CHOICES, "what to do").required().positional(),
         SESSION_ID,
         string("transaction_id", "default: the last one").only_for(&["undo", "redo"]),
         string("path", "what to reindex (default: everything)").only_for(&["reindex"]),

@@ -16,7 +16,7 @@ use window::read_window;
 
 use serde_json::{Map, Value};
 
-use crate::args::choice_enum;
+pub(crate) use crate::params::{Against, ReadMode};
 use crate::response::{MetadataLevel, Outcome};
 use crate::work::Work;
 use crate::workspace::Workspace;
@@ -42,26 +42,6 @@ enum Window {
     Outline { depth: usize, include_docs: bool },
     /// `diff_preview`: answered by `read/diff_preview.rs`.
     DiffPreview { against: Against, content: Option<String>, context: usize, offset: usize },
-}
-
-choice_enum! {
-    /// What `read` does, fixed by `mode`.
-    pub(crate) enum ReadMode {
-        File = "file",
-        Snippet = "snippet",
-        Symbol = "symbol",
-        Outline = "outline",
-        DiffPreview = "diff_preview",
-    }
-}
-
-choice_enum! {
-    /// What `diff_preview` compares with (`against`).
-    pub(crate) enum Against {
-        Head = "HEAD",
-        Index = "INDEX",
-        Worktree = "WORKTREE",
-    }
 }
 
 /// A `read` call, parsed once: what the tool, the gate, the budget and aggregation work from.

@@ -15,7 +15,7 @@ use loupe_core::{RepoPath, ToolError};
 use loupe_index::{IndexState, SymbolHit};
 use serde_json::{Map, Value};
 
-use crate::args::choice_enum;
+pub(crate) use crate::params::{Output, SearchKind};
 use crate::response::{MetadataLevel, Outcome};
 use crate::work::Work;
 use crate::workspace::Workspace;
@@ -37,29 +37,6 @@ const COUNTED_MATCHES: usize = 500;
 const DEFAULT_PREVIEW_CHARS: usize = 200;
 /// Symbols with a partial name match considered per search, after every exact match.
 const PARTIAL_SYMBOLS: usize = 2000;
-
-choice_enum! {
-    /// What a search answers with (`output`): the hits, the files with their counts, or counts.
-    enum Output {
-        Matches = "matches",
-        Files = "files",
-        Count = "count",
-    }
-}
-
-choice_enum! {
-    /// What a search looks for (`type`); `auto` infers one of the others from the query.
-    /// `terms` is only ever inferred (a question or several words, searched as its terms).
-    pub(crate) enum SearchKind {
-        Auto = "auto",
-        Text = "text",
-        Regex = "regex",
-        Symbol = "symbol",
-        File = "file",
-        Directory = "directory",
-        Terms = "terms",
-    }
-}
 
 impl SearchRequest {
     /// Whether the answer waits for a first index build: a text or regex search does not,

@@ -357,7 +357,7 @@ fn config_pairs<'k>(matches: &clap::ArgMatches, keys: impl Iterator<Item = &'k K
     let mut pairs = Vec::new();
     for key in keys {
         let value = match key.kind {
-            Kind::Switch => matches.get_flag(key.name).then(|| Value::Bool(!matches!(key.flag, Flag::Negated(_)))),
+            Kind::Switch => matches.get_flag(key.name).then_some(Value::Bool(!matches!(key.flag, Flag::Negated(_)))),
             Kind::Count => matches.get_one::<u64>(key.name).map(|value| Value::from(*value)),
             Kind::Path => matches.get_one::<PathBuf>(key.name).map(|path| Value::from(path.display().to_string())),
             _ => matches.get_one::<String>(key.name).map(|value| Value::from(value.as_str())),
@@ -843,6 +843,7 @@ fn init_logging(filter: &str) {
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory, FromArgMatches};
+    use loupe_core::ArgumentRule;
     use loupe_engine::params::{self, ParamType, ToolSpec};
     use serde_json::{Map, Value, json};
 
@@ -937,13 +938,9 @@ mod tests {
 
                 let arguments = call_with(spec, param);
                 let answer = engine.call(spec.name, Value::Object(arguments.clone()));
-                let shape_error = answer.error.as_ref().filter(|error| {
-                    error.message.contains("unknown parameter")
-                        || error.message.contains("is only valid for")
-                        || error.message.contains(" must be ")
-                });
+                let refused = answer.error.as_ref().and_then(|error| error.refused.as_deref());
                 assert!(
-                    shape_error.is_none(),
+                    refused.is_none(),
                     "{}.{}: the parser refused {arguments:?}: {}",
                     spec.name,
                     param.name,
@@ -957,8 +954,9 @@ mod tests {
                     let mut misplaced = arguments.clone();
                     misplaced.insert(selector.to_owned(), Value::from(*wrong));
                     let refused = engine.call(spec.name, Value::Object(misplaced));
-                    assert!(
-                        refused.face.contains("is only valid for"),
+                    assert_eq!(
+                        refused.error.as_ref().and_then(|error| error.refused.as_deref().cloned()),
+                        Some((ArgumentRule::OtherMode, param.name.to_owned())),
                         "{}.{} with {selector}={wrong}: {}",
                         spec.name,
                         param.name,
@@ -987,6 +985,47 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// An edit's fields follow the table too: each is taken with an operation its `only_for`
+    /// names and refused, as that rule, with any other.
+    #[test]
+    fn an_edits_fields_follow_the_table() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("a.rs"), "fn a() {}\n").unwrap();
+        let index_dir = tempfile::tempdir().unwrap();
+        let config = loupe_core::Config {
+            root: Some(root.path().to_path_buf()),
+            index_dir: Some(index_dir.path().to_path_buf()),
+            analytics: false,
+            ..loupe_core::Config::default()
+        };
+        let engine = loupe_engine::Engine::new(config).unwrap();
+        let operations = match params::EDIT_ITEM.iter().find(|param| param.name == "operation").unwrap().ty {
+            ParamType::Choice(choices) => choices,
+            _ => panic!("`operation` is a choice"),
+        };
+        let mut checked = 0;
+        for param in params::EDIT_ITEM.iter().filter(|param| !param.only_for.is_empty()) {
+            for operation in operations {
+                let edit = json!({"path": "a.rs", "operation": operation, param.name: sample(param)});
+                let answer = engine.call("edit", json!({"edits": [edit], "dry_run": true}));
+                let refused = answer.error.as_ref().and_then(|error| error.refused.as_deref().cloned());
+                if param.valid_for(operation) {
+                    assert_eq!(refused, None, "{} with {operation}: {}", param.name, answer.face);
+                } else {
+                    assert_eq!(
+                        refused,
+                        Some((ArgumentRule::OtherMode, param.name.to_owned())),
+                        "{} with {operation}: {}",
+                        param.name,
+                        answer.face
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 20, "{checked}");
     }
 
     /// clap checks names, ids and defaults only when a command is built: do it in a test.

@@ -5,9 +5,9 @@ use loupe_core::{ContentHash, ToolError};
 use serde_json::Value;
 
 use super::failures::combine;
-use super::{EditRequest, EditSpec, Failure, Operation, Options, SyntaxCheck};
+use super::{EditRequest, EditSpec, Failure, Operation, Options};
 use crate::args::{Args, Parsed, Rejected};
-use crate::params;
+use crate::params::{self, EditOperation, SyntaxCheck};
 
 /// Parses an `edit` call's arguments into its request (every malformed edit listed).
 pub(crate) fn parse(arguments: Value) -> Parsed<EditRequest> {
@@ -22,11 +22,8 @@ fn parse_request(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError
     let dry_run = args.boolean("dry_run")?.unwrap_or(false);
     let create_missing_dirs = args.boolean("create_missing_dirs")?.unwrap_or(false);
     let fuzzy = args.boolean("fuzzy")?.unwrap_or(false);
-    let check_syntax = match args.choice("check_syntax")?.as_deref() {
-        Some("block") => SyntaxCheck::Block,
-        Some("off") => SyntaxCheck::Off,
-        _ => SyntaxCheck::Warn,
-    };
+    let check_syntax =
+        args.choice("check_syntax")?.as_deref().and_then(SyntaxCheck::parse).unwrap_or(SyntaxCheck::Warn);
     let metadata = args.metadata()?;
     let _session_id = args.string("session_id")?;
     args.finish()?;
@@ -64,20 +61,25 @@ fn parse_request(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError
 fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
     let mut args = Args::with_params("edit", params::EDIT_ITEM, "operation", value)?;
     let path_input = args.required_string("path", "\"path\": \"src/lib.rs\"")?;
-    let operation = match args.choice("operation")? {
+    let operation = match args.choice("operation")?.as_deref().and_then(EditOperation::parse) {
         Some(operation) => operation,
         // Agents often leave it out; infer it from the fields when that is unambiguous.
-        None if args.has("old_string") => "replace".into(),
-        None if args.has("start_line") => "replace_lines".into(),
-        None if args.has("line") => "insert".into(),
-        None if args.has("content") => "create".into(),
+        None if args.has("old_string") => EditOperation::Replace,
+        None if args.has("start_line") => EditOperation::ReplaceLines,
+        None if args.has("line") => EditOperation::Insert,
+        None if args.has("content") => EditOperation::Create,
         None => {
             return Err(ToolError::invalid_args(
                 format!("edit #{}: `operation` is required", index + 1),
-                "set `operation` to one of replace, replace_lines, insert, create, delete",
+                format!("set `operation` to one of {}", EditOperation::CHOICES.join(", ")),
             ));
         }
     };
+    // The table says which fields each operation takes (`only_for`).
+    args.refuse_other_modes(operation.as_str()).map_err(|mut error| {
+        error.message = format!("edit #{}: {}", index + 1, error.message);
+        error
+    })?;
     let expected_hash = match args.string("expected_hash")? {
         Some(text) => Some(ContentHash::parse(&text).ok_or_else(|| {
             ToolError::invalid_args(
@@ -92,32 +94,8 @@ fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
         None => None,
     };
     let expected_text = args.string("expected_text")?;
-    let only = |args: &Args, keys: &[&str], owners: &str| -> Result<(), ToolError> {
-        for key in keys {
-            if args.has(key) {
-                return Err(ToolError::invalid_args(
-                    format!(
-                        "edit #{}: `{key}` is only valid for operation={owners}. Remove it or switch operation.",
-                        index + 1
-                    ),
-                    format!("remove `{key}`"),
-                ));
-            }
-        }
-        Ok(())
-    };
-    let operation = match operation.as_str() {
-        "replace" => {
-            only(&args, &["start_line", "end_line", "line", "content", "overwrite"], "replace_lines/insert/create")?;
-            if expected_text.is_some() {
-                return Err(ToolError::invalid_args(
-                    format!(
-                        "edit #{}: `expected_text` is only valid for operation='replace_lines' or 'insert'",
-                        index + 1
-                    ),
-                    "`old_string` already says what must be there; remove `expected_text`",
-                ));
-            }
+    let operation = match operation {
+        EditOperation::Replace => {
             let old = args.string("old_string")?.unwrap_or_default();
             if old.is_empty() {
                 return Err(ToolError::invalid_args(
@@ -139,12 +117,7 @@ fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
             }
             Operation::Replace { old, new, replace_all, expected_count }
         }
-        "replace_lines" => {
-            only(
-                &args,
-                &["old_string", "replace_all", "expected_count", "line", "content", "overwrite"],
-                "replace/insert/create",
-            )?;
+        EditOperation::ReplaceLines => {
             let start = args.integer("start_line")?;
             let end = args.integer("end_line")?;
             let (Some(start), Some(end)) = (start, end) else {
@@ -168,12 +141,7 @@ fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
             let new = required_text(&mut args, "new_string", index)?;
             Operation::ReplaceLines { start: start as usize, end: end as usize, new }
         }
-        "insert" => {
-            only(
-                &args,
-                &["old_string", "replace_all", "expected_count", "start_line", "end_line", "content", "overwrite"],
-                "replace/replace_lines/create",
-            )?;
+        EditOperation::Insert => {
             let Some(line) = args.integer("line")? else {
                 return Err(ToolError::invalid_args(
                     format!(
@@ -186,54 +154,14 @@ fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
             let new = required_text(&mut args, "new_string", index)?;
             Operation::Insert { line: line as usize, new }
         }
-        "create" => {
-            only(
-                &args,
-                &["old_string", "replace_all", "expected_count", "start_line", "end_line", "line"],
-                "replace/replace_lines/insert",
-            )?;
-            if expected_text.is_some() {
-                return Err(ToolError::invalid_args(
-                    format!(
-                        "edit #{}: `expected_text` is only valid for operation='replace_lines' or 'insert'",
-                        index + 1
-                    ),
-                    "remove `expected_text`",
-                ));
-            }
+        EditOperation::Create => {
             let content = match args.string("content")? {
                 Some(content) => content,
                 None => required_text(&mut args, "new_string", index)?,
             };
             Operation::Create { content, overwrite: args.boolean("overwrite")?.unwrap_or(false) }
         }
-        _ => {
-            only(
-                &args,
-                &[
-                    "old_string",
-                    "new_string",
-                    "replace_all",
-                    "expected_count",
-                    "start_line",
-                    "end_line",
-                    "line",
-                    "content",
-                    "overwrite",
-                ],
-                "replace/replace_lines/insert/create",
-            )?;
-            if expected_text.is_some() {
-                return Err(ToolError::invalid_args(
-                    format!(
-                        "edit #{}: `expected_text` is only valid for operation='replace_lines' or 'insert'",
-                        index + 1
-                    ),
-                    "use `expected_hash` to guard a delete",
-                ));
-            }
-            Operation::Delete
-        }
+        EditOperation::Delete => Operation::Delete,
     };
     args.finish().map_err(|mut error| {
         error.message = format!("edit #{}: {}", index + 1, error.message);
