@@ -19,7 +19,7 @@ use crate::params;
 use crate::read::{self, ReadMode, ReadRequest};
 use crate::response::{Outcome, Response};
 use crate::search::{self, SearchRequest};
-use crate::session::CallContext;
+use crate::session::{Answered, CallContext};
 use crate::work::{INDEX_WAIT, Work};
 use loupe_index::IndexState;
 
@@ -104,13 +104,23 @@ impl Engine {
                     "read" => self.candidate_read(context, arguments),
                     _ => arguments,
                 };
-                self.dispatch(context, ToolCall::parse(tool, arguments), work)
+                let answered = self.dispatch(context, ToolCall::parse(tool, arguments), work);
+                self.render(context, answered)
             }
         }
     }
 
-    /// A parsed call (or the reason it did not parse), run and rendered.
-    fn dispatch(&self, context: &CallContext, parsed: Parsed<ToolCall>, work: &Work) -> Response {
+    /// Renders a call's answer, once, and files its session's analytics event from it.
+    fn render(&self, context: &CallContext, answered: Answered) -> Response {
+        let response = answered.outcome.render(self.config().structured_content);
+        if let Some(event) = answered.event {
+            self.session_layer().record(context, event, &response);
+        }
+        response
+    }
+
+    /// A parsed call (or the reason it did not parse), run: its answer, not yet rendered.
+    fn dispatch(&self, context: &CallContext, parsed: Parsed<ToolCall>, work: &Work) -> Answered {
         match parsed {
             Ok(call) => {
                 // An answer from half an index could say "nothing" where the rest holds it (§7):
@@ -123,10 +133,7 @@ impl Engine {
                     ToolCall::Search(request) => {
                         self.session_layer().search(self.workspace(), context, Ok(request), work)
                     }
-                    call => {
-                        let outcome = latency::timed(Stage::Tool, || self.run(context, &call, work));
-                        outcome.render(self.config().structured_content)
-                    }
+                    call => Answered::unrecorded(latency::timed(Stage::Tool, || self.run(context, &call, work))),
                 }
             }
             // A refused read or search still counts in its session (§9.3).
@@ -136,7 +143,7 @@ impl Engine {
             Err(rejected) if rejected.tool == "search" => {
                 self.session_layer().search(self.workspace(), context, Err(rejected), work)
             }
-            Err(rejected) => rejected.into_outcome().render(self.config().structured_content),
+            Err(rejected) => Answered::unrecorded(rejected.into_outcome()),
         }
     }
 
@@ -157,8 +164,9 @@ impl Engine {
         self.session_layer().record_legacy(context, legacy, disabled);
         if disabled {
             let error = legacy.disabled(&translated);
-            let refused = Outcome::failure(legacy.tool, None, None, error);
-            return legacy::answered(refused.render(self.config().structured_content), legacy, None, None);
+            let mut refused = Outcome::failure(legacy.tool, None, None, error);
+            legacy::decorate(&mut refused, legacy, None, None);
+            return refused.render(self.config().structured_content);
         }
         let note = format!(
             "── deprecated [LEGACY_TOOL_DEPRECATED]: `{}` is a legacy name; call {} instead\n",
@@ -182,7 +190,9 @@ impl Engine {
             }
             Err(error) => Err(Box::new(Rejected { tool: legacy.tool, error, mode: None, target: None, session_id })),
         };
-        legacy::answered(self.dispatch(context, parsed, work), legacy, Some(&note), Some(max_tokens))
+        let mut answered = self.dispatch(context, parsed, work);
+        legacy::decorate(&mut answered.outcome, legacy, Some(&note), Some(max_tokens));
+        self.render(context, answered)
     }
 
     /// `read {"candidate_id": id}` without a target (§5): the read the id stands for, from the

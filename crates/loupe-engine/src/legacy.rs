@@ -24,7 +24,7 @@ use crate::args::kind_of;
 use crate::errors::quoted;
 use crate::params::{Param, ParamType, boolean, choice, integer, string};
 use crate::reasons::ReasonCode;
-use crate::response::Response;
+use crate::response::Outcome;
 
 /// One legacy name and how it becomes a call of one of the five tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -475,29 +475,28 @@ impl LegacyCounts {
     }
 }
 
-/// The answer to a call made by a legacy name (§12): `LEGACY_TOOL_DEPRECATED` in the reason
-/// codes, `note` in the text face (while it fits `max_tokens`), the old name in `meta.legacy`,
-/// and the old result fields in the structured face.
-pub(crate) fn answered(
-    response: Response,
+/// Decorates the answer to a call made by a legacy name (§12), before it is rendered:
+/// `LEGACY_TOOL_DEPRECATED` in the reason codes, `note` in the text face (while it fits
+/// `max_tokens`), the old name in `meta.legacy`, and the old result fields in the structured face.
+pub(crate) fn decorate(
+    outcome: &mut Outcome,
     legacy: &'static LegacyTool,
     note: Option<&str>,
     max_tokens: Option<usize>,
-) -> Response {
-    let tool_face = response.face.clone();
-    let mut response = response.noted(ReasonCode::LegacyToolDeprecated, note, max_tokens);
-    response.meta.insert("legacy".into(), json!({"tool": legacy.name, "replacement": legacy.tool}));
+) {
+    let tool_face = outcome.face.render();
+    outcome.noted(ReasonCode::LegacyToolDeprecated, note, max_tokens);
+    outcome.detail.insert("legacy".into(), json!({"tool": legacy.name, "replacement": legacy.tool}));
     let mut fields = Map::new();
-    add_fields(legacy.shape, &tool_face, &response, &mut fields);
-    response.extra_fields = fields;
-    response
+    add_fields(legacy.shape, &tool_face, outcome, &mut fields);
+    outcome.extra_fields = fields;
 }
 
 /// The old tool's result fields, added to the structured face at any level (an old client
 /// asks for no level). They are built from what the response carries, never from its text;
 /// `tool_face` is the face as the tool answered, before the `deprecated` line.
-fn add_fields(shape: LegacyShape, tool_face: &str, response: &Response, object: &mut Map<String, Value>) {
-    let meta = &response.meta;
+fn add_fields(shape: LegacyShape, tool_face: &str, response: &Outcome, object: &mut Map<String, Value>) {
+    let meta = &response.meta(0);
     match shape {
         LegacyShape::Unified => {}
         LegacyShape::ReadCode if response.ok => {

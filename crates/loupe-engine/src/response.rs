@@ -123,6 +123,44 @@ impl Face {
             .sum()
     }
 
+    /// Puts `part` before the `→ next:` lines that close the face (at the end when none do).
+    pub(crate) fn insert_before_next_lines(&mut self, part: Part) {
+        // The closing next lines are at the end of the last text parts; split the first part
+        // that holds them where they start.
+        let mut at = self.parts.len();
+        while at > 0 {
+            let Part::Text(text) = &self.parts[at - 1] else { break };
+            let mut kept = text.len();
+            for line in text.split_inclusive('\n').rev() {
+                if !line.starts_with("→ next: ") {
+                    break;
+                }
+                kept -= line.len();
+            }
+            if kept == text.len() {
+                break;
+            }
+            if kept > 0 {
+                let (head, tail) = text.split_at(kept);
+                let (head, tail) = (head.to_owned(), tail.to_owned());
+                self.parts[at - 1] = Part::Text(head);
+                self.parts.insert(at, Part::Text(tail));
+                break;
+            }
+            at -= 1;
+        }
+        // A face that does not end its last line gets one ended before the part.
+        let open_line = self.parts[..at].iter().rev().find_map(|part| match part {
+            Part::Text(text) | Part::Row(text) => (!text.is_empty()).then(|| !text.ends_with('\n')),
+            Part::Lines(lines) => (!lines.rendered.is_empty()).then(|| !lines.rendered.ends_with('\n')),
+        });
+        let part = match part {
+            Part::Text(text) if open_line == Some(true) => Part::Text(format!("\n{text}")),
+            part => part,
+        };
+        self.parts.insert(at, part);
+    }
+
     pub(crate) fn push_row(&mut self, line: impl Into<String>) {
         self.parts.push(Part::Row(shown(line.into())));
     }
@@ -289,6 +327,9 @@ pub(crate) struct Outcome {
     pub(crate) content: Option<String>,
     pub(crate) location: Option<Location>,
     pub(crate) error: Option<ToolError>,
+    /// Fields the structured face carries at every level on top of its own (a legacy name's
+    /// old result fields, §12).
+    pub(crate) extra_fields: Map<String, Value>,
 }
 
 impl Outcome {
@@ -306,6 +347,7 @@ impl Outcome {
             content: None,
             location: None,
             error: None,
+            extra_fields: Map::new(),
         }
     }
 
@@ -340,6 +382,29 @@ impl Outcome {
         let face = self.face.render();
         let compact = self.face.render_compact(&self.act.next_calls);
         let reason_codes = crate::reasons::ordered(self.act.reason_codes.iter().copied());
+        let meta = self.meta(token_estimate);
+        Response {
+            ok: self.ok,
+            tool: self.tool,
+            mode: self.mode,
+            target: self.target,
+            metadata: self.metadata.unwrap_or(default_level),
+            token_estimate,
+            face,
+            compact,
+            reason_codes,
+            act: self.act,
+            extra_fields: self.extra_fields,
+            meta,
+            content: self.content,
+            location: self.location,
+            error: self.error,
+        }
+    }
+
+    /// The envelope's `meta` (the `full` level's): the act fields, then the detail.
+    pub(crate) fn meta(&self, token_estimate: usize) -> Map<String, Value> {
+        let reason_codes = crate::reasons::ordered(self.act.reason_codes.iter().copied());
         let mut meta = Map::new();
         meta.insert("token_estimate".into(), Value::from(token_estimate));
         if self.ok {
@@ -370,23 +435,28 @@ impl Outcome {
             meta.insert("edges".into(), Value::Array(graph.edges.clone()));
         }
         // Detail may say more than the act fields (a search's ranked hits with their symbols).
-        meta.extend(self.detail);
-        Response {
-            ok: self.ok,
-            tool: self.tool,
-            mode: self.mode,
-            target: self.target,
-            metadata: self.metadata.unwrap_or(default_level),
-            token_estimate,
-            face,
-            compact,
-            reason_codes,
-            act: self.act,
-            extra_fields: Map::new(),
-            meta,
-            content: self.content,
-            location: self.location,
-            error: self.error,
+        meta.extend(self.detail.clone());
+        meta
+    }
+
+    /// The answer with `code` in its reason codes (the envelope's and its stabilization's)
+    /// and `note` in the text face before its closing `→ next:` lines (left out, like the
+    /// session footer, when it would take the face over `max_tokens`).
+    pub(crate) fn noted(&mut self, code: ReasonCode, note: Option<&str>, max_tokens: Option<usize>) {
+        if let Some(note) = note {
+            let mut face = self.face.clone();
+            face.insert_before_next_lines(Part::text(note));
+            if max_tokens.is_none_or(|limit| face.tokens() <= limit) {
+                self.face = face;
+            }
+        }
+        if !self.act.reason_codes.contains(&code) {
+            self.act.reason_codes.push(code);
+        }
+        if let Some(Value::Object(stabilization)) = self.detail.get_mut("stabilization") {
+            let codes = stabilization.get("reason_codes").and_then(Value::as_array).into_iter().flatten();
+            let codes = codes.filter_map(Value::as_str).filter_map(ReasonCode::parse).chain(std::iter::once(code));
+            stabilization.insert("reason_codes".into(), json!(crate::reasons::ordered(codes)));
         }
     }
 }
@@ -432,34 +502,6 @@ impl Response {
     /// The reason codes, in the enum's fixed order.
     pub fn reason_codes(&self) -> &[String] {
         &self.reason_codes
-    }
-
-    /// The response with `code` in its reason codes (the envelope's and its stabilization's)
-    /// and `note` in the text face before its closing `→ next:` lines (left out, like the
-    /// session footer, when it would take the face over `max_tokens`). `token_estimate` stays
-    /// the exact count of the face.
-    pub(crate) fn noted(mut self, code: ReasonCode, note: Option<&str>, max_tokens: Option<usize>) -> Response {
-        if let Some(note) = note {
-            let face = insert_before_next_lines(&self.face, note);
-            let token_estimate = tokens::count(&face);
-            if max_tokens.is_none_or(|limit| token_estimate <= limit) {
-                self.compact = insert_before_next_lines(&self.compact, note);
-                self.face = face;
-                self.token_estimate = token_estimate;
-                self.meta.insert("token_estimate".into(), Value::from(token_estimate));
-            }
-        }
-        if !self.act.reason_codes.contains(&code) {
-            self.act.reason_codes.push(code);
-        }
-        self.reason_codes = crate::reasons::ordered(self.act.reason_codes.iter().copied());
-        self.meta.insert("reason_codes".into(), json!(self.reason_codes));
-        if let Some(Value::Object(stabilization)) = self.meta.get_mut("stabilization") {
-            let codes = stabilization.get("reason_codes").and_then(Value::as_array).into_iter().flatten();
-            let codes = codes.filter_map(Value::as_str).filter_map(ReasonCode::parse).chain(std::iter::once(code));
-            stabilization.insert("reason_codes".into(), json!(crate::reasons::ordered(codes)));
-        }
-        self
     }
 
     /// The `structuredContent` at the response's metadata level.
@@ -584,25 +626,6 @@ pub(crate) fn error_face(error: &ToolError) -> String {
         face.push_str(&format!("→ next: {}\n", call.render()));
     }
     face
-}
-
-/// `text` with `line` inserted before the `→ next:` lines that close it (at the end when none do).
-fn insert_before_next_lines(text: &str, line: &str) -> String {
-    let mut at = text.len();
-    for existing in text.split_inclusive('\n').rev() {
-        if !existing.starts_with("→ next: ") {
-            break;
-        }
-        at -= existing.len();
-    }
-    let mut inserted = String::with_capacity(text.len() + line.len() + 1);
-    inserted.push_str(&text[..at]);
-    if !inserted.is_empty() && !inserted.ends_with('\n') {
-        inserted.push('\n');
-    }
-    inserted.push_str(line);
-    inserted.push_str(&text[at..]);
-    inserted
 }
 
 /// The footer line naming a ready-to-run call.

@@ -88,8 +88,29 @@ pub(crate) struct SessionLayer {
     root: String,
     store: Mutex<SessionStore>,
     analytics: AnalyticsQueue,
-    /// The structured face for calls that do not name one (`structured_content`).
-    default_level: MetadataLevel,
+}
+
+/// A call's answer, not yet rendered (the dispatcher renders every call once), and what its
+/// session records of it once it is: the analytics event.
+#[derive(Debug)]
+pub(crate) struct Answered {
+    pub(crate) outcome: Outcome,
+    pub(crate) event: Option<PendingEvent>,
+}
+
+impl Answered {
+    /// An answer outside the session layer: nothing to record.
+    pub(crate) fn unrecorded(outcome: Outcome) -> Answered {
+        Answered { outcome, event: None }
+    }
+}
+
+/// The analytics event of a call through the session layer, completed from its rendered answer.
+#[derive(Debug)]
+pub(crate) struct PendingEvent {
+    session_key: String,
+    lines_sent: u64,
+    tokens_saved: u64,
 }
 
 /// A refusal decided before a read runs, with the metrics at that moment.
@@ -143,7 +164,6 @@ impl SessionLayer {
             root: canonical_root.to_string_lossy().replace('\\', "/").trim_end_matches('/').to_owned(),
             store: Mutex::new(SessionStore::new(Duration::from_secs(config.session_ttl_secs), max_sessions)),
             analytics,
-            default_level: config.structured_content,
         }
     }
 
@@ -163,20 +183,20 @@ impl SessionLayer {
         context: &CallContext,
         parsed: Parsed<ReadRequest>,
         work: &Work,
-    ) -> Response {
+    ) -> Answered {
         let config = workspace.config();
         let request = match parsed {
             Ok(request) => request,
             Err(rejected) => {
                 let key = self.key(context, rejected.session_id.as_deref());
                 let outcome = rejected.into_outcome();
-                return self.after_read(config, context, &key, None, outcome, PreRead::default());
+                return self.after_read(config, &key, None, outcome, PreRead::default());
             }
         };
         if config.strict_session_id && session_id(request.session_id.as_deref()).is_none() {
             let error = self.strict_refusal(config, context, &request);
             let refusal = Refusal::unattributed(error, ReasonCode::SessionIdRequired);
-            return self.refuse_read(context, "", &request, refusal);
+            return self.refuse_read("", &request, refusal);
         }
         let key = self.key(context, request.session_id.as_deref());
         let shape = self.shape(config, &request);
@@ -192,12 +212,12 @@ impl SessionLayer {
                         session.remember_read_calls(read_calls(&refusal.error.next_calls));
                     }
                     drop(store);
-                    return self.refuse_read(context, &key, &request, *refusal);
+                    return self.refuse_read(&key, &request, *refusal);
                 }
             }
         };
         let outcome = timed(Stage::Tool, || crate::read::run(workspace, &request, work));
-        self.after_read(config, context, &key, Some(&request), outcome, pre)
+        self.after_read(config, &key, Some(&request), outcome, pre)
     }
 
     /// How the gate, the budget and relevance see a read.
@@ -214,12 +234,11 @@ impl SessionLayer {
     fn after_read(
         &self,
         config: &Config,
-        context: &CallContext,
         key: &str,
         request: Option<&ReadRequest>,
         mut outcome: Outcome,
         pre: PreRead,
-    ) -> Response {
+    ) -> Answered {
         let mut stabilization = Stabilization::default();
         let mut store = self.lock();
         let session = store.session(key, Instant::now());
@@ -301,9 +320,8 @@ impl SessionLayer {
         let session_key = session.key.clone();
         drop(store);
         stabilization.attach(&mut outcome);
-        let response = outcome.render(config.structured_content);
-        self.record_event(context, &session_key, &response, lines_sent, saved);
-        response
+        let event = PendingEvent { session_key, lines_sent, tokens_saved: saved };
+        Answered { outcome, event: Some(event) }
     }
 
     /// `SESSION_ID_REQUIRED` for a read, with next calls that pass in the session they
@@ -404,13 +422,7 @@ impl SessionLayer {
     }
 
     /// A refusal by the session layer, with its stabilization.
-    fn refuse_read(
-        &self,
-        context: &CallContext,
-        session_key: &str,
-        request: &ReadRequest,
-        refusal: Refusal,
-    ) -> Response {
+    fn refuse_read(&self, session_key: &str, request: &ReadRequest, refusal: Refusal) -> Answered {
         let asked = Asked {
             tool: "read",
             mode: Some(request.mode.as_str().to_owned()),
@@ -418,10 +430,10 @@ impl SessionLayer {
             session_id: request.session_id.as_deref(),
             metadata: request.metadata,
         };
-        self.refuse(context, session_key, asked, refusal)
+        self.refuse(session_key, asked, refusal)
     }
 
-    fn refuse(&self, context: &CallContext, session_key: &str, asked: Asked<'_>, refusal: Refusal) -> Response {
+    fn refuse(&self, session_key: &str, asked: Asked<'_>, refusal: Refusal) -> Answered {
         let Refusal { error, reason, metrics } = refusal;
         let budget_hit = reason == ReasonCode::BudgetHardLimit;
         let mut error = error;
@@ -440,9 +452,8 @@ impl SessionLayer {
             ..Stabilization::default()
         };
         stabilization.attach(&mut outcome);
-        let response = outcome.render(self.default_level);
-        self.record_event(context, session_key, &response, 0, 0);
-        response
+        let event = PendingEvent { session_key: session_key.to_owned(), lines_sent: 0, tokens_saved: 0 };
+        Answered { outcome, event: Some(event) }
     }
 
     /// `search` through the session layer.
@@ -452,7 +463,7 @@ impl SessionLayer {
         context: &CallContext,
         parsed: Parsed<SearchRequest>,
         work: &Work,
-    ) -> Response {
+    ) -> Answered {
         let config = workspace.config();
         let (key, mut outcome) = match parsed {
             Err(rejected) => (self.key(context, rejected.session_id.as_deref()), rejected.into_outcome()),
@@ -467,7 +478,7 @@ impl SessionLayer {
                         metadata: request.metadata,
                     };
                     let refusal = Refusal::unattributed(error, ReasonCode::SessionIdRequired);
-                    return self.refuse(context, "", asked, refusal);
+                    return self.refuse("", asked, refusal);
                 }
                 (
                     self.key(context, request.session_id.as_deref()),
@@ -489,9 +500,7 @@ impl SessionLayer {
         drop(store);
         stabilization.add_footer(&mut outcome, None);
         stabilization.attach(&mut outcome);
-        let response = outcome.render(config.structured_content);
-        self.record_event(context, &session_key, &response, 0, 0);
-        response
+        Answered { outcome, event: Some(PendingEvent { session_key, lines_sent: 0, tokens_saved: 0 }) }
     }
 
     /// A hit one of the session's last searches showed, by its candidate id.
@@ -565,14 +574,9 @@ impl SessionLayer {
         self.analytics = analytics;
     }
 
-    fn record_event(
-        &self,
-        context: &CallContext,
-        session_key: &str,
-        response: &Response,
-        lines_sent: u64,
-        tokens_saved: u64,
-    ) {
+    /// Files a call's analytics event, completed from its rendered answer.
+    pub(crate) fn record(&self, context: &CallContext, event: PendingEvent, response: &Response) {
+        let PendingEvent { session_key, lines_sent, tokens_saved } = event;
         let event_type = match (response.ok, response.error_code()) {
             (false, Some(code)) if is_session_refusal(code) => "refusal",
             _ => response.tool,
