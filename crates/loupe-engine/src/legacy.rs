@@ -24,7 +24,7 @@ use crate::args::kind_of;
 use crate::errors::quoted;
 use crate::params::{Param, ParamType, boolean, choice, integer, string};
 use crate::reasons::ReasonCode;
-use crate::response::Outcome;
+use crate::response::{Outcome, Part};
 
 /// One legacy name and how it becomes a call of one of the five tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -485,7 +485,14 @@ pub(crate) fn decorate(
     max_tokens: Option<usize>,
 ) {
     let tool_face = outcome.face.render();
-    outcome.noted(ReasonCode::LegacyToolDeprecated, note, max_tokens);
+    let noted_at = outcome.noted(ReasonCode::LegacyToolDeprecated, note, max_tokens);
+    if legacy.shape == LegacyShape::ReadCode && outcome.ok {
+        // The old `content` field carries the payload (the numbered lines' exact bytes, or an
+        // outline's whole face): the compact `text` leaves it out, or the structured face would
+        // carry it twice (§3.3's bound).
+        let lines_only = outcome.content.is_some();
+        outcome.face.carry(|at, part| Some(at) == noted_at || (lines_only && !matches!(part, Part::Lines(_))));
+    }
     outcome.detail.insert("legacy".into(), json!({"tool": legacy.name, "replacement": legacy.tool}));
     let mut fields = Map::new();
     add_fields(legacy.shape, &tool_face, outcome, &mut fields);

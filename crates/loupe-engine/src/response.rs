@@ -63,6 +63,9 @@ pub(crate) enum Part {
     /// analyze node in `nodes`): the compact structured face leaves it out of `text`, so the
     /// row is the only copy a client that reads JSON hands the model.
     Row(String),
+    /// A part whose text a structured field carries whole (a legacy `read_code`'s `content`):
+    /// shown in the text face, left out of the compact structured face's `text`.
+    Carried(Box<Part>),
 }
 
 /// The text face as parts, rendered once.
@@ -90,6 +93,23 @@ impl Part {
     pub(crate) fn text(text: impl Into<String>) -> Part {
         Part::Text(shown(text.into()))
     }
+
+    /// The part as the text face shows it.
+    fn rendered(&self) -> &str {
+        match self {
+            Part::Text(text) | Part::Row(text) => text,
+            Part::Lines(lines) => &lines.rendered,
+            Part::Carried(part) => part.rendered(),
+        }
+    }
+
+    fn tokens(&self) -> usize {
+        match self {
+            Part::Text(text) | Part::Row(text) => tokens::count(text),
+            Part::Lines(lines) => lines.tokens.unwrap_or_else(|| tokens::count(&lines.rendered)),
+            Part::Carried(part) => part.tokens(),
+        }
+    }
 }
 
 impl Face {
@@ -103,28 +123,26 @@ impl Face {
 
     /// The exact token count of the face as it will render.
     pub(crate) fn tokens(&self) -> usize {
-        self.parts
-            .iter()
-            .map(|part| match part {
-                Part::Text(text) | Part::Row(text) => tokens::count(text),
-                Part::Lines(lines) => lines.tokens.unwrap_or_else(|| tokens::count(&lines.rendered)),
-            })
-            .sum()
+        self.parts.iter().map(Part::tokens).sum()
     }
 
     /// The characters of the face as it will render.
     pub(crate) fn chars(&self) -> usize {
-        self.parts
-            .iter()
-            .map(|part| match part {
-                Part::Text(text) | Part::Row(text) => text.chars().count(),
-                Part::Lines(lines) => lines.rendered.chars().count(),
-            })
-            .sum()
+        self.parts.iter().map(|part| part.rendered().chars().count()).sum()
+    }
+
+    /// Marks the parts `keep` does not keep as carried whole by a structured field.
+    pub(crate) fn carry(&mut self, keep: impl Fn(usize, &Part) -> bool) {
+        for (at, part) in self.parts.iter_mut().enumerate() {
+            if !keep(at, part) && !matches!(part, Part::Carried(_)) {
+                let taken = std::mem::replace(part, Part::Text(String::new()));
+                *part = Part::Carried(Box::new(taken));
+            }
+        }
     }
 
     /// Puts `part` before the `→ next:` lines that close the face (at the end when none do).
-    pub(crate) fn insert_before_next_lines(&mut self, part: Part) {
+    pub(crate) fn insert_before_next_lines(&mut self, part: Part) -> usize {
         // The closing next lines are at the end of the last text parts; split the first part
         // that holds them where they start.
         let mut at = self.parts.len();
@@ -150,15 +168,14 @@ impl Face {
             at -= 1;
         }
         // A face that does not end its last line gets one ended before the part.
-        let open_line = self.parts[..at].iter().rev().find_map(|part| match part {
-            Part::Text(text) | Part::Row(text) => (!text.is_empty()).then(|| !text.ends_with('\n')),
-            Part::Lines(lines) => (!lines.rendered.is_empty()).then(|| !lines.rendered.ends_with('\n')),
-        });
+        let open_line = self.parts[..at].iter().rev().map(Part::rendered).find(|text| !text.is_empty());
+        let open_line = open_line.map(|text| !text.ends_with('\n'));
         let part = match part {
             Part::Text(text) if open_line == Some(true) => Part::Text(format!("\n{text}")),
             part => part,
         };
         self.parts.insert(at, part);
+        at
     }
 
     pub(crate) fn push_row(&mut self, line: impl Into<String>) {
@@ -168,10 +185,7 @@ impl Face {
     pub(crate) fn render(&self) -> String {
         let mut face = String::new();
         for part in &self.parts {
-            match part {
-                Part::Text(text) | Part::Row(text) => face.push_str(text),
-                Part::Lines(lines) => face.push_str(&lines.rendered),
-            }
+            face.push_str(part.rendered());
         }
         face
     }
@@ -190,7 +204,7 @@ impl Face {
                         }
                     }
                 }
-                Part::Row(_) => {}
+                Part::Row(_) | Part::Carried(_) => {}
                 Part::Lines(lines) => face.push_str(&lines.rendered),
             }
         }
@@ -201,7 +215,7 @@ impl Face {
     pub(crate) fn lines(&self) -> Option<&Lines> {
         let mut runs = self.parts.iter().filter_map(|part| match part {
             Part::Lines(lines) => Some(lines),
-            Part::Text(_) | Part::Row(_) => None,
+            Part::Text(_) | Part::Row(_) | Part::Carried(_) => None,
         });
         let first = runs.next();
         if runs.next().is_some() { None } else { first }
@@ -442,12 +456,15 @@ impl Outcome {
     /// The answer with `code` in its reason codes (the envelope's and its stabilization's)
     /// and `note` in the text face before its closing `→ next:` lines (left out, like the
     /// session footer, when it would take the face over `max_tokens`).
-    pub(crate) fn noted(&mut self, code: ReasonCode, note: Option<&str>, max_tokens: Option<usize>) {
+    /// Returns where the note went among the face's parts, when it did.
+    pub(crate) fn noted(&mut self, code: ReasonCode, note: Option<&str>, max_tokens: Option<usize>) -> Option<usize> {
+        let mut noted_at = None;
         if let Some(note) = note {
             let mut face = self.face.clone();
-            face.insert_before_next_lines(Part::text(note));
+            let at = face.insert_before_next_lines(Part::text(note));
             if max_tokens.is_none_or(|limit| face.tokens() <= limit) {
                 self.face = face;
+                noted_at = Some(at);
             }
         }
         if !self.act.reason_codes.contains(&code) {
@@ -458,6 +475,7 @@ impl Outcome {
             let codes = codes.filter_map(Value::as_str).filter_map(ReasonCode::parse).chain(std::iter::once(code));
             stabilization.insert("reason_codes".into(), json!(crate::reasons::ordered(codes)));
         }
+        noted_at
     }
 }
 

@@ -292,6 +292,39 @@ fn check_old_result(name: &str, legacy: &Response, old: &Value, label: &str) {
     }
 }
 
+/// H7b: a `read_code` answer carries its payload once in the structured face: the old
+/// `content` field has it, so the compact `text` leaves it out (the deprecated note and the
+/// reads' own lines stay), and the face stays within §3.3's bound of the text face.
+#[test]
+fn h7b_a_legacy_read_code_carries_its_payload_once() {
+    let fixture = fixture_with(|_| {});
+    for view in ["full", "skeleton"] {
+        let answer = fixture.engine.call("read_code", json!({"filePath": "src/main.rs", "view": view}));
+        assert!(answer.ok, "{view}: {}", answer.face);
+        let structured = answer.structured_at(MetadataLevel::Standard);
+        let content = structured["content"].as_str().unwrap();
+        let text = structured["text"].as_str().unwrap();
+        assert!(content.contains("fn greet(name: &str) -> String"), "{view}: {content}");
+        assert!(!text.contains("fn greet"), "{view}: the payload is in `content` only: {text}");
+        assert!(text.contains("── deprecated [LEGACY_TOOL_DEPRECATED]"), "{view}: {text}");
+        assert!(answer.face.contains("fn greet") && answer.face.contains("deprecated"), "{}", answer.face);
+        assert_eq!(structured.to_string().matches("fn greet(name: &str) -> String").count(), 1, "{view}: {structured}");
+        // The full envelope keeps the whole face as `text`.
+        let full = answer.structured_at(MetadataLevel::Full);
+        assert!(full["text"].as_str().unwrap().contains("fn greet"), "{view}");
+    }
+    // A long read stays within §3.3's bound of its text face (the old fields cost a few dozen
+    // tokens of their own); it cost twice the face when `text` carried the payload too.
+    let answer = fixture.engine.call("read_code", json!({"filePath": "big.txt"}));
+    let serialized = loupe_core::tokens::count(&answer.structured_at(MetadataLevel::Standard).to_string());
+    assert!(answer.token_estimate > 500, "{}", answer.token_estimate);
+    assert!(
+        serialized * 10 <= answer.token_estimate * 13 + 800,
+        "structured {serialized}, text {}",
+        answer.token_estimate
+    );
+}
+
 /// An applied `edit_code` carries its `transactionId`, and `manage_project` undoes it.
 #[test]
 fn an_applied_edit_code_can_be_undone_by_its_transaction_id() {
