@@ -16,6 +16,9 @@
 //! autocrlf filters. Status (modified, added, untracked, deleted, renamed) is the engine's, computed
 //! from the tracked files and blob ids this crate gives, so gix runs without its `status` feature.
 
+// Tests write their fixtures; production code may not (clippy.toml).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 pub mod diff;
 mod trust;
 

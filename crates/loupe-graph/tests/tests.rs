@@ -3,5 +3,8 @@
 //! A module's insta snapshots are named after its path in this binary (`tests__<module>__…`)
 //! unless it names its own snapshot directory.
 
+// Tests write their fixtures (clippy.toml forbids writes in production code).
+#![allow(clippy::disallowed_methods)]
+
 mod resolve;
 mod update;

@@ -16,6 +16,9 @@
 //! 2025-11-25); 2026-07-28 is served beside them, with `server/discover` and per-request `_meta`
 //! (stateless over HTTP: its sessions are keyed as §9.1 says, in `server.rs`).
 
+// Tests write their fixtures; production code may not (clippy.toml).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 mod http;
 mod logging;
 mod server;

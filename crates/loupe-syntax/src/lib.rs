@@ -17,6 +17,9 @@
 //! parse and one walk of that function.
 //! A C/C++ prototype's signature ends in `;` (`is_prototype`).
 
+// Tests write their fixtures; production code may not (clippy.toml).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 mod facts;
 mod flow;
 mod languages;

@@ -6,6 +6,9 @@
 //! `gate_mode = off` (§9.7 guards a session, and a command is a session of one call), unless
 //! the configuration sets it. Logs go to stderr; stdout carries only the answer.
 
+// Tests write their fixtures; production code may not (clippy.toml).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 // jemalloc serves the whole process, tree-sitter's C code included (its `malloc` replaces
 // libc's): a long-lived server's RSS stays flat under churn, where glibc's and mimalloc's grew,
 // and the cold index needs less CPU and memory with it (docs/decisions.md).
