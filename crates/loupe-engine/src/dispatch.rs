@@ -286,7 +286,7 @@ impl Engine {
 
     /// A tool call that bypasses the session layer: no gate, budget, aggregation or
     /// stabilization. For benchmarks measuring the layer's overhead; never for serving.
-    #[doc(hidden)]
+    #[cfg(feature = "test-hooks")]
     pub fn call_raw(&self, tool: &str, arguments: Value) -> Response {
         match ToolCall::parse(tool, arguments) {
             Ok(call) => self.run(&CallContext::local(), &call, &Work::default()),

@@ -72,7 +72,7 @@ impl Engine {
 
     /// `start_background_indexing`, the build held back by `delay` (a test hook, so tests can
     /// watch a server whose build is still running); calls wait for it from now on.
-    #[doc(hidden)]
+    #[cfg(feature = "test-hooks")]
     pub fn start_background_indexing_after(&self, delay: std::time::Duration) {
         self.workspace.start_background_indexing_after(delay);
     }
@@ -103,7 +103,7 @@ impl Engine {
 
     /// Test hook: analytics go to a queue of `capacity` that nothing drains, so its overflow
     /// (and `drop_count_by_type`) is deterministic. Never for serving.
-    #[doc(hidden)]
+    #[cfg(feature = "test-hooks")]
     pub fn park_analytics_for_tests(&mut self, capacity: usize) {
         self.session.replace_analytics(session::analytics::AnalyticsQueue::parked(capacity));
     }

@@ -362,7 +362,7 @@ impl Index {
 
     /// Test hook: every file a build processes takes `delay` longer, so a test can end a
     /// session in the middle of a build. Never for serving.
-    #[doc(hidden)]
+    #[cfg(feature = "test-hooks")]
     pub fn slow_down_for_tests(&self, delay: std::time::Duration) {
         self.file_delay_micros.store(delay.as_micros() as u64, Ordering::Relaxed);
     }

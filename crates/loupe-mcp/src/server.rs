@@ -107,7 +107,9 @@ impl LoupeServer {
     /// A server whose engine opens on first use. When `sources` has a `--root` flag the
     /// client's roots are never asked for.
     pub fn new(sources: Sources) -> LoupeServer {
-        let test_hooks = sources.env.iter().any(|(key, value)| key == "LOUPE_TEST_HOOKS" && value == "1");
+        // Read only in a build with the `test-hooks` feature (the tests'); a release build has none.
+        let test_hooks = cfg!(feature = "test-hooks")
+            && sources.env.iter().any(|(key, value)| key == "LOUPE_TEST_HOOKS" && value == "1");
         let hook = |name: &str| -> Option<u64> {
             let (_, value) = sources.env.iter().find(|(key, _)| key == name)?;
             value.parse().ok().filter(|_| test_hooks)
@@ -163,18 +165,26 @@ impl LoupeServer {
 
     /// The engine as this server runs it: sharing its latency log, with the test hooks set.
     fn prepared(&self, engine: Engine) -> Engine {
+        #[cfg_attr(not(feature = "test-hooks"), allow(unused_mut))]
         let mut engine = engine.with_latency_log(self.latency());
-        if let Some(capacity) = self.analytics_capacity {
-            engine.park_analytics_for_tests(capacity);
-        }
-        if let (Some(delay), Some(index)) = (self.file_delay, engine.index()) {
-            index.slow_down_for_tests(delay);
+        #[cfg(feature = "test-hooks")]
+        {
+            if let Some(capacity) = self.analytics_capacity {
+                engine.park_analytics_for_tests(capacity);
+            }
+            if let (Some(delay), Some(index)) = (self.file_delay, engine.index()) {
+                index.slow_down_for_tests(delay);
+            }
         }
         engine
     }
 
     fn start_indexing(&self, engine: &Arc<Engine>) {
-        engine.start_background_indexing_after(self.index_delay.unwrap_or_default());
+        match self.index_delay {
+            #[cfg(feature = "test-hooks")]
+            Some(delay) => engine.start_background_indexing_after(delay),
+            _ => engine.start_background_indexing(),
+        }
     }
 
     fn root_flag_given(&self) -> bool {

@@ -87,7 +87,7 @@ pub fn parse_with(lang: Lang, text: &str, extract: Extract) -> FileFacts {
 
 /// `parse_with(lang, text, Extract::Declarations)` from a parse of the whole text: what the
 /// skims that leave bodies out are checked against (`examples/skim_check.rs`).
-#[doc(hidden)]
+#[cfg(feature = "test-hooks")]
 pub fn declarations_of_whole_parse(lang: Lang, text: &str) -> FileFacts {
     let compiled = languages::compiled(lang);
     match parse_tree(lang, &compiled.language, text, None) {

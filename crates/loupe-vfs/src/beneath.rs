@@ -31,8 +31,9 @@ use crate::{Root, VfsError};
 /// through, as the kernel's own limit on symlinks.
 const MAX_DETOURS: u32 = 40;
 
-/// A point between a check and the use it guards, where a test may change the tree.
-#[doc(hidden)]
+/// A point between a check and the use it guards, where a test may change the tree (a hook is
+/// set only in a build with the `test-hooks` feature).
+#[cfg_attr(not(feature = "test-hooks"), allow(unreachable_pub))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RacePoint {
     /// The path-level checks passed; nothing is opened yet.
@@ -108,7 +109,7 @@ pub(crate) fn kind_name(kind: FileType) -> &'static str {
 impl Root {
     /// Test hook: `hook` runs at every [`RacePoint`] of a read or write, with the path as
     /// asked, so a test can swap the tree between a check and its use. Not for production.
-    #[doc(hidden)]
+    #[cfg(feature = "test-hooks")]
     pub fn set_race_hook(&mut self, hook: impl Fn(RacePoint, &RepoPath) + Send + Sync + 'static) {
         self.race_hook = RaceHook(Some(Arc::new(hook)));
     }

@@ -199,6 +199,14 @@ pub struct Hooks {
 }
 
 impl Hooks {
+    /// The hooks `LOUPE_TEST_*` ask for, with `LOUPE_TEST_HOOKS=1`: only in a build with the
+    /// `test-hooks` feature (tests enable it; a release build has none).
+    #[cfg(not(feature = "test-hooks"))]
+    fn from_env() -> Hooks {
+        Hooks::default()
+    }
+
+    #[cfg(feature = "test-hooks")]
     fn from_env() -> Hooks {
         if std::env::var("LOUPE_TEST_HOOKS").as_deref() != Ok("1") {
             return Hooks::default();
@@ -364,6 +372,7 @@ impl Journal {
     }
 
     /// Replaces the fault-injection hooks (tests).
+    #[cfg(feature = "test-hooks")]
     pub fn set_hooks(&mut self, hooks: Hooks) {
         self.hooks = hooks;
     }

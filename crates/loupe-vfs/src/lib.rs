@@ -18,7 +18,7 @@ mod own_files;
 mod root;
 mod walk;
 
-#[doc(hidden)]
+#[cfg(feature = "test-hooks")]
 pub use beneath::RacePoint;
 pub use exclude::Exclusions;
 pub use journal::{Applied, ApplyError, FileChange, Journal, Plan, Stale};

@@ -49,7 +49,7 @@ impl std::fmt::Debug for IndexWatcher {
 
 impl IndexWatcher {
     /// Paths handed to the index so far (each batch's distinct paths), for tests.
-    #[doc(hidden)]
+    #[cfg(feature = "test-hooks")]
     pub fn paths_applied(&self) -> u64 {
         self.shared.applied.load(Ordering::Relaxed)
     }
