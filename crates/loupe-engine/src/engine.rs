@@ -9,7 +9,7 @@ use loupe_core::Config;
 use loupe_index::Index;
 
 use crate::session;
-use crate::workspace::Workspace;
+use crate::workspace::{OpenError, Workspace};
 
 /// loupe's engine for one workspace root.
 #[derive(Debug)]
@@ -26,7 +26,7 @@ pub struct Engine {
 
 impl Engine {
     /// Opens the engine on `config.root` (which `config::load` always sets).
-    pub fn new(config: Config) -> Result<Engine, String> {
+    pub fn new(config: Config) -> Result<Engine, OpenError> {
         let workspace = Workspace::open(config)?;
         let session = session::SessionLayer::new(workspace.config(), workspace.root_path(), workspace.index_dir());
         Ok(Engine {

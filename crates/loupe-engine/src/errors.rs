@@ -92,6 +92,10 @@ pub(crate) fn vfs_error(error: VfsError, access: Access) -> ToolError {
             format!("`{path}` is a {kind}, not a regular file; loupe reads and writes regular files only"),
             "name a regular file: FIFOs, sockets and devices are never opened",
         ),
+        VfsError::Pattern { pattern, reason } => ToolError::invalid_args(
+            format!("invalid pattern `{}`: {reason}", quoted(&pattern)),
+            "fix the pattern in `exclude` or `allow` (configuration)",
+        ),
         VfsError::InvalidPath { reason } => ToolError::invalid_args(
             format!("invalid path: {reason}"),
             "pass a path without NUL bytes or control characters",

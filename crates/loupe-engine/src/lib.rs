@@ -95,4 +95,4 @@ pub use loupe_index::{IndexState, IndexStatus, RefreshStats};
 pub use response::{Location, MetadataLevel, Response};
 pub use session::CallContext;
 pub use work::{Progress, Work};
-pub use workspace::default_index_dir;
+pub use workspace::{OpenError, default_index_dir};

@@ -20,11 +20,37 @@ use std::sync::Arc;
 
 use loupe_core::Config;
 use loupe_index::{Index, IndexOptions};
-use loupe_vfs::{Exclusions, Journal, Root, WalkOptions};
+use loupe_vfs::{Exclusions, Journal, Root, VfsError, WalkOptions};
 
 use crate::workspace::oversized::OversizedFilters;
 use crate::workspace::proposals::ProposedTexts;
 use crate::workspace::relations::Relations;
+
+/// Why a workspace could not be opened.
+#[derive(Debug)]
+pub enum OpenError {
+    /// No root was named and the current directory cannot be read.
+    CurrentDir(std::io::Error),
+    /// An `exclude` or `allow` pattern does not compile.
+    Exclusions(VfsError),
+    /// The root cannot be opened (missing, not a directory, unreadable).
+    Root { path: PathBuf, source: VfsError },
+    /// The index directory cannot be created or is not the user's own.
+    IndexDir(loupe_index::IndexError),
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::CurrentDir(error) => write!(f, "cannot determine the current directory: {error}"),
+            OpenError::Exclusions(error) => write!(f, "configuration key `exclude`/`allow`: {error}"),
+            OpenError::Root { path, source } => write!(f, "cannot open workspace root `{}`: {source}", path.display()),
+            OpenError::IndexDir(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
 
 /// One workspace root's state, shared by the tools.
 #[derive(Debug)]
@@ -53,19 +79,16 @@ pub(crate) struct Workspace {
 
 impl Workspace {
     /// Opens the workspace on `config.root` (which `config::load` always sets).
-    pub(crate) fn open(config: Config) -> Result<Workspace, String> {
+    pub(crate) fn open(config: Config) -> Result<Workspace, OpenError> {
         let root_path = match &config.root {
             Some(root) => root.clone(),
-            None => {
-                std::env::current_dir().map_err(|error| format!("cannot determine the current directory: {error}"))?
-            }
+            None => std::env::current_dir().map_err(OpenError::CurrentDir)?,
         };
-        let exclusions = Exclusions::new(&config.exclude, &config.allow)
-            .map_err(|error| format!("configuration key `exclude`/`allow`: {error}"))?;
-        let root = Root::open(&root_path, exclusions)
-            .map_err(|error| format!("cannot open workspace root `{}`: {error}", root_path.display()))?;
+        let exclusions = Exclusions::new(&config.exclude, &config.allow).map_err(OpenError::Exclusions)?;
+        let root =
+            Root::open(&root_path, exclusions).map_err(|source| OpenError::Root { path: root_path.clone(), source })?;
         let index_dir = config.index_dir.clone().unwrap_or_else(|| default_index_dir(root.canonical()));
-        loupe_index::make_private_dir(&index_dir).map_err(|error| format!("{error} (`{}`)", index_dir.display()))?;
+        loupe_index::make_private_dir(&index_dir).map_err(OpenError::IndexDir)?;
         let journal = open_journal(&root, &index_dir, config.read_only);
         let options = IndexOptions {
             index_dir: index_dir.clone(),

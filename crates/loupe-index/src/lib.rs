@@ -27,6 +27,7 @@
 //! the watcher's events (`prepare_watch`). A build interrupted by shutdown keeps what it built.
 
 pub mod cache;
+mod error;
 #[cfg(test)]
 mod fuzz;
 mod index;
@@ -38,6 +39,7 @@ mod symbols;
 pub mod trigram;
 mod watch;
 
+pub use error::IndexError;
 pub use index::{BuildStages, Foreground, Index, IndexOptions, IndexState, IndexStatus, RefreshStats, SymbolHit};
 pub use links::FileLinks;
 pub use loupe_syntax::{Lang, Span, SymbolKind};

@@ -18,6 +18,7 @@ use loupe_core::RepoPath;
 use loupe_vfs::WalkEntry;
 use serde::{Deserialize, Serialize};
 
+use crate::error::IndexError;
 use crate::links::LinkTable;
 use crate::ondisk::{PersistedFile, Source};
 use crate::records::FileRecord;
@@ -209,26 +210,31 @@ pub(crate) use loupe_vfs::clear_way;
 /// directory that is a symbolic link, or owned by another user (a `/tmp/loupe` planted before
 /// loupe's first start, when there is no home directory), is refused: its owner could read or
 /// plant the journal that start-up recovery replays.
-pub fn make_private_dir(dir: &Path) -> Result<(), String> {
-    fs::create_dir_all(dir).map_err(|error| format!("cannot create the index directory: {error}"))?;
+pub fn make_private_dir(dir: &Path) -> Result<(), IndexError> {
+    let refused = |reason: String| IndexError::Directory { dir: dir.to_path_buf(), reason };
+    fs::create_dir_all(dir).map_err(|error| refused(format!("cannot create the index directory: {error}")))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
         let metadata =
-            fs::symlink_metadata(dir).map_err(|error| format!("cannot read the index directory: {error}"))?;
+            fs::symlink_metadata(dir).map_err(|error| refused(format!("cannot read the index directory: {error}")))?;
         if !metadata.is_dir() {
-            return Err("the index directory is a symbolic link or not a directory; loupe keeps its journal \
-                        only in a directory of its own"
-                .into());
+            return Err(refused(
+                "the index directory is a symbolic link or not a directory; loupe keeps its journal only in a \
+                 directory of its own"
+                    .into(),
+            ));
         }
         if metadata.uid() != rustix::process::getuid().as_raw() {
-            return Err("the index directory is owned by another user; set LOUPE_INDEX_DIR or --index-dir to a \
-                        directory of your own"
-                .into());
+            return Err(refused(
+                "the index directory is owned by another user; set LOUPE_INDEX_DIR or --index-dir to a directory \
+                 of your own"
+                    .into(),
+            ));
         }
         if metadata.mode() & 0o077 != 0 {
             fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-                .map_err(|error| format!("cannot make the index directory private: {error}"))?;
+                .map_err(|error| refused(format!("cannot make the index directory private: {error}")))?;
         }
     }
     Ok(())

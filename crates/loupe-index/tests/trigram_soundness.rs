@@ -182,7 +182,7 @@ proptest! {
         for (pattern, case_insensitive) in &patterns {
             // Every generated pattern is valid; only the regex crate's size limit could refuse one.
             let Ok(matcher) = RegexBuilder::new(pattern).case_insensitive(*case_insensitive).build() else { continue };
-            let plan = plan_regex(pattern, *case_insensitive).map_err(TestCaseError::fail)?;
+            let plan = plan_regex(pattern, *case_insensitive).map_err(|error| TestCaseError::fail(error.to_string()))?;
             let candidates = index.candidates(&plan);
             let truth: Vec<u32> = current
                 .iter()

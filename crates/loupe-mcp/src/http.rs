@@ -34,7 +34,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::server::LoupeServer;
+use crate::server::{LoupeServer, ServeError};
 use authority::AllowedHosts;
 pub(crate) use connections::ConnectionTag;
 use connections::{Busy, ConnectionLimits, serve_connections};
@@ -93,25 +93,25 @@ impl Default for HttpLimits {
 
 impl HttpOptions {
     /// Refuses what must not start: a bind beyond loopback without a token, a cap of zero.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ServeError> {
         if !self.addr.ip().is_loopback() && self.token.as_deref().is_none_or(str::is_empty) {
-            return Err(format!(
+            return Err(ServeError::Options(format!(
                 "refusing to serve {} beyond loopback without a token: set LOUPE_TOKEN (clients then send \
                  `Authorization: Bearer $LOUPE_TOKEN`), or bind 127.0.0.1",
                 self.addr
-            ));
+            )));
         }
         if self.limits.max_sessions == 0 || self.limits.max_connections == 0 || self.limits.session_idle.is_zero() {
-            return Err(
-                "--http-max-sessions, --http-max-connections and --http-session-idle must be at least 1".to_owned()
-            );
+            return Err(ServeError::Options(
+                "--http-max-sessions, --http-max-connections and --http-session-idle must be at least 1".to_owned(),
+            ));
         }
         if self.limits.max_body_bytes > self.limits.max_body_bytes_in_flight
             || self.limits.max_body_bytes_in_flight >> 10 > tokio::sync::Semaphore::MAX_PERMITS
         {
-            return Err(
-                "the request body limits are inconsistent: one body may not exceed the bodies in flight".to_owned()
-            );
+            return Err(ServeError::Options(
+                "the request body limits are inconsistent: one body may not exceed the bodies in flight".to_owned(),
+            ));
         }
         Ok(())
     }
@@ -142,13 +142,12 @@ impl HttpOptions {
 }
 
 /// Serves MCP over Streamable HTTP until SIGTERM or SIGINT.
-pub async fn serve_http(server: LoupeServer, options: HttpOptions) -> Result<(), String> {
+pub async fn serve_http(server: LoupeServer, options: HttpOptions) -> Result<(), ServeError> {
     options.check()?;
     let stop = crate::server::termination();
-    let listener = tokio::net::TcpListener::bind(options.addr)
-        .await
-        .map_err(|error| format!("cannot listen on {}: {error}", options.addr))?;
-    let local = listener.local_addr().map_err(|error| format!("cannot read the bound address: {error}"))?;
+    let listen = |source| ServeError::Listen { addr: options.addr, source };
+    let listener = tokio::net::TcpListener::bind(options.addr).await.map_err(listen)?;
+    let local = listener.local_addr().map_err(listen)?;
     // The one line a launcher or a test reads to find the endpoint (port 0 picks a free one).
     eprintln!("loupe: serving MCP at http://{local}{HTTP_PATH}");
     serve_http_on(listener, server, options, stop).await
@@ -161,7 +160,7 @@ pub async fn serve_http_on(
     server: LoupeServer,
     options: HttpOptions,
     stop: CancellationToken,
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     options.check()?;
     let limits = options.limits;
     let config = StreamableHttpServerConfig::default()
@@ -368,7 +367,7 @@ mod tests {
         assert!(options("127.0.0.1:8765", None).check().is_ok());
         assert!(options("[::1]:8765", None).check().is_ok());
         let refused = options("0.0.0.0:8765", None).check().unwrap_err();
-        assert!(refused.contains("LOUPE_TOKEN"), "{refused}");
+        assert!(matches!(&refused, ServeError::Options(reason) if reason.contains("LOUPE_TOKEN")), "{refused}");
         assert!(options("192.168.1.5:8765", Some("")).check().is_err());
         assert!(options("0.0.0.0:8765", Some("s3cret")).check().is_ok());
     }

@@ -28,7 +28,7 @@ pub mod transport;
 pub use http::{HTTP_PATH, HttpLimits, HttpOptions, serve_http, serve_http_on};
 pub use logging::client_log_layer;
 pub use server::{
-    LoupeServer, NEWEST_INLINE_PROTOCOL, NEWEST_PROTOCOL, SESSION_META_KEY, serve_stdio, served_protocols,
+    LoupeServer, NEWEST_INLINE_PROTOCOL, NEWEST_PROTOCOL, SESSION_META_KEY, ServeError, serve_stdio, served_protocols,
     to_call_tool_result,
 };
 pub use tools::{tools, tools_for};

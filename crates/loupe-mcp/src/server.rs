@@ -88,9 +88,11 @@ pub struct LoupeServer {
     index_delay: Option<Duration>,
     /// Test hook (`LOUPE_TEST_INDEX_FILE_DELAY_MS` with `LOUPE_TEST_HOOKS=1`): every file of a
     /// build takes this much longer, so tests can end a session in the middle of one.
+    #[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
     file_delay: Option<Duration>,
     /// Test hook (`LOUPE_TEST_ANALYTICS_CAPACITY` with `LOUPE_TEST_HOOKS=1`): analytics go to
     /// an undrained queue of this size, so tests can overflow it deterministically.
+    #[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
     analytics_capacity: Option<usize>,
     /// This connection's identity for the session layer (§9.1): a UUID issued by the server.
     /// One stdio process is one connection.
@@ -459,7 +461,7 @@ fn pin_session(arguments: &mut Value, derived: String) -> Option<String> {
     Some(derived)
 }
 
-fn config_error(message: String) -> ToolError {
+fn config_error(message: impl std::fmt::Display) -> ToolError {
     ToolError::new(
         ErrorCode::Internal,
         format!("loupe could not start on this workspace: {message}"),
@@ -569,17 +571,42 @@ impl ServerHandler for LoupeServer {
     }
 }
 
+/// Why a server could not start, or ended with an error.
+#[derive(Debug)]
+pub enum ServeError {
+    /// `--http` options it must not start with (beyond loopback without a token, a zero cap).
+    Options(String),
+    /// The address cannot be listened on.
+    Listen { addr: std::net::SocketAddr, source: std::io::Error },
+    /// The MCP session failed to start or ended with an error.
+    Session(String),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Options(reason) | ServeError::Session(reason) => f.write_str(reason),
+            ServeError::Listen { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
 /// Serves MCP over stdin/stdout until the client closes the connection, or SIGTERM or SIGINT.
-pub async fn serve_stdio(server: LoupeServer) -> Result<(), String> {
+pub async fn serve_stdio(server: LoupeServer) -> Result<(), ServeError> {
     // Listening from the start: a SIGTERM that arrives while the connection winds down must
     // not be missed (nor kill the process before the index build is kept).
     let terminated = termination();
     let transport = GuardedTransport::new(tokio::io::stdin(), tokio::io::stdout(), SERVED_METHODS, served_protocols())
         .with_latency(server.latency());
     let handle = server.clone();
-    let running = server.serve(transport).await.map_err(|error| format!("MCP session failed to start: {error}"))?;
+    let running = server
+        .serve(transport)
+        .await
+        .map_err(|error| ServeError::Session(format!("MCP session failed to start: {error}")))?;
     let ended = tokio::select! {
-        ended = running.waiting() => ended.map(drop).map_err(|error| format!("MCP session ended with an error: {error}")),
+        ended = running.waiting() => ended.map(drop).map_err(|error| ServeError::Session(format!("MCP session ended with an error: {error}"))),
         () = terminated.cancelled() => Ok(()),
     };
     // The connection is over: write the analytics events still queued before the process exits.

@@ -19,6 +19,8 @@ use loupe_core::RepoPath;
 use loupe_core::config::DEFAULT_EXCLUDE_EXCEPTIONS;
 use unicode_normalization::UnicodeNormalization;
 
+use crate::VfsError;
+
 /// The pattern reported for anything inside a `.git` directory (or a `.git` file).
 const GIT_PATTERN: &str = ".git/";
 
@@ -47,7 +49,7 @@ pub struct Exclusions {
 impl Exclusions {
     /// Compiles the lists; an invalid glob is reported with the pattern that failed. Exclusions
     /// match without regard to case; `allow` patterns name what they lift exactly.
-    pub fn new(exclude: &[String], allow: &[String]) -> Result<Exclusions, String> {
+    pub fn new(exclude: &[String], allow: &[String]) -> Result<Exclusions, VfsError> {
         let mut allow_patterns: Vec<String> = allow.to_vec();
         allow_patterns.extend(DEFAULT_EXCLUDE_EXCEPTIONS.iter().map(|s| (*s).to_owned()));
         Ok(Exclusions {
@@ -126,7 +128,7 @@ enum Case {
 }
 
 impl Rules {
-    fn compile(patterns: &[String], case: Case) -> Result<Rules, String> {
+    fn compile(patterns: &[String], case: Case) -> Result<Rules, VfsError> {
         let (mut components, mut whole) = (GlobSetBuilder::new(), GlobSetBuilder::new());
         let (mut component_rules, mut whole_rules) = (Vec::new(), Vec::new());
         for (index, pattern) in patterns.iter().enumerate() {
@@ -137,7 +139,8 @@ impl Rules {
                 Case::Insensitive => fold(body),
                 Case::Sensitive => body.nfc().collect(),
             };
-            let glob = Glob::new(&body).map_err(|error| format!("invalid pattern `{pattern}`: {error}"))?;
+            let glob = Glob::new(&body)
+                .map_err(|error| VfsError::Pattern { pattern: pattern.clone(), reason: error.to_string() })?;
             if whole_path {
                 whole.add(glob);
                 whole_rules.push(index);
@@ -146,7 +149,11 @@ impl Rules {
                 component_rules.push(index);
             }
         }
-        let build = |builder: GlobSetBuilder| builder.build().map_err(|error| format!("invalid pattern: {error}"));
+        let build = |builder: GlobSetBuilder| {
+            builder
+                .build()
+                .map_err(|error| VfsError::Pattern { pattern: patterns.join(", "), reason: error.to_string() })
+        };
         Ok(Rules {
             patterns: patterns.to_vec(),
             components: build(components)?,
@@ -219,7 +226,9 @@ mod tests {
         assert_eq!(check(&rules, "a.pem").as_deref(), Some("*.pem"));
         assert_eq!(check(&rules, "build/out/app.js").as_deref(), Some("build/out/*.js"));
         assert_eq!(check(&rules, "src/out/app.js"), None);
-        assert!(Exclusions::new(&["a[".into()], &[]).unwrap_err().contains("a["));
+        assert!(
+            matches!(Exclusions::new(&["a[".into()], &[]), Err(VfsError::Pattern { pattern, .. }) if pattern == "a[")
+        );
     }
 
     /// The pattern reported is the first in list order that matches, whichever set holds it.

@@ -67,6 +67,11 @@ pub enum VfsError {
         /// `FIFO`, `socket`, `character device`, `block device`.
         kind: &'static str,
     },
+    /// An exclusion or `allow` pattern that does not compile (from the configuration).
+    Pattern {
+        pattern: String,
+        reason: String,
+    },
     /// A path string that can name no file (a NUL byte).
     InvalidPath {
         reason: &'static str,
@@ -96,6 +101,7 @@ impl std::fmt::Display for VfsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             VfsError::OutsideRoot { requested } => write!(f, "path `{requested}` is outside the workspace root"),
+            VfsError::Pattern { pattern, reason } => write!(f, "invalid pattern `{pattern}`: {reason}"),
             VfsError::Excluded { path, pattern } => write!(f, "path `{path}` is excluded by pattern `{pattern}`"),
             VfsError::NotFound { path } => write!(f, "file `{path}` does not exist"),
             VfsError::IsDirectory { path } => write!(f, "`{path}` is a directory, not a file"),

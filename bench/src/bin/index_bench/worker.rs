@@ -222,7 +222,7 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
     let config = bench_config(&root, &index_dir);
     let cpu_before = cpu_millis();
     let started = Instant::now();
-    let engine = Engine::new(config.clone())?;
+    let engine = Engine::new(config.clone()).map_err(|error| error.to_string())?;
     let stats = engine.refresh_index(&|_, _| {}).ok_or("the engine has no index")?;
     report.cold.millis = millis(started.elapsed());
     report.cold.cpu_millis = cpu_millis() - cpu_before;
@@ -285,7 +285,7 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
     // 5. A second engine on the persisted index.
     log(options, "reopen");
     let started = Instant::now();
-    let engine = Engine::new(config)?;
+    let engine = Engine::new(config).map_err(|error| error.to_string())?;
     report.reopen_open_millis = millis(started.elapsed());
     let index = Arc::clone(engine.index().ok_or("the engine has no index")?);
     let started = Instant::now();
@@ -328,7 +328,7 @@ pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
                 touch_with_watcher(options, &engine, &root, &touch_files, &mut report.touch);
                 drop(watcher);
             }
-            Err(error) => report.touch.error = Some(error),
+            Err(error) => report.touch.error = Some(error.to_string()),
         }
         drop(index);
         drop(engine);
@@ -386,7 +386,7 @@ fn scale_rest(
     mut report: CorpusReport,
 ) -> Result<CorpusReport, String> {
     log(options, "touch to searchable");
-    let engine = Engine::new(config)?;
+    let engine = Engine::new(config).map_err(|error| error.to_string())?;
     let index = Arc::clone(engine.index().ok_or("the engine has no index")?);
     index.load_snapshot();
     engine.refresh_index(&|_, _| {}).ok_or("the engine has no index")?;
@@ -400,7 +400,7 @@ fn scale_rest(
             touch_with_watcher(options, &engine, root, &files, &mut report.touch);
             drop(watcher);
         }
-        Err(error) => report.touch.error = Some(error),
+        Err(error) => report.touch.error = Some(error.to_string()),
     }
     report.load_end = load_1min();
     Ok(report)
@@ -415,7 +415,7 @@ fn outline_only(
 ) -> Result<CorpusReport, String> {
     log(options, "index (for the file list)");
     let config = bench_config(root, index_dir);
-    let engine = Engine::new(config)?;
+    let engine = Engine::new(config).map_err(|error| error.to_string())?;
     engine.refresh_index(&|_, _| {}).ok_or("the engine has no index")?;
     log(options, "outline ratios");
     let sample = outline_sample(&engine, options.outline_files);

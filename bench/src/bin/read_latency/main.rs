@@ -403,7 +403,7 @@ fn open_engine(root: &Path, max_preview_chars: usize) -> Result<Engine, String> 
     }
     let sources = Sources { flags, env: Vec::new(), client_roots: Vec::new(), current_dir: root.to_path_buf() };
     let (config, _warnings) = load(&sources)?;
-    Engine::new(config)
+    Engine::new(config).map_err(|error| error.to_string())
 }
 
 /// Fails on an error response; returns whether the whole window came back.

@@ -31,7 +31,7 @@ pub(crate) fn measure(
     target: &str,
     windows: &[(usize, usize)],
 ) -> Result<Vec<Samples>, String> {
-    let exclusions = Exclusions::new(&config.exclude, &config.allow)?;
+    let exclusions = Exclusions::new(&config.exclude, &config.allow).map_err(|error| error.to_string())?;
     let root = Root::open(root_dir, exclusions).map_err(|error| format!("{error:?}"))?;
     let mut samples: Vec<Samples> = STEPS.iter().map(|_| Samples::with_capacity(windows.len())).collect();
     for &(first, last) in windows {

@@ -72,7 +72,7 @@ fn run(args: &Args) -> Result<(), String> {
         max_total_read_lines: usize::MAX / 2,
         ..loupe_core::Config::default()
     };
-    let engine = Engine::new(config)?;
+    let engine = Engine::new(config).map_err(|error| error.to_string())?;
     loupe_core::tokens::warm_up();
     engine.refresh_index(&|_, _| {});
 

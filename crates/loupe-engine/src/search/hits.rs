@@ -276,7 +276,7 @@ pub(super) fn text_hits(
     // means, so one regex serves both, and no match can run past a line's end, so the pass is
     // linear in the file whatever the pattern (`(?s).*=` was quadratic: one search to the
     // file's end from every line start).
-    let invalid = |error: String| {
+    let invalid = |error: loupe_index::IndexError| {
         ToolError::invalid_args(format!("invalid regex: {error}"), "fix the pattern, or use type='text'")
     };
     let line_pattern = trigram::line_pattern(&pattern, !case_sensitive).map_err(invalid)?;

@@ -14,14 +14,18 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 
 use super::extract::trigram;
 use super::plan::{MAX_PLAN_TRIGRAMS, Plan};
+use crate::error::IndexError;
 
 /// The plan of the regex `pattern`, case-insensitive when asked (inline flags apply too).
 ///
 /// Matches are found by the caller; this only narrows. An invalid pattern is `Err` with the
 /// parser's message.
-pub fn plan_regex(pattern: &str, case_insensitive: bool) -> Result<Plan, String> {
-    let hir =
-        ParserBuilder::new().case_insensitive(case_insensitive).build().parse(pattern).map_err(|e| e.to_string())?;
+pub fn plan_regex(pattern: &str, case_insensitive: bool) -> Result<Plan, IndexError> {
+    let hir = ParserBuilder::new()
+        .case_insensitive(case_insensitive)
+        .build()
+        .parse(pattern)
+        .map_err(|e| IndexError::Pattern { reason: e.to_string() })?;
     Ok(plan_hir(&hir))
 }
 
@@ -40,14 +44,14 @@ pub fn max_match_len(pattern: &str, case_insensitive: bool) -> Option<usize> {
 /// `(?s).*=` no longer searches to the file's last `=` from every line start, which made
 /// verifying one 600 KB file take minutes. ripgrep strips its line terminator the same way
 /// (`grep-regex`, `strip_from_match`). `Err` holds the parser's message.
-pub fn line_pattern(pattern: &str, case_insensitive: bool) -> Result<String, String> {
+pub fn line_pattern(pattern: &str, case_insensitive: bool) -> Result<String, IndexError> {
     let hir = ParserBuilder::new()
         .case_insensitive(case_insensitive)
         .multi_line(true)
         .crlf(true)
         .build()
         .parse(pattern)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| IndexError::Pattern { reason: e.to_string() })?;
     Ok(without_line_terminators(hir).to_string())
 }
 
@@ -551,7 +555,7 @@ mod tests {
     #[test]
     fn invalid_patterns_are_errors_with_the_parser_message() {
         let error = plan_regex("foo(", false).unwrap_err();
-        assert!(error.contains("unclosed group"), "{error}");
+        assert!(matches!(&error, IndexError::Pattern { reason } if reason.contains("unclosed group")), "{error}");
         assert!(plan_regex("[z-a]", false).is_err());
     }
 }

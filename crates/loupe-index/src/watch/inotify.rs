@@ -20,6 +20,7 @@ use loupe_vfs::WalkOptions;
 use rustix::fs::inotify::{self as sys, CreateFlags, ReadFlags, WatchFlags};
 
 use crate::Index;
+use crate::error::IndexError;
 
 /// How long events settle before they are applied.
 const DEBOUNCE: Duration = Duration::from_millis(60);
@@ -90,7 +91,7 @@ enum Hint {
 }
 
 /// Starts watching `index`'s root. Events are applied on a background thread.
-pub fn watch(index: Arc<Index>) -> Result<IndexWatcher, String> {
+pub fn watch(index: Arc<Index>) -> Result<IndexWatcher, IndexError> {
     let prepared = prepare(Arc::clone(&index))?;
     // What changed between the walk that built (or reconciled) the index and the watches
     // existing made no event: a reconcile now finds it. Without it a server whose build
@@ -116,8 +117,9 @@ impl std::fmt::Debug for PreparedWatcher {
 }
 
 /// Adds the watches of `index`'s root; its events queue until `PreparedWatcher::start`.
-pub fn prepare(index: Arc<Index>) -> Result<PreparedWatcher, String> {
-    let fd = sys::init(CreateFlags::CLOEXEC).map_err(|error| format!("cannot start the file watcher: {error}"))?;
+pub fn prepare(index: Arc<Index>) -> Result<PreparedWatcher, IndexError> {
+    let fd = sys::init(CreateFlags::CLOEXEC)
+        .map_err(|error| IndexError::Watch { reason: format!("cannot start the file watcher: {error}") })?;
     let shared = Arc::new(Shared {
         fd,
         directories: Mutex::new(HashMap::new()),
@@ -130,19 +132,19 @@ pub fn prepare(index: Arc<Index>) -> Result<PreparedWatcher, String> {
 
 impl PreparedWatcher {
     /// Reads and applies events from now on, those queued since `prepare` first.
-    pub fn start(self) -> Result<IndexWatcher, String> {
+    pub fn start(self) -> Result<IndexWatcher, IndexError> {
         let PreparedWatcher { index, shared } = self;
         let (sender, receiver) = mpsc::channel::<Hint>();
         let reader = Arc::clone(&shared);
         std::thread::Builder::new()
             .name("loupe-inotify".into())
             .spawn(move || read_events(&reader, &sender))
-            .map_err(|error| format!("cannot start the watcher thread: {error}"))?;
+            .map_err(|error| IndexError::Watch { reason: format!("cannot start the watcher thread: {error}") })?;
         let applier = Arc::clone(&shared);
         std::thread::Builder::new()
             .name("loupe-watch".into())
             .spawn(move || apply_batches(&index, &applier, &receiver))
-            .map_err(|error| format!("cannot start the watcher thread: {error}"))?;
+            .map_err(|error| IndexError::Watch { reason: format!("cannot start the watcher thread: {error}") })?;
         Ok(IndexWatcher { shared })
     }
 }

@@ -12,6 +12,7 @@ use notify::event::{AccessKind, AccessMode, CreateKind, EventKind};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
 use crate::Index;
+use crate::error::IndexError;
 
 /// How long events settle before they are applied.
 const DEBOUNCE: Duration = Duration::from_millis(60);
@@ -30,7 +31,7 @@ impl std::fmt::Debug for IndexWatcher {
 }
 
 /// Starts watching `index`'s root. Events are applied on a background thread.
-pub fn watch(index: Arc<Index>) -> Result<IndexWatcher, String> {
+pub fn watch(index: Arc<Index>) -> Result<IndexWatcher, IndexError> {
     let prepared = prepare(Arc::clone(&index))?;
     // What changed between the walk that built (or reconciled) the index and the watches
     // existing made no event: a reconcile now finds it (as in `inotify.rs`).
@@ -52,10 +53,10 @@ impl std::fmt::Debug for PreparedWatcher {
 }
 
 /// Adds the watches of `index`'s root; its events queue until `PreparedWatcher::start`.
-pub fn prepare(index: Arc<Index>) -> Result<PreparedWatcher, String> {
+pub fn prepare(index: Arc<Index>) -> Result<PreparedWatcher, IndexError> {
     let (sender, receiver) = mpsc::channel::<DebounceEventResult>();
-    let debouncer =
-        new_debouncer(DEBOUNCE, None, sender).map_err(|error| format!("cannot start the file watcher: {error}"))?;
+    let debouncer = new_debouncer(DEBOUNCE, None, sender)
+        .map_err(|error| IndexError::Watch { reason: format!("cannot start the file watcher: {error}") })?;
     let debouncer = Arc::new(Mutex::new(debouncer));
     watch_tree(&index, &debouncer);
     Ok(PreparedWatcher { index, debouncer, receiver })
@@ -63,7 +64,7 @@ pub fn prepare(index: Arc<Index>) -> Result<PreparedWatcher, String> {
 
 impl PreparedWatcher {
     /// Applies events from now on, those queued since `prepare` first.
-    pub fn start(self) -> Result<IndexWatcher, String> {
+    pub fn start(self) -> Result<IndexWatcher, IndexError> {
         let PreparedWatcher { index, debouncer, receiver } = self;
         let thread_debouncer = Arc::clone(&debouncer);
         std::thread::Builder::new()
@@ -73,7 +74,7 @@ impl PreparedWatcher {
                     apply(&index, &thread_debouncer, result);
                 }
             })
-            .map_err(|error| format!("cannot start the watcher thread: {error}"))?;
+            .map_err(|error| IndexError::Watch { reason: format!("cannot start the watcher thread: {error}") })?;
         Ok(IndexWatcher { _debouncer: debouncer })
     }
 }
