@@ -3,7 +3,7 @@
 
 Each case runs `loupe` as a user would (the CLI, which runs the same engine as the server) under
 `/usr/bin/time`, with a wall-clock cap, and reports the time to answer, the peak RSS and the
-answer's first line. The cases are the issue's reproductions:
+answer's first line. The cases reproduce those findings (docs/findings.md):
 
 - regex `(?s).*=` and `(?s).*.*.*=` over the read corpus (`corpora/read/big.c`: the first 10,000
   lines of SQLite's amalgamation, 486 KB, from crates.io; `bash bench/fetch-corpus.sh`) and a

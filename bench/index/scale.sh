@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cost against tree size (issue 17): Linux and Linux ×4 (bench/index/fetch-corpora.sh linux4:
+# Cost against tree size: Linux and Linux ×4 (bench/index/fetch-corpora.sh linux4:
 # four real copies, about 350k files and 6 GB on disk), each measured by index_bench --only
 # scale: a cold server's first answer, plain ctags -R, the cold build (time, peak RSS, index
 # size), warm starts, search through `loupe serve` next to rg -m 20 with the server's stage

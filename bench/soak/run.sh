@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak of issue 14: fetches the corpus, builds the release binary, installs the official MCP
+# The soak: fetches the corpus, builds the release binary, installs the official MCP
 # Python SDK in a virtualenv, and runs bench/soak/soak.py. Arguments go to soak.py:
 #
 #   bash bench/soak/run.sh                       # 4 clients x 30 min, writes bench/results/soak.md

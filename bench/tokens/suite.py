@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-# The issue's targets (issue 15, "Done when").
+# The targets (bench/tokens/README.md, "Targets").
 SHARE_TARGET = 0.10  # loupe ≤ 10% of the baseline, both faces, summed over the suite
 CALL_RATIO, CALL_SLACK = 1.3, 40  # per call: JSON ≤ 1.3 × text + 40
 SUITE_RATIO = 1.15  # summed: JSON ≤ 1.15 × text

@@ -178,7 +178,7 @@ fn answer(workspace: &Workspace, request: &AnalyzeRequest, work: &Work) -> Resul
 /// `calls` without `max_depth`: the direct callers and callees, which is what "who calls this"
 /// asks, and a count of the rest within the default depth with the `max_depth` that shows them
 /// (a hint, not a next call: the answer is complete for the question, and a call would cost
-/// more tokens than the callers it adds to, issue 15).
+/// more tokens than the callers it adds to).
 fn direct_calls(
     view: &View<'_>,
     request: &AnalyzeRequest,

@@ -101,8 +101,8 @@ impl Args {
                 args.alias(alias, param.name)?;
             }
         }
-        // The camelCase spelling of every name and alias (seed 004's clients: `lineRange`,
-        // `maxResults`, `dryRun`…) is the same parameter.
+        // The camelCase spelling of every name and alias (the old intent tools' clients,
+        // docs/findings.md: `lineRange`, `maxResults`, `dryRun`…) is the same parameter.
         let camel: Vec<(String, &'static str)> = args
             .map
             .keys()

@@ -1,12 +1,13 @@
-//! The legacy tool names (§12; seeds 000 and 004): one table from each old name to the tool it
-//! became, the arguments the old name implies (`mode`), and the renames of its old argument
-//! names, applied once at the dispatch boundary (`dispatch.rs`). A legacy call is translated into
-//! the call it stands for and then runs as that call: the same parser, gate, budgets and session.
+//! The legacy tool names (§12; the design notes they come from are in docs/findings.md): one table
+//! from each old name to the tool it became, the arguments the old name implies (`mode`), and the
+//! renames of its old argument names, applied once at the dispatch boundary (`dispatch.rs`). A
+//! legacy call is translated into the call it stands for and then runs as that call: the same
+//! parser, gate, budgets and session.
 //!
 //! What the old name adds to the answer: `LEGACY_TOOL_DEPRECATED` in the reason codes, one
 //! `── deprecated` line in the text face naming the replacement, a count per name for `manage
-//! metrics`, and, where a seed describes the old tool's result (seed 004), those fields in the
-//! structured face too (`LegacyShape`), so an old client keeps working. With `legacy_tools =
+//! metrics`, and, where the intent-tools design describes the old tool's result, those fields in
+//! the structured face too (`LegacyShape`), so an old client keeps working. With `legacy_tools =
 //! "disabled"` (`LOUPE_DISABLE_LEGACY=1`) the call is answered with `LEGACY_TOOL_DISABLED` and
 //! the translated call in `next_calls`.
 //!
@@ -63,8 +64,8 @@ pub struct LegacyChoice {
     pub values: &'static [(&'static str, &'static str)],
 }
 
-/// Which old result a legacy name's structured face reproduces (seed 004); `Unified` for the
-/// names whose seed describes no result of its own (seed 000's read wrappers return `read`'s).
+/// Which old result a legacy name's structured face reproduces (the intent-tools design's);
+/// `Unified` for the unified-read design's wrappers, which answer as `read` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LegacyShape {
     Unified,
@@ -133,8 +134,8 @@ const MANAGE_PROJECT: &[Param] = &[choice("command", &["undo", "redo", "guidance
 
 const NO_PAIRS: &[(&str, &str)] = &[];
 
-/// Every legacy name, in the order listed mode shows them: seed 000's read wrappers, then
-/// seed 004's five intent tools.
+/// Every legacy name, in the order listed mode shows them: the unified-read design's wrappers,
+/// then the five intent tools (docs/findings.md).
 pub const LEGACY_TOOLS: &[LegacyTool] = &[
     LegacyTool {
         name: "read_file",
@@ -320,8 +321,9 @@ impl LegacyTool {
         Ok(map)
     }
 
-    /// One object of `edit_code`'s `edits`: `filePath`, `targetString`, `replacementString`.
-    /// A `create`'s `replacementString` is the new file (seed 004), `edit`'s `content`.
+    /// One object of `edit_code`'s `edits`: `filePath`, `targetString`, `replacementString`. A
+    /// `create`'s `replacementString` is the new file (the intent-tools design), `edit`'s
+    /// `content`.
     fn translate_edit(&self, edit: &mut Map<String, Value>) -> Result<(), ToolError> {
         if edit.get("operation").and_then(Value::as_str) == Some("create") {
             rename(edit, self.name, "replacementString", "content")?;

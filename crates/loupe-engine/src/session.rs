@@ -551,8 +551,8 @@ impl SessionLayer {
         })
     }
 
-    /// A call by a legacy name (§12), for the adoption counts the seed asks for (seed 004:
-    /// one event per call, with the name and its replacement).
+    /// A call by a legacy name (§12), for the adoption counts the intent-tools design asks for
+    /// (docs/findings.md): one event per call, with the name and its replacement.
     pub(crate) fn record_legacy(&self, context: &CallContext, legacy: &crate::legacy::LegacyTool, disabled: bool) {
         let mut fields = Map::new();
         let millis = std::time::SystemTime::now()

@@ -1,6 +1,7 @@
-//! R8: every face and every field of every answer stays within the response ceiling. Each
-//! case lowers the ceiling in its `Config` instead of building huge trees, then checks both
-//! faces of the answer and that the continuation it offers reaches everything that was cut.
+//! Every face and every field of every answer stays within the response ceiling (finding R8 in
+//! docs/findings.md). Each case lowers the ceiling in its `Config` instead of building huge trees,
+//! then checks both faces of the answer and that the continuation it offers reaches everything that
+//! was cut.
 
 use loupe_core::tokens;
 use loupe_engine::{MetadataLevel, Response};

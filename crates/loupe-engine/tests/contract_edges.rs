@@ -1,4 +1,4 @@
-//! The contract's edges (issue 16, item 5), each checked where it was measured to fail: a cut
+//! The contract's edges, each checked where it was measured to fail: a cut
 //! `diff_preview` or outline says it was degraded, names its limits and continues by cursor;
 //! every emitted reason code is registered; the session's warnings carry codes; a symbol read
 //! takes a candidate id; reads name their language; a gate refusal's expected target is data;

@@ -1,7 +1,7 @@
-//! `read` mode `diff_preview` never shows an excluded file (§3.1, issue 14 R2): a secret that
-//! was committed or staged is in the `HEAD` tree or the git index, and a directory preview
-//! used to list it as "deleted" (its whole content as removed lines), since the worktree walk
-//! skips it. On a real repository made with the `git` command.
+//! `read` mode `diff_preview` never shows an excluded file (§3.1; finding R2 in docs/findings.md):
+//! a secret that was committed or staged is in the `HEAD` tree or the git index, and a directory
+//! preview used to list it as "deleted" (its whole content as removed lines), since the worktree
+//! walk skips it. On a real repository made with the `git` command.
 
 use std::fs;
 
@@ -105,7 +105,7 @@ fn r2_single_file_diff_preview_of_an_excluded_path_is_path_excluded() {
     assert_eq!(response.error_code(), Some("PATH_EXCLUDED"), "{}", response.face);
 }
 
-/// R2: `manage status` counts what `diff_preview` shows: a changed or deleted secret is not a
+/// `manage status` counts what `diff_preview` shows: a changed or deleted secret is not a
 /// changed file there either.
 #[test]
 fn r2_manage_status_does_not_count_hidden_secrets() {

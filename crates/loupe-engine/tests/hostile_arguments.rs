@@ -1,12 +1,12 @@
-//! Arguments an injected agent might send to exhaust the server (issue 14, R5 and R11): every
-//! free-text parameter is bounded by the parameter table before anything plans with it, and a
-//! refusal never echoes what it refused.
+//! Arguments an injected agent might send to exhaust the server (findings R5 and R11 in
+//! docs/findings.md): every free-text parameter is bounded by the parameter table before anything
+//! plans with it, and a refusal never echoes what it refused.
 
 use serde_json::json;
 
 use crate::common::fixture;
 
-/// R5: a multi-megabyte query is refused by its length, at once, without echoing it.
+/// A multi-megabyte query is refused by its length, at once, without echoing it.
 #[test]
 fn r5_a_huge_query_is_refused_before_planning() {
     let fixture = fixture();
@@ -18,7 +18,7 @@ fn r5_a_huge_query_is_refused_before_planning() {
     }
 }
 
-/// R11: a long literal within the bound is searched as a literal, never refused as a regex.
+/// A long literal within the bound is searched as a literal, never refused as a regex.
 #[test]
 fn r11_a_long_literal_within_the_bound_is_searched_as_text() {
     let fixture = fixture();
@@ -28,7 +28,7 @@ fn r11_a_long_literal_within_the_bound_is_searched_as_text() {
     assert!(!answer.face.contains("regex"), "{}", answer.face);
 }
 
-/// R5: every string of every tool has a bound, lists have a bound on their items, and edits
+/// Every string of every tool has a bound, lists have a bound on their items, and edits
 /// on their count.
 #[test]
 fn r5_every_free_text_argument_is_bounded() {
@@ -56,7 +56,8 @@ fn r5_every_free_text_argument_is_bounded() {
     }
 }
 
-/// R8, found by `fuzz_tool_arguments`: a value of the wrong type was echoed whole in the error.
+/// Found by `fuzz_tool_arguments` (finding R8 in docs/findings.md): a value of the wrong type was
+/// echoed whole in the error.
 #[test]
 fn r8_a_wrong_typed_or_unknown_value_is_not_echoed() {
     let fixture = fixture();
@@ -73,9 +74,9 @@ fn r8_a_wrong_typed_or_unknown_value_is_not_echoed() {
     }
 }
 
-/// R10: a file over `max_index_file_bytes` is not in the index, but a text search still finds
-/// what it holds (it is scanned), before and after the index is built; a file over the read
-/// limit too is named as not searched, never silently missed.
+/// Finding R10 (docs/findings.md): a file over `max_index_file_bytes` is not in the index, but a
+/// text search still finds what it holds (it is scanned), before and after the index is built; a
+/// file over the read limit too is named as not searched, never silently missed.
 #[test]
 fn r10_files_over_the_index_limit_are_searched_or_named() {
     let fixture = crate::common::fixture_with(|config| config.max_index_file_bytes = 200);
@@ -119,7 +120,7 @@ fn r10_files_over_the_index_limit_are_searched_or_named() {
     assert!(answer.meta["not_searched"].as_u64().unwrap() >= 1, "{}", answer.face);
 }
 
-/// R10, across servers: the filters one server made are kept beside the index, and the next
+/// Across servers: the filters one server made are kept beside the index, and the next
 /// server on the same index starts from them instead of summarising the files again (on Linux
 /// that is seconds of CPU while the first searches scan 424 MB). A damaged kept file is
 /// ignored and the files are summarised again.
@@ -183,7 +184,7 @@ fn r10_summaries_of_oversized_files_outlive_the_server() {
     assert!(again["oversized_filters_learned"].as_u64() >= Some(1), "{again}");
 }
 
-/// R10, on a loaded index: a server that starts on a persisted index answers from it before
+/// On a loaded index: a server that starts on a persisted index answers from it before
 /// its own walk, and it knows the large files from the snapshot. Before, the list came only
 /// from this process's walk: until it ended, searches missed what the large files hold and
 /// `oversized_filter_pending` said 0 (a benchmark took that server for settled).
@@ -205,7 +206,7 @@ fn r10_a_loaded_index_searches_its_large_files_before_its_first_walk() {
     assert_eq!(answer.meta["index_state"], json!("ready"), "{}", answer.face);
 }
 
-/// R10, by chunks: once a large file is summarised, a search reads only the chunks of it that
+/// By chunks: once a large file is summarised, a search reads only the chunks of it that
 /// can hold a match, and answers exactly as the direct scan of the whole file did (the same
 /// hits, line numbers, previews and ids; the ids hold the whole file's hash).
 #[test]

@@ -232,7 +232,8 @@ fn every_alias_answers_as_the_call_it_stands_for() {
     }
 }
 
-/// The fields seed 004 describes for each old tool's result, with the values an old client reads.
+/// The fields the intent-tools design (docs/findings.md) describes for each old tool's result, with
+/// the values an old client reads.
 fn check_old_result(name: &str, legacy: &Response, old: &Value, label: &str) {
     match name {
         "read_code" => {

@@ -1,7 +1,7 @@
-//! A hostile repository's own config (§3.1, issue 14 R9 and R19): what `loupe.toml` or
-//! `.loupe/config.toml` at the root may change, and what only the user (their config file,
-//! the environment or flags) may. Loaded through `config::load` as the server and the CLI do,
-//! and once end to end through the engine.
+//! A hostile repository's own config (§3.1; findings R9 and R19 in docs/findings.md): what
+//! `loupe.toml` or `.loupe/config.toml` at the root may change, and what only the user (their
+//! config file, the environment or flags) may. Loaded through `config::load` as the server and the
+//! CLI do, and once end to end through the engine.
 
 use std::fs;
 use std::path::Path;

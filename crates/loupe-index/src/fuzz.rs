@@ -1,7 +1,7 @@
-//! Stable-Rust fuzzing of the index decoders (issue 14, deliverable 2): the persisted tables
-//! (`tables.bin`: the file table, `SymbolTable::decode_from`, `LinkTable::decode_from`, through
-//! `store::decode`) and the trigram text index (`text.bin`: `TrigramIndex::from_bytes` and
-//! `from_bytes_unverified`, then every posting list and a few lookups).
+//! Stable-Rust fuzzing of the index decoders: the persisted tables (`tables.bin`: the file table,
+//! `SymbolTable::decode_from`, `LinkTable::decode_from`, through `store::decode`) and the trigram
+//! text index (`text.bin`: `TrigramIndex::from_bytes` and `from_bytes_unverified`, then every
+//! posting list and a few lookups).
 //!
 //! cargo-fuzz needs a nightly compiler, so these are long-running property tests instead. Each
 //! harness damages the bytes of a real index, built once from a handful of tiny files in three

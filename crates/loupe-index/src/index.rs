@@ -1313,7 +1313,7 @@ mod tests {
         }
     }
 
-    /// R15: when the text index cannot be written and read back (an index directory that
+    /// When the text index cannot be written and read back (an index directory that
     /// refuses the file), text searches scan every text file instead of finding nothing, and
     /// the next refresh rebuilds. The failure itself cannot be provoked portably (permissions
     /// do not bind root), so the state it leaves is set here.

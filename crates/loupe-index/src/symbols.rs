@@ -66,7 +66,7 @@ const ROW_BYTES: usize = 42;
 /// never fewer than this. Proportional, so a compaction (one pass over the table) is paid for
 /// by at least as many replaced rows as it moves; with a floor, so churn on a small table does
 /// not compact on every edit. Without it a long-running server grew by every edit's rows
-/// (issue 14's soak: 40,000 re-indexed files in 30 minutes, never compacted by a reader).
+/// (in the 30-minute soak of `bench/soak/`: 40,000 re-indexed files, never compacted by a reader).
 const GARBAGE_FLOOR: usize = 4096;
 const MAGIC: &[u8; 4] = b"LPSY";
 

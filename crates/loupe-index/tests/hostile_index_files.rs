@@ -1,6 +1,6 @@
-//! Damaged or planted files in the index directory (issue 14 R15): an index file that is a
-//! directory, a link to `/dev/zero` or a FIFO is no index, never a hang, an endless read or a
-//! text index that answers "no results"; the next build replaces it with a regular file.
+//! Damaged or planted files in the index directory (finding R15 in docs/findings.md): an index file
+//! that is a directory, a link to `/dev/zero` or a FIFO is no index, never a hang, an endless read
+//! or a text index that answers "no results"; the next build replaces it with a regular file.
 
 use std::path::Path;
 use std::sync::mpsc;

@@ -321,7 +321,7 @@ fn imports_and_type_relations_follow_edits_and_survive_a_restart() {
     assert_eq!(imports_of(&index, "src/app.py"), ["json"]);
 }
 
-/// The first minute (issue 15): a build the end of a session interrupts is kept as a
+/// The first minute on a repository: a build the end of a session interrupts is kept as a
 /// checkpoint. Loaded, it serves what it holds as `building`; the next build copies those
 /// files instead of parsing them again, picks up a file changed meanwhile, and ends with the
 /// same answers as a cold build.

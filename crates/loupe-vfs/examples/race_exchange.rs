@@ -1,8 +1,8 @@
-//! The timed race of issue 14 (R3), not run in CI: while one thread exchanges a directory of
-//! the root with a symlink to the outside (`renameat2(RENAME_EXCHANGE)`, every ~2 ms), others
-//! create, overwrite, delete, undo and redo files in that directory through the journal and
-//! read one of its files. Prints how many writes and reads ran and how many landed outside
-//! the root or returned outside bytes; exits 1 if any did.
+//! The timed race of finding R3 (docs/findings.md), not run in CI: while one thread exchanges a
+//! directory of the root with a symlink to the outside (`renameat2(RENAME_EXCHANGE)`, every ~2 ms),
+//! others create, overwrite, delete, undo and redo files in that directory through the journal and
+//! read one of its files. Prints how many writes and reads ran and how many landed outside the root
+//! or returned outside bytes; exits 1 if any did.
 //!
 //! `cargo run --release -p loupe-vfs --example race_exchange -- [seconds=20]`
 

@@ -247,7 +247,7 @@ mod tests {
         assert_eq!(check(&rules, "other/y.rs"), None);
     }
 
-    /// R14: an `allow` rule once lifted `.git/` by component (`.git/.env.example` was written).
+    /// An `allow` rule once lifted `.git/` by component (`.git/.env.example` was written).
     #[test]
     fn r14_no_allow_rule_lifts_git() {
         let exclude: Vec<String> = DEFAULT_EXCLUDE.iter().map(|s| (*s).to_owned()).collect();

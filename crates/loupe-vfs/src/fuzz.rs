@@ -1,10 +1,10 @@
-//! Stable-Rust fuzzing of the journal's record decoders (issue 14, deliverable 2): a record's
-//! `manifest.json` (`decode_manifest`: the JSON, its checksum and `check_manifest`) and the
-//! byte strings it places in its `data` file (`blob_at`, the bounds check and hash behind
-//! `read_blob`). Start-up recovery, undo, redo and history trust a record only through these
-//! two, so they are fuzzed in memory, without a journal opened per case
-//! (`tests/journal_hardening.rs`, `r13_random_damage_to_a_real_record_never_stops_the_journal`,
-//! covers the whole start-up on damaged records, at a few milliseconds a case).
+//! Stable-Rust fuzzing of the journal's record decoders: a record's `manifest.json`
+//! (`decode_manifest`: the JSON, its checksum and `check_manifest`) and the byte strings it places
+//! in its `data` file (`blob_at`, the bounds check and hash behind `read_blob`). Start-up recovery,
+//! undo, redo and history trust a record only through these two, so they are fuzzed in memory,
+//! without a journal opened per case (`tests/journal_hardening.rs`,
+//! `r13_random_damage_to_a_real_record_never_stops_the_journal`, covers the whole start-up on
+//! damaged records, at a few milliseconds a case).
 //!
 //! Each case damages a real record, written by `Journal::apply` once (an edit of four files:
 //! one modified, one created in a subdirectory, one deleted, one created in two directories

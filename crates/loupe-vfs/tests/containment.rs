@@ -1,7 +1,7 @@
-//! Containment of every read and write (issue 14: R1, R3, R4/R7, R18, loupe's config files):
-//! attacks reproduced through the public API the engine uses (`Root::resolve`, `Root::read`,
-//! `Root::read_indexed`, `Journal::apply`/`undo`), races made deterministic with the root's
-//! test hook, which swaps the tree between a check and its use.
+//! Containment of every read and write (findings R1, R3, R4, R7 and R18 in docs/findings.md, and
+//! loupe's config files): attacks reproduced through the public API the engine uses
+//! (`Root::resolve`, `Root::read`, `Root::read_indexed`, `Journal::apply`/`undo`), races made
+//! deterministic with the root's test hook, which swaps the tree between a check and its use.
 
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -115,7 +115,7 @@ fn apply_error(result: Result<loupe_vfs::Applied, ApplyError>) -> VfsError {
     }
 }
 
-/// R1: with `gitlink -> .git`, creating `gitlink/hooks/pre-commit` wrote into `.git/hooks`.
+/// With `gitlink -> .git`, creating `gitlink/hooks/pre-commit` once wrote into `.git/hooks`.
 #[test]
 fn r1_create_through_symlink_to_git_is_refused() {
     let tree = Tree::new();
@@ -136,7 +136,7 @@ fn r1_create_through_symlink_to_git_is_refused() {
     assert!(!tree.path(".git/commondir").exists());
 }
 
-/// R1 with `create_missing_dirs`: no directory is created inside `.git/` through a link.
+/// The same with `create_missing_dirs`: no directory is created inside `.git/` through a link.
 #[test]
 fn r1_create_missing_dirs_through_symlink_to_git_is_refused() {
     let tree = Tree::new();
@@ -147,7 +147,7 @@ fn r1_create_missing_dirs_through_symlink_to_git_is_refused() {
     assert!(!tree.path(".git/evil").exists());
 }
 
-/// R1 at the handle: `dir` is a plain directory when checked, then becomes a link to `.git`
+/// The same at the handle: `dir` is a plain directory when checked, then becomes a link to `.git`
 /// before the write. The directory opened for the write is checked by its real path.
 #[test]
 fn r1_r3_a_directory_swapped_for_a_link_to_git_is_refused() {
@@ -165,7 +165,7 @@ fn r1_r3_a_directory_swapped_for_a_link_to_git_is_refused() {
     assert!(!tree.path(".git/hooks/pre-commit").exists());
 }
 
-/// R3: the directory becomes a link to the outside after the checks and before the open:
+/// The directory becomes a link to the outside after the checks and before the open:
 /// the write is refused and nothing outside changes (absolute and relative links).
 #[test]
 fn r3_write_after_swap_before_open_is_refused() {
@@ -183,7 +183,7 @@ fn r3_write_after_swap_before_open_is_refused() {
     }
 }
 
-/// R3: the directory becomes a link to the outside after it was opened and checked: the
+/// The directory becomes a link to the outside after it was opened and checked: the
 /// write goes through the handle into the directory that was checked (now `sub.aside`).
 #[test]
 fn r3_write_after_swap_after_open_lands_inside_the_root() {
@@ -200,7 +200,7 @@ fn r3_write_after_swap_after_open_lands_inside_the_root() {
     assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
 }
 
-/// R3 for creates with missing directories and for deletes.
+/// The same swap, for creates with missing directories and for deletes.
 #[test]
 fn r3_create_and_delete_after_swap_never_touch_the_outside() {
     // A create whose directory is made first, then swapped before the file is placed.
@@ -225,7 +225,7 @@ fn r3_create_and_delete_after_swap_never_touch_the_outside() {
     assert!(!tree.path("sub.aside/a.txt").exists());
 }
 
-/// R3: an undo after the directory was replaced by a link to the outside (holding the bytes
+/// An undo after the directory was replaced by a link to the outside (holding the bytes
 /// the undo expects) is refused, not written through the link.
 #[test]
 fn r3_undo_never_writes_through_a_link_swapped_in() {
@@ -239,7 +239,7 @@ fn r3_undo_never_writes_through_a_link_swapped_in() {
     assert_eq!(fs::read(tree.outside.path().join("a.txt")).unwrap(), b"written\n");
 }
 
-/// R3 for reads: a swap after `resolve` never yields the outside file's bytes.
+/// The same for reads: a swap after `resolve` never yields the outside file's bytes.
 #[test]
 fn r3_read_after_swap_never_returns_outside_bytes() {
     for point in [RacePoint::Checked, RacePoint::Opened] {
@@ -291,7 +291,7 @@ fn mkfifo(at: &Path) {
         .unwrap();
 }
 
-/// R4: a FIFO hung every read forever (and, read under the journal's lock, every edit).
+/// A FIFO hung every read forever (and, read under the journal's lock, every edit).
 #[test]
 fn r4_reading_a_fifo_is_refused_promptly() {
     let tree = Tree::new();
@@ -319,7 +319,7 @@ fn r4_reading_a_fifo_is_refused_promptly() {
     }
 }
 
-/// R4/R7: a socket, and a character device where the test may create one (`mknod zero.txt
+/// A socket, and a character device where the test may create one (`mknod zero.txt
 /// c 1 5` needs CAP_MKNOD), are refused the same way, without reading.
 #[test]
 fn r7_sockets_and_devices_are_refused() {
@@ -370,7 +370,7 @@ fn loupes_config_files_are_not_writable() {
     assert!(!tree.path(".loupe/config.toml").exists());
 }
 
-/// R18: a NUL byte is an invalid path, not an IO error; IO errors name root-relative paths.
+/// A NUL byte is an invalid path, not an IO error; IO errors name root-relative paths.
 #[test]
 fn r18_nul_bytes_are_invalid_and_messages_are_root_relative() {
     let tree = Tree::new();

@@ -1,7 +1,7 @@
-//! The journal against what the adversarial run of issue 14 did to it: two writers on one
-//! root with different journal dirs (R6), a process killed mid-edit leaving temporary files
-//! (R12), damaged records (R13), a read-only server at start-up (R17) and the journal
-//! directory deleted under a running server (R18).
+//! The journal against what hardening round two did to it (findings R6, R12, R13, R17 and R18 in
+//! docs/findings.md): two writers on one root with different journal dirs, a process killed
+//! mid-edit leaving temporary files, damaged records, a read-only server at start-up and the
+//! journal directory deleted under a running server.
 //!
 //! The multi-process cases run this test binary again as the second process:
 //! `child_process_entry` does nothing unless `LOUPE_JOURNAL_TEST_CHILD` names a role.
@@ -103,7 +103,7 @@ fn child_process_entry() {
 }
 
 // ---------------------------------------------------------------------------------------
-// R6: writers are serialised per root, whatever their journal dir.
+// Writers are serialised per root, whatever their journal dir.
 
 /// Increments the counter held in both `a.txt` and `sub/b.txt` (one two-file transaction per
 /// round), retrying when a file changed since it was read. Returns the edits acknowledged.
@@ -264,7 +264,7 @@ fn r6_a_writer_that_never_lets_go_delays_recovery_instead_of_disabling_edits() {
     assert_eq!(read(repo.path(), "c.txt").unwrap(), b"C");
 }
 
-// R12: the temporary files of an interrupted write are removed, and only those.
+// The temporary files of an interrupted write are removed, and only those.
 
 #[test]
 fn r12_recovery_removes_the_temp_files_a_killed_edit_left_and_only_those() {
@@ -307,7 +307,7 @@ fn r12_recovery_removes_the_temp_files_a_killed_edit_left_and_only_those() {
     journal.apply(plan(vec![change("c.txt", Some(b"c"), Some(b"C"))])).unwrap();
 }
 
-// R13: damaged records are quarantined, start-up goes on, edits stay enabled.
+// Damaged records are quarantined, start-up goes on, edits stay enabled.
 
 /// A record made valid-looking again for a reader that trusts it: the checksum is dropped,
 /// as in a record written before checksums existed.
@@ -479,7 +479,7 @@ fn r13_random_damage_to_a_real_record_never_stops_the_journal() {
     drop(pristine_repo);
 }
 
-// R17: a read-only server never writes, not even to recover.
+// A read-only server never writes, not even to recover.
 
 fn listing(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut entries = Vec::new();
@@ -532,7 +532,7 @@ fn r17_a_read_only_journal_does_not_create_its_directory() {
     assert!(!state.path().join("journal").exists());
 }
 
-// R18: the journal directory deleted under a running server comes back on the next edit.
+// The journal directory deleted under a running server comes back on the next edit.
 
 #[test]
 fn r18_the_journal_dir_deleted_under_a_running_server_is_created_again() {

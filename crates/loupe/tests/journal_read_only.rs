@@ -1,6 +1,5 @@
-//! R17 of issue 14 through the real binary: a read-only start writes nothing into the
-//! repository, not even to roll back an edit a crash interrupted; the next writable start
-//! does.
+//! Finding R17 (docs/findings.md) through the real binary: a read-only start writes nothing into
+//! the repository, not even to roll back an edit a crash interrupted; the next writable start does.
 
 use std::path::Path;
 

@@ -52,7 +52,7 @@ async fn tool_names(client: &RunningService<RoleClient, ()>) -> Vec<String> {
     client.list_tools(None).await.unwrap().tools.iter().map(|tool| tool.name.to_string()).collect()
 }
 
-/// By default the old names are not listed, yet answer: a seed 004 `read_code` fragment (a
+/// By default the old names are not listed, yet answer: a `read_code` fragment (a
 /// precision window, which the gate lets through) with `content`, `metadata` and `truncated`,
 /// a `search_project` with its `results` and `inferredType`, each marked deprecated; a
 /// whole-file `read_file` meets the gate like `read` does.

@@ -350,7 +350,7 @@ fn a_progress_token_gets_index_progress_and_a_complete_answer() {
     assert_eq!((meta["index_state"].clone(), meta["total"].clone()), (json!("ready"), json!(1)), "{answer}");
 }
 
-/// §7 and issue 17 (cold start): a text or regex search does not wait for the first build; it is
+/// §7, on a cold start: a text or regex search does not wait for the first build; it is
 /// answered at once by a direct scan of every file, complete, and says so. (The hook holds the
 /// build back 5 s; the wait a symbol search would make is 10 s.)
 #[test]

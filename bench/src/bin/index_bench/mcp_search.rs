@@ -1,9 +1,9 @@
-//! Search through MCP: what a user waits for. One `loupe serve` child on the built index is
-//! sent the corpus's query set as raw `tools/call` lines over its stdin (the server's whole
-//! path: transport, handler, session layer, engine, render, serialisation and the pipes; no
-//! client library), next to `rg -m 20` on the same queries in the same run, as the issue
-//! measures it. Then the server's own figures per stage (`manage metrics`, `latency.rs` in the
-//! engine), so a slower answer shows where the time went.
+//! Search through MCP: what a user waits for. One `loupe serve` child on the built index is sent
+//! the corpus's query set as raw `tools/call` lines over its stdin (the server's whole path:
+//! transport, handler, session layer, engine, render, serialisation and the pipes; no client
+//! library), next to `rg -m 20` on the same queries in the same run. Then the server's own figures
+//! per stage (`manage metrics`, `latency.rs` in the engine), so a slower answer shows where the
+//! time went.
 
 use std::path::Path;
 use std::process::Stdio;

@@ -19,7 +19,7 @@ const COLD_INDEX_DJANGO: Target = Target { corpus: "django", bound: 3_000.0, tex
 const PEAK_RSS: Target = Target { corpus: "linux", bound: 1.5e9, text: "≤ 1.5 GB" };
 const WARM_START: Target = Target { corpus: "linux", bound: 2_000.0, text: "≤ 2 s" };
 const LITERAL_P50: Target = Target { corpus: "linux", bound: 20.0, text: "≤ 20 ms" };
-/// A cold Linux tree's first text search answered within 5 s (issue 17).
+/// A cold Linux tree's first text search answered within 5 s.
 const COLD_FIRST_ANSWER: Target = Target { corpus: "linux", bound: 5000.0, text: "≤ 5 s" };
 const TOUCH: Target = Target { corpus: "django", bound: 300.0, text: "≤ 300 ms" };
 const OUTLINE_RATIO: f64 = 0.15;
@@ -188,7 +188,7 @@ fn cold(out: &mut String, reports: &[CorpusReport]) {
     out.push('\n');
 }
 
-/// Cold index against plain `ctags -R` (issue 17): Linux ≤ 0.6×, django ≤ 2×.
+/// Cold index against plain `ctags -R`: Linux ≤ 0.6×, django ≤ 2×.
 fn ctags_goal(corpus: &str, loupe: f64, ctags: Option<f64>) -> String {
     let bound = match corpus {
         "linux" => 0.6,
@@ -292,7 +292,7 @@ fn search(out: &mut String, reports: &[CorpusReport]) {
 }
 
 /// loupe stops verifying at 2000 matching lines and says so; below that its count must be rg's.
-/// `rg ÷ loupe` goals through MCP (issue 17): (corpus, literal, regex).
+/// `rg ÷ loupe` goals through MCP: (corpus, literal, regex).
 const MCP_GOALS: &[(&str, f64, Option<f64>)] = &[("linux", 40.0, Some(15.0)), ("django", 20.0, None)];
 /// Linux literal p95 through MCP.
 const MCP_LITERAL_P95: Target = Target { corpus: "linux", bound: 30.0, text: "p95 ≤ 30 ms" };

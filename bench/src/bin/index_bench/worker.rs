@@ -109,7 +109,7 @@ pub(crate) struct Cold {
     pub(crate) peak_rss_bytes: u64,
     pub(crate) index_bytes: u64,
     pub(crate) index_files: BTreeMap<String, u64>,
-    /// Plain `ctags -R -f FILE DIR`, every language it knows: the peer issue 17 names.
+    /// Plain `ctags -R -f FILE DIR`, every language it knows: the peer the cold-index goal names.
     pub(crate) ctags_all_millis: Option<f64>,
     /// A cold `loupe serve` (empty index dir): spawn → `initialize` + a text search → answer,
     /// while its first build runs.

@@ -19,8 +19,8 @@ pub(crate) const MAX_SESSIONS: usize = 4096;
 /// What all sessions together may hold, estimated (`Session::heap_bytes`): past it the least
 /// recently used go, as past `MAX_SESSIONS`. A session of searches and reads is some 30–100 KB
 /// (its search records, issued reads and aggregation map), so the count alone let a server
-/// that saw many short sessions hold hundreds of MB for the TTL (issue 14's soak: a session
-/// per 20 reads, +100 MB in 30 minutes); this keeps a few hundred such sessions.
+/// that saw many short sessions hold hundreds of MB for the TTL (the 30-minute soak of
+/// `bench/soak/`, a session per 20 reads: +100 MB); this keeps a few hundred such sessions.
 pub(crate) const MAX_SESSION_BYTES: usize = 16 << 20;
 
 /// §9.7: refs are valid for the session's last 20 searches.
