@@ -1,4 +1,4 @@
-"""The soak of issue 14: N concurrent MCP clients (the official Python SDK, 2.x), each with its
+"""The soak: N concurrent MCP clients (the official Python SDK, 2.x), each with its
 own `loupe serve` over stdio on the SAME root and index directory (so the servers share the
 root's lock, the edit journal and the index), run a mixed agent-like loop for a set time while a
 mutator changes files under the root behind loupe's back. Every call is checked; the run counts
@@ -894,7 +894,7 @@ def render(args, tallies, sampler, mutator, exit_codes, elapsed, load_start, loa
     failure_count = sum(t["failure_count"] for t in tallies)
     total_calls = sum(calls.values())
     out = []
-    out.append(f"# Soak: {args.clients} clients × {args.minutes:g} min (issue 14, deliverable 3)\n")
+    out.append(f"# Soak: {args.clients} clients × {args.minutes:g} min (concurrent clients, edits and index churn)\n")
     out.append(f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(time.time() - elapsed))}, {elapsed / 60:.1f} min wall")
     out.append(f"- machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, load average {load_start[0]:.2f} at start, "
                f"{load_end[0]:.2f} at the end (other builds shared the machine)")

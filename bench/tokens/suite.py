@@ -716,7 +716,7 @@ def report(outcomes: list[Outcome], meta: dict) -> tuple[str, list[str]]:
            "*holds*: the answer check on baseline / loupe text / loupe JSON. See `bench/tokens/README.md`.", "",
            "| task | what | calls | baseline | loupe text | loupe JSON | text/base | JSON/base | JSON/text | args | holds |",
            "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|", *rows, ""]
-    md += ["## Targets (issue 15)", ""]
+    md += ["## Targets", ""]
     checks = [
         (f"loupe ≤ {SHARE_TARGET:.0%} of the baseline, text face", text <= SHARE_TARGET * base, pct(text, base)),
         (f"loupe ≤ {SHARE_TARGET:.0%} of the baseline, JSON face", js <= SHARE_TARGET * base, pct(js, base)),

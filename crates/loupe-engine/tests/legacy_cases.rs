@@ -287,7 +287,7 @@ fn check_old_result(name: &str, legacy: &Response, old: &Value, label: &str) {
         }
         _ => {
             for key in ["content", "metadata", "success", "output", "inferredType"] {
-                assert!(old.get(key).is_none(), "{label}: seed 000's names answer as `read`; no `{key}`");
+                assert!(old.get(key).is_none(), "{label}: the read wrappers answer as `read`; no `{key}`");
             }
         }
     }

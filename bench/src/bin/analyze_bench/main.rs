@@ -84,7 +84,7 @@ fn main() {
     }
     println!();
     println!(
-        "After an edit through `edit` (a blank line inserted at the top of the function's file, then undone): the next `analyze dependencies` of the central file, which brings the graphs up to date first (issue 17: ≤ 50 ms), next to the graph build of the first analyze."
+        "After an edit through `edit` (a blank line inserted at the top of the function's file, then undone): the next `analyze dependencies` of the central file, which brings the graphs up to date first (the goal: ≤ 50 ms), next to the graph build of the first analyze."
     );
     println!();
     println!("| corpus | first analyze (graph build) | after an edit: p50 | max | steady `dependencies` p50 |");

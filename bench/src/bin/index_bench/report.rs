@@ -302,7 +302,7 @@ const MCP_LITERAL_P95: Target = Target { corpus: "linux", bound: 30.0, text: "p9
 pub(crate) fn render_scale(reports: &[CorpusReport]) -> String {
     let mut out = String::new();
     out.push_str(
-        "## Cost as the tree grows (each row against the first; issue 17: no cost grows faster than the tree)\n\n",
+        "## Cost as the tree grows (each row against the first; the goal: no cost grows faster than the tree)\n\n",
     );
     out.push_str("| corpus | files (×) | MB indexed (×) | cold index, best run (×) | `ctags -R`, best run (×) | build peak RSS (×) | index size (×) | serve RSS (×) | MCP literal p50 / p95 (× p50) | watcher p50 (×) |\n");
     out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
