@@ -570,6 +570,7 @@ impl SessionLayer {
         &self.analytics
     }
 
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn replace_analytics(&mut self, analytics: AnalyticsQueue) {
         self.analytics = analytics;
     }

@@ -100,6 +100,7 @@ impl AnalyticsQueue {
     }
 
     /// A queue of `capacity` that nothing drains, so overflow is deterministic (tests).
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn parked(capacity: usize) -> AnalyticsQueue {
         let (sender, receiver) = sync_channel(capacity);
         AnalyticsQueue {
