@@ -254,6 +254,16 @@ async fn whole_body(
             return (StatusCode::REQUEST_TIMEOUT, message).into_response();
         }
     };
+    if crate::message_size::holds_more_values_than(&bytes, crate::message_size::MAX_JSON_VALUES) {
+        let id = crate::message_size::request_id(&bytes).unwrap_or(Value::Null);
+        let error = json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32600,
+            "message": crate::message_size::too_many_values_message(),
+        }});
+        let mut response = (StatusCode::BAD_REQUEST, error.to_string()).into_response();
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        return response;
+    }
     if parts.method == Method::POST
         && !parts.headers.contains_key("mcp-session-id")
         && sessions.is_full()

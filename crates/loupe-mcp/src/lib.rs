@@ -21,6 +21,7 @@
 
 mod http;
 mod logging;
+mod message_size;
 mod server;
 mod tools;
 pub mod transport;

@@ -200,6 +200,12 @@ impl GuardedTransport {
         if line.iter().all(u8::is_ascii_whitespace) {
             return None;
         }
+        if crate::message_size::holds_more_values_than(line, crate::message_size::MAX_JSON_VALUES) {
+            let id = crate::message_size::request_id(line).unwrap_or(Value::Null);
+            tracing::warn!("message with too many JSON values refused");
+            self.reply_error(&id, ErrorCode::INVALID_REQUEST, &crate::message_size::too_many_values_message());
+            return None;
+        }
         let value: Value = match serde_json::from_slice(line) {
             Ok(value) => value,
             Err(error) => {

@@ -285,6 +285,18 @@ fn h5_a_body_over_the_limit_is_refused_before_it_is_read() {
     assert_eq!(answer.status, 413, "{answer:?}");
 }
 
+/// H7: a body of more JSON values than any call needs is refused by its id before it is parsed.
+#[test]
+fn h7_a_body_of_too_many_values_is_refused_before_it_is_parsed() {
+    let served = Served::start(limits(), None);
+    let mut client = served.connect();
+    let edits: Vec<Value> = (0..100_000).map(|n| json!({"path": format!("f{n}"), "operation": "delete"})).collect();
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "edit", "arguments": {"edits": edits}}});
+    let answer = client.post(&[], &call);
+    assert_eq!(answer.status, 400, "{answer:?}");
+    assert!(answer.body.contains("JSON values") && answer.body.contains("\"id\":9"), "{}", answer.body);
+}
+
 #[test]
 fn h5_bodies_in_flight_are_bounded_in_total() {
     let limits = HttpLimits { max_body_bytes: 1024, max_body_bytes_in_flight: 2048, ..limits() };

@@ -718,6 +718,25 @@ fn call_with_progress(
 /// §11: every call that can take long reports progress to a client that sent a progress token:
 /// `reindex`, `analyze` (building the graphs, reading the files a walk touches) and a directory
 /// `diff_preview`. The value grows with every notification, and `total` is sent only when known.
+/// H7: an `edits` array of 10^5 entries is refused by its id before it is parsed into values
+/// (10^6 entries reached 1.9 GB before `INVALID_ARGS`), and the server serves the next call.
+#[test]
+fn h7_a_message_of_too_many_values_is_refused_before_it_is_parsed() {
+    let dir = workspace();
+    let mut server = RawServer::start(dir.path());
+    server.initialize("2025-06-18");
+    let edits: Vec<Value> = (0..100_000).map(|n| json!({"path": format!("f{n}"), "operation": "delete"})).collect();
+    let answer = server.request(json!("big"), "tools/call", json!({"name": "edit", "arguments": {"edits": edits}}));
+    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!("big"), json!(-32600)), "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("JSON values"), "{answer}");
+    let answer = server.request(
+        json!(2),
+        "tools/call",
+        json!({"name": "read", "arguments": {"mode": "snippet", "target": "src/lib.rs", "start_line": 1, "end_line": 1}}),
+    );
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+}
+
 #[test]
 fn reindex_analyze_and_diff_preview_report_progress_to_a_progress_token() {
     let dir = busy_workspace();
