@@ -21,6 +21,7 @@ use serde::ser::{self, SerializeMap, SerializeSeq, SerializeStruct, SerializeTup
 /// Must match `MAGIC` in `src/tokens/table.rs`.
 const MAGIC: &[u8; 8] = b"loupeT01";
 
+#[allow(clippy::disallowed_methods, reason = "a build script writes into OUT_DIR")]
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     let bpe = &bpe_openai::o200k_base().bpe;
