@@ -375,6 +375,8 @@ config_keys! {
         flag: Flag::Key, repository: false, combine: Replace;
     session_ttl_secs: u64 = 7200, "Seconds a session may idle before it starts over.", "§9.1",
         flag: Flag::Key, repository: false, combine: Replace;
+    max_call_secs: u64 = 30, "Seconds a call's long work may run before it stops and answers with what it has, cut.", "§11",
+        flag: Flag::Key, repository: false, combine: Replace;
     analytics: bool = true, "Write the analytics log (`analytics.jsonl` in the index directory).", "§9.2",
         flag: Flag::Negated("no-analytics"), repository: false, combine: Replace;
     read_only: bool = false, "Refuse edit, undo and redo.", "§8.2",

@@ -21,7 +21,7 @@ use crate::args::{Args, Parsed, Rejected};
 use crate::params;
 pub(crate) use crate::params::{AnalyzeMode, Direction, TargetType};
 use crate::response::{Graph, MetadataLevel, Outcome, next_line};
-use crate::work::Work;
+use crate::work::{Stopped, Work};
 use crate::workspace::Workspace;
 use crate::workspace::relations::View;
 use graph::{Answer, Side};
@@ -172,7 +172,7 @@ fn answer(workspace: &Workspace, request: &AnalyzeRequest, work: &Work) -> Resul
             .with_next_call(NextCall::new("read", json!({"mode": "outline", "target": path.as_str()}))));
         }
     }
-    Ok(render(request, &target, answer, building, work.is_cancelled()))
+    Ok(render(request, &target, answer, building, work.stopped()))
 }
 
 /// `calls` without `max_depth`: the direct callers and callees, which is what "who calls this"
@@ -198,7 +198,7 @@ fn direct_calls(
         answer.notes.push(format!("── {more}{plus} more within depth {depth}: the same call with max_depth {depth}"));
         answer.stopped_short = true;
     }
-    render(&near, target, answer, building, view.work().is_cancelled())
+    render(&near, target, answer, building, view.work().stopped())
 }
 
 fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, ToolError> {
@@ -455,7 +455,7 @@ fn callers_of(view: &View<'_>, symbol: &SymbolRef, limit: usize) -> (Vec<(Symbol
     let mut callers = rustc_hash::FxHashSet::default();
     let files = same_family(mentioning(view, symbol), symbol.lang);
     for chunk in files.chunks(FILES_PER_CHUNK) {
-        if callers.len() >= limit || view.work().is_cancelled() {
+        if callers.len() >= limit || view.work().stopped().is_some() {
             return (found, true);
         }
         for (path, facts) in chunk.iter().zip(view.facts_of(chunk)) {
@@ -515,7 +515,7 @@ fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
     let files = same_family(mentioning(view, target), target.lang);
     let parsed = files.chunks(FILES_PER_CHUNK).flat_map(|chunk| chunk.iter().zip(view.facts_of(chunk)));
     for (path, facts) in parsed {
-        if answer.full() || view.work().is_cancelled() {
+        if answer.full() || view.work().stopped().is_some() {
             answer.truncated = true;
             return;
         }
@@ -709,14 +709,14 @@ fn types(view: &View<'_>, request: &AnalyzeRequest, target: &SymbolRef, answer: 
 
 /// The answer's faces. `building`: the first index build is still running, with (files
 /// indexed, files in all, 0 while the walk counts them).
-/// The answer as an outcome. A `cancelled` walk stopped early: what it found is shown, cut, with
-/// the same question as the next call.
+/// The answer as an outcome. A walk `stopped` early (cancelled, or at the time budget) shows what
+/// it found, cut, with the same question as the next call.
 fn render(
     request: &AnalyzeRequest,
     target: &Target,
     answer: Answer,
     building: Option<(usize, usize)>,
-    cancelled: bool,
+    stopped: Option<Stopped>,
 ) -> Outcome {
     let resolved_target = match target {
         Target::Variable => answer.flow_target.clone().unwrap_or(Value::Null),
@@ -732,7 +732,7 @@ fn render(
     // The face offers one call: the same question again when the index was still building,
     // more of the graph when it was cut, none when it stopped short of a deeper walk (its note
     // says how to take it), else a read of the first node.
-    let next_call = if building.is_some() || cancelled {
+    let next_call = if building.is_some() || stopped.is_some() {
         Some(NextCall { tool: "analyze".into(), arguments: request.original.clone() })
     } else if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
         let mut arguments = request.original.clone();
@@ -749,13 +749,13 @@ fn render(
             "note: the index is still building ({files}): edges from the files not yet indexed are missing; ask again once it is ready\n"
         ));
     }
-    if cancelled {
-        face.push("── cancelled: the walk stopped early; the graph above is what it found\n");
+    if let Some(stopped) = stopped {
+        face.push(format!("── {}: the walk stopped early; the graph above is what it found\n", stopped.words()));
     }
     if let Some(call) = &next_call {
         face.push(next_line(call));
     }
-    let truncated = answer.truncated || building.is_some() || cancelled;
+    let truncated = answer.truncated || building.is_some() || stopped.is_some();
     let (nodes, edges) = answer.into_json();
     let mut outcome = Outcome::success("analyze", Some(request.mode.to_string()), Some(request.target.clone()), face);
     outcome.act.truncated = truncated;
@@ -766,8 +766,12 @@ fn render(
     detail.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
     detail.insert("direction".into(), Value::from(direction));
     detail.insert("max_depth".into(), Value::from(request.max_depth));
-    if cancelled {
-        detail.insert("cancelled".into(), Value::Bool(true));
+    match stopped {
+        Some(Stopped::Cancelled) => _ = detail.insert("cancelled".into(), Value::Bool(true)),
+        Some(Stopped::TimeBudget(budget)) => {
+            _ = detail.insert("time_budget_secs".into(), Value::from(budget.as_secs()))
+        }
+        None => {}
     }
     outcome
 }

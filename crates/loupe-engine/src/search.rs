@@ -143,7 +143,7 @@ fn execute(workspace: &Workspace, request: &SearchRequest, work: &Work) -> Resul
     });
     let terms = if used == SearchKind::Terms { parse::significant_terms(&request.query) } else { Vec::new() };
     let unwalkable = workspace.index().map_or(0, |index| index.unwalkable());
-    let found = Found { hits, lower_bound, not_searched, unwalkable, terms };
+    let found = Found { hits, lower_bound, not_searched, unwalkable, terms, stopped: work.stopped() };
     Ok(render(workspace, request, used, inferred, fell_back, index_state, found))
 }
 
@@ -158,6 +158,9 @@ struct Found {
     unwalkable: usize,
     /// The terms a `terms` search looked for, as the query spelled them.
     terms: Vec<String>,
+    /// Why the search stopped before it had verified every candidate (cancelled, or at the
+    /// call's time budget): its hits are a part, and "no results" would not be true.
+    stopped: Option<crate::work::Stopped>,
 }
 
 impl Filters {

@@ -11,8 +11,8 @@
 //! (never 0, never below `done`), none after a cancellation, and no more than one every
 //! `REPORT_INTERVAL` (the last step, `done == total`, always goes out).
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long a call that needs the index waits for a first build (progress goes to callers that
@@ -37,6 +37,27 @@ pub struct Progress {
 
 type Sink = Box<dyn Fn(&Progress) + Send + Sync>;
 
+/// Why long work stopped before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stopped {
+    /// The caller cancelled the call.
+    Cancelled,
+    /// The call ran to its time budget (`max_call_secs`).
+    TimeBudget(Duration),
+}
+
+impl Stopped {
+    /// How an answer says it: `cancelled`, or which budget stopped it.
+    pub(crate) fn words(self) -> String {
+        match self {
+            Stopped::Cancelled => "cancelled".to_owned(),
+            Stopped::TimeBudget(budget) => {
+                format!("stopped at the call's time budget ({} s, `max_call_secs`)", budget.as_secs())
+            }
+        }
+    }
+}
+
 /// A progress-and-cancel handle for one call.
 #[derive(Default)]
 pub struct Work {
@@ -45,6 +66,8 @@ pub struct Work {
     /// The last report passed on: its `done`, and when. Held while the sink runs, so reports
     /// from several threads reach it in order.
     last: Mutex<Option<(u64, Instant)>>,
+    /// The call's time budget and when it runs out, set once when the engine takes the call.
+    deadline: OnceLock<(Duration, Instant)>,
 }
 
 impl std::fmt::Debug for Work {
@@ -60,7 +83,23 @@ impl std::fmt::Debug for Work {
 impl Work {
     /// A handle whose progress goes to `sink` (called on the engine's thread: keep it quick).
     pub fn with_progress(sink: impl Fn(&Progress) + Send + Sync + 'static) -> Work {
-        Work { cancelled: AtomicBool::new(false), sink: Some(Box::new(sink)), last: Mutex::new(None) }
+        Work { sink: Some(Box::new(sink)), ..Work::default() }
+    }
+
+    /// Starts the call's time budget (once: the first start holds, so a caller may set a
+    /// tighter one than `max_call_secs` before the engine takes the call).
+    pub fn start_budget(&self, budget: Duration) {
+        let _ = self.deadline.set((budget, Instant::now() + budget));
+    }
+
+    /// Why the work should stop now, if it should: the caller cancelled it, or its time budget
+    /// ran out. Every loop that can run long checks it and answers with what it has, cut.
+    pub(crate) fn stopped(&self) -> Option<Stopped> {
+        if self.is_cancelled() {
+            return Some(Stopped::Cancelled);
+        }
+        let (budget, deadline) = self.deadline.get()?;
+        (Instant::now() >= *deadline).then_some(Stopped::TimeBudget(*budget))
     }
 
     /// Asks the work to stop; it answers with what it has.

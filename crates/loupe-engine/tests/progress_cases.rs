@@ -191,3 +191,68 @@ fn a_text_search_reports_the_files_it_verifies() {
     let last = reports.last().unwrap();
     assert_eq!((last.done, last.total, last.message.as_str()), (60, Some(60), "search: 60 of 60 files verified"));
 }
+
+/// H7: every call has a time budget (`max_call_secs`), checked in the loops that check a cancel:
+/// past it, `analyze`, a directory `diff_preview` and a text search answer with what they have,
+/// cut, and say which budget stopped them. (A spent budget stands in for a slow tree here; the
+/// figures on real slow cases are in `bench/results/hardening.md`.)
+#[test]
+fn h7_a_call_past_its_time_budget_answers_what_it_has_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    callers_workspace(root);
+    git(root, &["init", "-q"]);
+    git(root, &["add", "."]);
+    git(root, &["commit", "-q", "-m", "base"]);
+    for n in 0..6 {
+        write(root, &format!("m{n:02}.py"), "changed = 1\n");
+    }
+    let index_dir = tempfile::tempdir().unwrap();
+    let engine = indexed_engine(root, index_dir.path());
+    let spent = || {
+        let work = Work::default();
+        work.start_budget(std::time::Duration::ZERO);
+        work
+    };
+
+    let arguments = json!({"mode": "calls", "target": "target", "max_depth": 1, "direction": "upstream"});
+    let answer = call(&engine, &spent(), "analyze", arguments.clone());
+    assert!(answer.ok, "{}", answer.face);
+    assert!(
+        answer.face.contains("── stopped at the call's time budget (0 s, `max_call_secs`): the walk stopped early"),
+        "{}",
+        answer.face
+    );
+    let structured = full(&answer);
+    assert_eq!(
+        (structured["meta"]["truncated"].clone(), structured["meta"]["time_budget_secs"].clone()),
+        (json!(true), json!(0))
+    );
+    assert_eq!(structured["next_calls"], json!([{"tool": "analyze", "arguments": arguments}]));
+
+    let answer = call(&engine, &spent(), "read", json!({"mode": "diff_preview", "target": "."}));
+    assert!(answer.ok, "{}", answer.face);
+    assert!(
+        answer.face.contains("· stopped at the call's time budget (0 s, `max_call_secs`) after comparing 0 of"),
+        "{}",
+        answer.face
+    );
+    assert_eq!(full(&answer)["meta"]["truncated"], json!(true));
+
+    // A text search stops verifying: what it found is a lower bound.
+    let answer = call(&engine, &spent(), "search", json!({"query": "target", "type": "text"}));
+    assert!(answer.ok, "{}", answer.face);
+    assert!(
+        answer.face.starts_with("search \"target\" · text · no results in the files searched\n")
+            && answer
+                .face
+                .contains("(stopped at the call's time budget (0 s, `max_call_secs`): not every file was searched"),
+        "{}",
+        answer.face
+    );
+    assert!(!answer.reason_codes().contains(&"NO_MATCH".to_owned()), "{:?}", answer.reason_codes());
+    assert_eq!(full(&answer)["meta"]["truncated"], json!(true));
+
+    // The configured budget is what a call gets when its caller set none.
+    assert_eq!(engine.config().max_call_secs, 30);
+}

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use super::Against;
 use crate::reasons::ReasonCode;
 use crate::response::{Face, Location, MetadataLevel, Outcome, next_line};
-use crate::work::Work;
+use crate::work::{Stopped, Work};
 use crate::workspace::Workspace;
 use crate::workspace::proposals::{PROPOSED_BYTES, PROPOSED_ENTRIES};
 
@@ -353,9 +353,9 @@ fn directory(
     // and answers with the changed files found so far.
     let compared_total = all.len() as u64;
     for (compared, path) in all.into_iter().enumerate() {
-        if work.is_cancelled() {
-            let found = added.into_iter().chain(deleted).chain(changes);
-            return Ok(cancelled_listing(workspace, request, &label, found.collect(), (compared, compared_total)));
+        if let Some(stopped) = work.stopped() {
+            let found = added.into_iter().chain(deleted).chain(changes).collect();
+            return Ok(stopped_listing(workspace, request, &label, found, (compared, compared_total), stopped));
         }
         work.report(compared as u64 + 1, Some(compared_total), || {
             format!("diff_preview: comparing file {} of {compared_total}", compared + 1)
@@ -431,14 +431,9 @@ fn directory(
     let steps = compared_total + changes.len() as u64;
     let mut rendered: Vec<(String, usize, usize)> = Vec::with_capacity(changes.len());
     for (diffed, change) in changes.iter().enumerate() {
-        if work.is_cancelled() {
-            return Ok(cancelled_listing(
-                workspace,
-                request,
-                &label,
-                changes,
-                (compared_total as usize, compared_total),
-            ));
+        if let Some(stopped) = work.stopped() {
+            let compared = (compared_total as usize, compared_total);
+            return Ok(stopped_listing(workspace, request, &label, changes, compared, stopped));
         }
         work.report(compared_total + diffed as u64 + 1, Some(steps), || {
             format!("diff_preview: diffing file {} of {}", diffed + 1, changes.len())
@@ -578,26 +573,31 @@ fn directory(
     Ok(outcome)
 }
 
-/// The answer of a directory preview cancelled by the client: the changed files found among the
-/// first `compared` of `total`, as many as the token ceiling holds, marked as cut
-/// (`DIFF_TRUNCATED`), with the same call as the next one.
-fn cancelled_listing(
+/// The answer of a directory preview stopped early (cancelled by the client, or at the call's
+/// time budget): the changed files found among the first `compared` of `total`, as many as the
+/// token ceiling holds, marked as cut (`DIFF_TRUNCATED`), with the same call as the next one.
+fn stopped_listing(
     workspace: &Workspace,
     request: &DiffRequest,
     label: &str,
     mut changes: Vec<Change>,
     (compared, total): (usize, u64),
+    stopped: Stopped,
 ) -> Outcome {
     changes.sort_by(|a, b| a.path.cmp(&b.path));
     let budget = Budget::new(workspace, request);
     let again = continuation(request, &[], &[]);
     let mut face = format!(
-        "diff_preview · {label} · WORKTREE vs {} · cancelled after comparing {compared} of {total} files · {} changed so far\n",
+        "diff_preview · {label} · WORKTREE vs {} · {} after comparing {compared} of {total} files · {} changed so far\n",
         request.against,
+        stopped.words(),
         changes.len()
     );
-    let footer =
-        format!("── cancelled: the list above is partial and shows no diffs [{}]\n", ReasonCode::DiffTruncated);
+    let footer = format!(
+        "── {}: the list above is partial and shows no diffs [{}]\n",
+        stopped.words(),
+        ReasonCode::DiffTruncated
+    );
     let room = budget.tokens.saturating_sub(tokens::count(&face) + tokens::count(&footer) + LIST_FOOTER_TOKENS);
     let mut used = 0;
     for change in &changes {
@@ -613,7 +613,12 @@ fn cancelled_listing(
     let mut outcome = answer(face, label, (&budget, None), vec![again], None, request);
     outcome.act.truncated = true;
     outcome.act.reason_codes.push(ReasonCode::DiffTruncated);
-    outcome.detail.insert("cancelled".into(), Value::Bool(true));
+    match stopped {
+        Stopped::Cancelled => _ = outcome.detail.insert("cancelled".into(), Value::Bool(true)),
+        Stopped::TimeBudget(budget) => {
+            _ = outcome.detail.insert("time_budget_secs".into(), Value::from(budget.as_secs()))
+        }
+    }
     outcome
 }
 

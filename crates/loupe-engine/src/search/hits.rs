@@ -412,8 +412,9 @@ pub(super) fn text_hits(
         || READ_BUFFERS.lend(Vec::new),
         |buffer, path| verify(buffer, path),
         |index, file_hits| {
-            // A cancelled search stops here; what it found is a lower bound of the total.
-            if work.is_cancelled() {
+            // A cancelled search (or one at its time budget) stops here; what it found is a lower
+            // bound of the total.
+            if work.stopped().is_some() {
                 lower_bound = true;
                 return false;
             }

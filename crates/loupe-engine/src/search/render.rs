@@ -52,7 +52,7 @@ pub(super) fn render(
     index_state: IndexState,
     found: Found,
 ) -> Outcome {
-    let Found { hits, lower_bound, not_searched, unwalkable, terms } = found;
+    let Found { hits, lower_bound, not_searched, unwalkable, terms, stopped } = found;
     let total = hits.len();
     // What a page lists: hits, or (`output: files`) each file by its first hit, with its count.
     let listed: Vec<(usize, Option<usize>)> = match request.output {
@@ -76,7 +76,10 @@ pub(super) fn render(
 
     let mut reason_codes: Vec<ReasonCode> = Vec::new();
     let mut next_calls: Vec<NextCall> = Vec::new();
-    if total == 0 {
+    if total == 0 && stopped.is_some() {
+        // Not "nothing": the search stopped before it looked everywhere. The same search again.
+        next_calls.push(in_session(NextCall::new("search", Value::Object(request.original().clone())), request));
+    } else if total == 0 {
         reason_codes.push(ReasonCode::NoMatch);
         next_calls.push(in_session(broaden(request, used), request));
     } else if let Some((first, _)) = listed.get(start).filter(|_| end > start) {
@@ -98,6 +101,7 @@ pub(super) fn render(
         face.push_str(if fell_back { " (auto: no symbol matched, fell back to text)" } else { " (auto)" });
     }
     match request.output {
+        _ if total == 0 && stopped.is_some() => face.push_str(" · no results in the files searched\n"),
         _ if total == 0 => face.push_str(" · no results\n"),
         Output::Matches => face.push_str(&format!(" · showing {}–{end} of {total_text}\n", start + 1)),
         Output::Files => {
@@ -107,6 +111,9 @@ pub(super) fn render(
     }
     if index_state == IndexState::Building {
         face.push_str("(index still building: answered by a direct scan of the files)\n");
+    }
+    if let Some(stopped) = stopped {
+        face.push_str(&format!("({}: not every file was searched; narrow `path` or `glob`)\n", stopped.words()));
     }
     if not_searched > 0 {
         face.push_str(&format!(
@@ -172,7 +179,7 @@ pub(super) fn render(
 
     let mut outcome = Outcome::success("search", Some(used.to_string()), Some(request.query.clone()), face)
         .with_metadata(request.metadata);
-    outcome.act.truncated = has_more;
+    outcome.act.truncated = has_more || stopped.is_some();
     outcome.act.next_cursor = next_cursor;
     outcome.act.bundle_id = Some(bundle_id);
     outcome.act.reason_codes = reason_codes;

@@ -299,9 +299,9 @@ impl<'a> View<'a> {
             paths,
             threads,
             || (),
-            |(), path| if self.work.is_cancelled() { None } else { self.facts(path) },
+            |(), path| if self.work.stopped().is_some() { None } else { self.facts(path) },
             |_, facts| {
-                if self.work.is_cancelled() {
+                if self.work.stopped().is_some() {
                     return false;
                 }
                 found.push(facts);
