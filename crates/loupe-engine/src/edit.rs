@@ -28,7 +28,7 @@ use failures::{combine, decode_for_diff, syntax_count, syntax_status, vfs_error}
 use render::render;
 use text_ops::{apply_one, encode};
 
-pub(crate) use failures::apply_error;
+pub(crate) use failures::{apply_error, failed};
 pub(crate) use parse::parse;
 
 /// How much of a region a conflict or a failure shows.
@@ -130,7 +130,7 @@ pub(crate) fn run(workspace: &Workspace, request: &EditRequest) -> Outcome {
     let _serial = workspace.edit_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     match execute(workspace, options, specs.clone()) {
         Ok(outcome) => outcome,
-        Err(error) => Outcome::failure("edit", None, None, error),
+        Err(error) => failures::failed("edit", None, error),
     }
     .with_metadata(options.metadata)
 }

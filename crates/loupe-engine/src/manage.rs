@@ -77,7 +77,7 @@ pub(crate) fn run(engine: &Engine, context: &CallContext, request: &ManageReques
         ManageCommand::Guidance => Ok(success(command, guidance())),
         ManageCommand::Reindex => reindex(engine, request.path.as_deref(), work),
     };
-    let mut outcome = result.unwrap_or_else(|error| Outcome::failure("manage", Some(command.into()), None, error));
+    let mut outcome = result.unwrap_or_else(|error| crate::edit::failed("manage", Some(command.into()), error));
     outcome.mode = Some(command.into());
     outcome.with_metadata(request.metadata)
 }

@@ -103,6 +103,10 @@ pub enum ApplyError {
     NothingToDo { command: &'static str },
     /// `transaction_id` names no transaction the journal keeps (or one in the wrong state).
     UnknownTransaction { id: String, reason: String },
+    /// The transaction failed for `cause`, and rolling back what it had written left these
+    /// files as they are (each with why): changed since the write, or no longer reachable
+    /// beneath the root (a directory swapped for a link). Nothing else of it remains.
+    RollbackIncomplete { cause: Box<ApplyError>, left: Vec<(RepoPath, String)> },
 }
 
 impl std::fmt::Display for ApplyError {
@@ -113,6 +117,9 @@ impl std::fmt::Display for ApplyError {
             ApplyError::DuplicatePath(path) => write!(f, "the plan names `{path}` twice"),
             ApplyError::NothingToDo { command } => write!(f, "nothing to {command}"),
             ApplyError::UnknownTransaction { id, reason } => write!(f, "transaction `{id}`: {reason}"),
+            ApplyError::RollbackIncomplete { cause, left } => {
+                write!(f, "{cause}; {} file(s) it wrote could not be rolled back", left.len())
+            }
         }
     }
 }
@@ -672,11 +679,18 @@ impl Journal {
         write_manifest(tx_dir, manifest)?;
         sync_dir(&self.dir);
 
-        let undo_written = |done: usize| {
+        // Rolls back the first `done` writes; a file it must leave as it is (changed since, or
+        // no longer reachable beneath the root) is named in the error, never only logged.
+        let undo_written = |done: usize, cause: ApplyError| {
+            let mut left = Vec::new();
             for written in writes[..done].iter().rev() {
-                restore(&self.root, written);
+                if let Err(reason) = restore(&self.root, written) {
+                    left.push((written.path.clone(), reason));
+                }
             }
             let _ = fs::remove_dir_all(tx_dir);
+            left.reverse();
+            if left.is_empty() { cause } else { ApplyError::RollbackIncomplete { cause: Box::new(cause), left } }
         };
         for (done, write) in writes.iter().enumerate() {
             if self.hooks.abort_after_writes == Some(done) {
@@ -689,19 +703,16 @@ impl Journal {
             // since the check under the lock (it need not respect the lock).
             let now = match self.root.current_bytes(&write.target) {
                 Ok(now) => now,
-                Err(error) => {
-                    undo_written(done);
-                    return Err(ApplyError::Vfs(error));
-                }
+                Err(error) => return Err(undo_written(done, ApplyError::Vfs(error))),
             };
             if now.as_deref().map(ContentHash::of) != write.old.as_deref().map(ContentHash::of) {
-                undo_written(done);
-                return Err(ApplyError::Stale(vec![Stale {
+                let stale = ApplyError::Stale(vec![Stale {
                     path: write.path.clone(),
                     expected: write.old.as_deref().map(ContentHash::of),
                     actual: now.as_deref().map(ContentHash::of),
                     actual_bytes: now,
-                }]));
+                }]);
+                return Err(undo_written(done, stale));
             }
             let result = if self.hooks.fail_after_writes == Some(done) {
                 Err(VfsError::Io {
@@ -715,8 +726,7 @@ impl Journal {
                 }
             };
             if let Err(error) = result {
-                undo_written(done);
-                return Err(ApplyError::Vfs(error));
+                return Err(undo_written(done, ApplyError::Vfs(error)));
             }
         }
         manifest.state = "committed".into();
@@ -1119,27 +1129,29 @@ fn applied(id: String, writes: &[Write]) -> Applied {
 }
 
 /// Restoration of one file after a failed transaction, only while it still holds what the
-/// transaction wrote: a change someone made since is never overwritten.
-fn restore(root: &Root, write: &Write) {
+/// transaction wrote: a change someone made since is never overwritten. `Err` says why the file
+/// was left as it is.
+fn restore(root: &Root, write: &Write) -> Result<(), String> {
     // Read beneath the root by handle; a symlink, FIFO or device put there since is refused
     // (never opened, never replaced).
+    let left = |reason: String| {
+        tracing::error!("`{}` left as it is after a failed edit: {reason}", write.path);
+        Err(reason)
+    };
     let current = match root.current_bytes(&write.target) {
         Ok(current) => current,
-        Err(error) => {
-            tracing::error!("cannot read `{}` to restore it after a failed edit ({error}); left as it is", write.path);
-            return;
-        }
+        Err(error) => return left(format!("cannot read it to restore it ({error})")),
     };
     if current.as_deref().map(ContentHash::of) != write.new.as_deref().map(ContentHash::of) {
-        tracing::error!("`{}` changed after a failed edit wrote it; left as it is", write.path);
-        return;
+        return left("it changed after the edit wrote it".to_owned());
     }
     let result = match &write.old {
         Some(bytes) => root.replace_file(&write.target, bytes, write.old_mode),
         None => root.remove_file(&write.target),
     };
-    if let Err(error) = result {
-        tracing::error!("cannot restore `{}` after a failed edit: {error}", write.path);
+    match result {
+        Ok(()) => Ok(()),
+        Err(error) => left(format!("cannot restore it ({error})")),
     }
 }
 

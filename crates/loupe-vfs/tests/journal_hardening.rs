@@ -199,9 +199,50 @@ fn r6_rolling_back_never_overwrites_a_change_made_since_the_write() {
     journal.set_hooks(Hooks { before_write: Some(race_both_files), ..Hooks::default() });
     let result =
         journal.apply(plan(vec![change("a.txt", Some(b"a"), Some(b"A")), change("sub/b.txt", Some(b"b"), Some(b"B"))]));
-    assert!(matches!(result, Err(ApplyError::Stale(_))), "{result:?}");
+    // The racer's change is kept, and the answer names the file it could not roll back.
+    let Err(ApplyError::RollbackIncomplete { cause, left }) = result else { panic!("{result:?}") };
+    assert!(matches!(*cause, ApplyError::Stale(_)), "{cause:?}");
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!((left[0].0.as_str(), left[0].1.as_str()), ("a.txt", "it changed after the edit wrote it"));
     assert_eq!(read(repo.path(), "a.txt").unwrap(), b"racer");
     assert_eq!(read(repo.path(), "sub/b.txt").unwrap(), b"someone else");
+}
+
+/// Swaps the directory of the file loupe has just created for a link to a directory outside,
+/// then fails the next write: the rollback cannot reach the created file beneath the root.
+fn swap_created_dir(done: usize, target: &Path) {
+    if done == 1 {
+        let root = target.parent().unwrap().parent().unwrap();
+        let outside = root.parent().unwrap().join(format!("{}-outside", root.file_name().unwrap().to_string_lossy()));
+        fs::create_dir_all(&outside).unwrap();
+        fs::rename(root.join("new"), outside.join("moved")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("new")).unwrap();
+        fs::write(target, b"someone else").unwrap();
+    }
+}
+
+/// H8: a failed edit whose rollback cannot reach a file it created (its directory swapped for a
+/// link) names that file, with why, instead of only logging "left as it is"; nothing is written
+/// or removed outside the root.
+#[test]
+fn h8_a_rollback_that_cannot_reach_a_file_names_it() {
+    let repo = repo_with(&[("sub/b.txt", b"b"), ("new/.keep", b"")]);
+    let state = tempfile::tempdir().unwrap();
+    let (mut journal, _) = open(repo.path(), &state.path().join("journal"));
+    journal.set_hooks(Hooks { before_write: Some(swap_created_dir), ..Hooks::default() });
+    let result =
+        journal.apply(plan(vec![change("new/a.txt", None, Some(b"A")), change("sub/b.txt", Some(b"b"), Some(b"B"))]));
+    let Err(ApplyError::RollbackIncomplete { cause, left }) = result else { panic!("{result:?}") };
+    assert!(matches!(*cause, ApplyError::Stale(_)), "{cause:?}");
+    assert_eq!(left.iter().map(|(path, _)| path.as_str()).collect::<Vec<_>>(), ["new/a.txt"], "{left:?}");
+    assert!(left[0].1.starts_with("cannot read it to restore it"), "{left:?}");
+    // The file moved outside with its directory is untouched there: nothing outside was removed.
+    let outside =
+        repo.path().parent().unwrap().join(format!("{}-outside", repo.path().file_name().unwrap().to_string_lossy()));
+    assert_eq!(fs::read(outside.join("moved/a.txt")).unwrap(), b"A");
+    assert_eq!(read(repo.path(), "sub/b.txt").unwrap(), b"someone else");
+    assert!(journal.history(10).is_empty());
+    fs::remove_dir_all(outside).unwrap();
 }
 
 // ---------------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ use serde_json::{Map, Value, json};
 use super::lines::{Span, line_of, line_spans, numbered};
 use super::{Failure, FileState, REGION_PREVIEW_CHARS, SyntaxCheck};
 use crate::errors::{Access, quoted};
+use crate::reasons::ReasonCode;
+use crate::response::Outcome;
 
 pub(super) fn missing(state: &FileState) -> ToolError {
     ToolError::new(
@@ -308,9 +310,84 @@ pub(crate) fn apply_error(error: ApplyError) -> ToolError {
             "pick a transaction_id from manage history",
         )
         .with_next_call(NextCall::new("manage", json!({"command": "history"}))),
+        ApplyError::RollbackIncomplete { cause, left } => {
+            let mut error = apply_error(*cause);
+            error.message.push_str(&format!(
+                "\n{} file(s) it had written could not be rolled back and are as they are now:",
+                left.len()
+            ));
+            for (path, reason) in left.iter().take(MAX_LISTED_FAILURES) {
+                error.message.push_str(&format!("\n· {} ({reason})", quoted(path.as_str())));
+            }
+            if left.len() > MAX_LISTED_FAILURES {
+                error
+                    .message
+                    .push_str(&format!("\n· and {} more (error.not_rolled_back)", left.len() - MAX_LISTED_FAILURES));
+            }
+            error.hint = format!("read the files named before editing them again; {}", error.hint);
+            if let Some((path, _)) = left.first() {
+                error.next_calls.insert(0, NextCall::new("read", json!({"mode": "file", "target": path.as_str()})));
+            }
+            let listed: Vec<Value> =
+                left.iter().map(|(path, reason)| json!({"path": quoted(path.as_str()), "reason": reason})).collect();
+            error.with_detail(NOT_ROLLED_BACK, Value::from(listed))
+        }
     }
+}
+
+/// The error detail naming the files a failed transaction could not roll back.
+pub(crate) const NOT_ROLLED_BACK: &str = "not_rolled_back";
+
+/// The answer to an edit, undo or redo that failed with `error`: `ROLLBACK_INCOMPLETE` beside
+/// its code when files it had written are left as they are.
+pub(crate) fn failed(tool: &'static str, mode: Option<String>, error: ToolError) -> Outcome {
+    let incomplete = error.details.contains_key(NOT_ROLLED_BACK);
+    let mut outcome = Outcome::failure(tool, mode, None, error);
+    if incomplete {
+        outcome.act.reason_codes.push(ReasonCode::RollbackIncomplete);
+    }
+    outcome
 }
 
 pub(crate) fn vfs_error(error: VfsError) -> ToolError {
     crate::errors::vfs_error(error, Access::Write)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::response::MetadataLevel;
+
+    /// H8: a transaction whose rollback left files gets `ROLLBACK_INCOMPLETE` beside its own
+    /// code, each file named with why in the text and in `error.not_rolled_back`, and a read of
+    /// the first as the next call.
+    #[test]
+    fn h8_an_incomplete_rollback_is_named_with_its_reason_code() {
+        let path = |text: &str| RepoPath::normalize(text).unwrap();
+        let cause = ApplyError::Vfs(VfsError::OutsideRoot { requested: "new/b.txt".into() });
+        let left = vec![
+            (path("new/a.txt"), "cannot read it to restore it (a link)".to_owned()),
+            (path("c.txt"), "it changed after the edit wrote it".to_owned()),
+        ];
+        let error = apply_error(ApplyError::RollbackIncomplete { cause: Box::new(cause), left });
+        let response = failed("edit", None, error).render(MetadataLevel::Full);
+        assert_eq!(response.error_code(), Some("PATH_OUTSIDE_ROOT"), "{}", response.face);
+        assert_eq!(response.reason_codes(), ["ROLLBACK_INCOMPLETE"]);
+        assert!(
+            response.face.contains(
+                "2 file(s) it had written could not be rolled back and are as they are now:\n· new/a.txt (cannot read it to restore it (a link))\n· c.txt (it changed after the edit wrote it)"
+            ),
+            "{}",
+            response.face
+        );
+        let structured = response.structured();
+        assert_eq!(structured["error"]["not_rolled_back"][1]["path"], "c.txt", "{structured}");
+        assert_eq!(
+            structured["next_calls"][0],
+            serde_json::json!({"tool": "read", "arguments": {"mode": "file", "target": "new/a.txt"}})
+        );
+        // Without files left, the same error has no such code.
+        let plain = failed("edit", None, apply_error(ApplyError::Vfs(VfsError::OutsideRoot { requested: "x".into() })));
+        assert!(plain.act.reason_codes.is_empty());
+    }
 }
