@@ -120,6 +120,14 @@ fn outside_a_repository_is_git_unavailable() {
     let engine = engine_at(root.path(), index.path());
     let response = engine.call("read", diff("a.txt", json!({})));
     assert_eq!(response.error_code(), Some("GIT_UNAVAILABLE"), "{}", response.face);
+    // The refusal offers what works without git, ready to run: the file itself, or a
+    // directory's outline (issued to the session, so the gate lets it through).
+    let next = &response.error.as_ref().unwrap().next_calls;
+    assert_eq!(next[0].render(), r#"read {"mode":"file","target":"a.txt"}"#);
+    let replayed = engine.call(&next[0].tool, serde_json::Value::Object(next[0].arguments.clone()));
+    assert!(replayed.ok && replayed.face.contains("1│a"), "{}", replayed.face);
+    let response = engine.call("read", diff(".", json!({})));
+    assert_eq!(response.error.as_ref().unwrap().next_calls[0].render(), r#"read {"mode":"outline","target":"."}"#);
 }
 
 #[test]

@@ -68,7 +68,8 @@ fn large_note(where_: &str, size: u64) -> String {
 }
 
 pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> Result<Outcome, ToolError> {
-    let repository = crate::workspace::git::open_repository(workspace).map_err(git_error)?;
+    let repository = crate::workspace::git::open_repository(workspace)
+        .map_err(|error| git_error(error).with_next_call(without_git(workspace, request)))?;
     let resolved = workspace
         .root()
         .resolve(&request.target)
@@ -791,6 +792,19 @@ fn answer(
     outcome.detail.insert("against".into(), Value::from(request.against.as_str()));
     outcome.detail.insert("context_lines".into(), Value::from(request.context));
     outcome
+}
+
+/// What to read instead when there is no git baseline: the file itself, or a directory's outline.
+/// (Issued with the refusal, so the session's gate lets it through.)
+fn without_git(workspace: &Workspace, request: &DiffRequest) -> NextCall {
+    let directory = workspace
+        .root()
+        .resolve(&request.target)
+        .ok()
+        .and_then(|resolved| resolved.real)
+        .is_some_and(|real| real.is_dir());
+    let mode = if directory { "outline" } else { "file" };
+    NextCall::new("read", json!({"mode": mode, "target": request.target}))
 }
 
 fn git_error(error: GitError) -> ToolError {
