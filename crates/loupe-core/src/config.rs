@@ -377,6 +377,8 @@ config_keys! {
         flag: Flag::Key, repository: false, combine: Replace;
     max_call_secs: u64 = 30, "Seconds a call's long work may run before it stops and answers with what it has, cut.", "§11",
         flag: Flag::Key, repository: false, combine: Replace;
+    max_call_mb: u64 = 1024, "MiB the heap may grow during a call's long work before it stops and answers, cut.", "§11",
+        flag: Flag::Key, repository: false, combine: Replace;
     analytics: bool = true, "Write the analytics log (`analytics.jsonl` in the index directory).", "§9.2",
         flag: Flag::Negated("no-analytics"), repository: false, combine: Replace;
     read_only: bool = false, "Refuse edit, undo and redo.", "§8.2",

@@ -794,12 +794,8 @@ fn render(
     detail.insert("index_state".into(), serde_json::to_value(index_state).unwrap_or_default());
     detail.insert("direction".into(), Value::from(direction));
     detail.insert("max_depth".into(), Value::from(request.max_depth));
-    match stopped {
-        Some(Stopped::Cancelled) => _ = detail.insert("cancelled".into(), Value::Bool(true)),
-        Some(Stopped::TimeBudget(budget)) => {
-            _ = detail.insert("time_budget_secs".into(), Value::from(budget.as_secs()))
-        }
-        None => {}
+    if let Some((key, value)) = stopped.map(Stopped::detail) {
+        detail.insert(key.into(), value);
     }
     outcome
 }

@@ -91,6 +91,7 @@ impl Engine {
     pub fn call_with(&self, context: &CallContext, tool: &str, arguments: Value, work: &Work) -> Response {
         let started = std::time::Instant::now();
         work.start_budget(std::time::Duration::from_secs(self.config().max_call_secs));
+        work.start_memory_budget(self.config().max_call_mb);
         let response = self.answer(context, tool, arguments, work);
         self.latency().record(Stage::Engine, started.elapsed());
         self.latency().file_pending();

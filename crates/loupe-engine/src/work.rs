@@ -44,9 +44,20 @@ pub(crate) enum Stopped {
     Cancelled,
     /// The call ran to its time budget (`max_call_secs`).
     TimeBudget(Duration),
+    /// The heap grew by more than the call's memory budget (`max_call_mb`, in MiB) while it ran.
+    MemoryBudget(u64),
 }
 
 impl Stopped {
+    /// The `meta` field that says it: `cancelled`, or the budget that stopped the call.
+    pub(crate) fn detail(self) -> (&'static str, serde_json::Value) {
+        match self {
+            Stopped::Cancelled => ("cancelled", serde_json::Value::Bool(true)),
+            Stopped::TimeBudget(budget) => ("time_budget_secs", serde_json::Value::from(budget.as_secs())),
+            Stopped::MemoryBudget(mib) => ("memory_budget_mib", serde_json::Value::from(mib)),
+        }
+    }
+
     /// How an answer says it: `cancelled`, or which budget stopped it.
     pub(crate) fn words(self) -> String {
         match self {
@@ -54,6 +65,7 @@ impl Stopped {
             Stopped::TimeBudget(budget) => {
                 format!("stopped at the call's time budget ({} s, `max_call_secs`)", budget.as_secs())
             }
+            Stopped::MemoryBudget(mib) => format!("stopped at the call's memory budget ({mib} MiB, `max_call_mb`)"),
         }
     }
 }
@@ -68,6 +80,20 @@ pub struct Work {
     last: Mutex<Option<(u64, Instant)>>,
     /// The call's time budget and when it runs out, set once when the engine takes the call.
     deadline: OnceLock<(Duration, Instant)>,
+    /// The call's memory budget in MiB and the heap's size when the call began.
+    memory: OnceLock<(u64, u64)>,
+    /// Checks since the heap was last read: it is read every `HEAP_CHECK_EVERY` checks.
+    checks: std::sync::atomic::AtomicU64,
+    /// The heap's allocated bytes now (`heap::figures`; a test's stand-in).
+    heap: Option<fn() -> Option<u64>>,
+}
+
+/// How many `stopped` checks pass between two reads of the heap (a read costs a system call's
+/// worth of time; a loop checks per file or per call site).
+const HEAP_CHECK_EVERY: u64 = 64;
+
+fn allocated_now() -> Option<u64> {
+    crate::heap::figures().map(|figures| figures.allocated)
 }
 
 impl std::fmt::Debug for Work {
@@ -98,8 +124,26 @@ impl Work {
         if self.is_cancelled() {
             return Some(Stopped::Cancelled);
         }
-        let (budget, deadline) = self.deadline.get()?;
-        (Instant::now() >= *deadline).then_some(Stopped::TimeBudget(*budget))
+        if let Some((budget, deadline)) = self.deadline.get()
+            && Instant::now() >= *deadline
+        {
+            return Some(Stopped::TimeBudget(*budget));
+        }
+        let (mib, start) = self.memory.get()?;
+        if !self.checks.fetch_add(1, Ordering::Relaxed).is_multiple_of(HEAP_CHECK_EVERY) {
+            return None;
+        }
+        let now = (self.heap.unwrap_or(allocated_now))()?;
+        (now.saturating_sub(*start) > mib << 20).then_some(Stopped::MemoryBudget(*mib))
+    }
+
+    /// Starts the call's memory budget (once): how far the heap may grow while it runs. The
+    /// heap is the process's, so calls running at once share what they grow; without an
+    /// allocator probe (`heap::set_probe`; the binary registers jemalloc's) there is none.
+    pub fn start_memory_budget(&self, mib: u64) {
+        if let Some(start) = (self.heap.unwrap_or(allocated_now))() {
+            let _ = self.memory.set((mib, start));
+        }
     }
 
     /// Asks the work to stop; it answers with what it has.
@@ -220,6 +264,20 @@ mod tests {
                 (41, Some(41), "a total below done")
             ]
         );
+    }
+
+    #[test]
+    fn a_heap_grown_past_the_memory_budget_stops_the_work() {
+        static HEAP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1 << 30);
+        let work = Work { heap: Some(|| Some(HEAP.load(Ordering::Relaxed))), ..Work::default() };
+        assert_eq!(work.stopped(), None, "no budget yet");
+        work.start_memory_budget(100);
+        assert_eq!(work.stopped(), None);
+        HEAP.fetch_add(101 << 20, Ordering::Relaxed);
+        // Read every `HEAP_CHECK_EVERY` checks: within that many, it stops.
+        let stopped = (0..HEAP_CHECK_EVERY).find_map(|_| work.stopped());
+        assert_eq!(stopped, Some(Stopped::MemoryBudget(100)));
+        assert_eq!(stopped.unwrap().words(), "stopped at the call's memory budget (100 MiB, `max_call_mb`)");
     }
 
     #[test]

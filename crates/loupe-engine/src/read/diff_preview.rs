@@ -614,12 +614,8 @@ fn stopped_listing(
     let mut outcome = answer(face, label, (&budget, None), vec![again], None, request);
     outcome.act.truncated = true;
     outcome.act.reason_codes.push(ReasonCode::DiffTruncated);
-    match stopped {
-        Stopped::Cancelled => _ = outcome.detail.insert("cancelled".into(), Value::Bool(true)),
-        Stopped::TimeBudget(budget) => {
-            _ = outcome.detail.insert("time_budget_secs".into(), Value::from(budget.as_secs()))
-        }
-    }
+    let (key, value) = stopped.detail();
+    outcome.detail.insert(key.into(), value);
     outcome
 }
 
