@@ -142,7 +142,7 @@ fn execute(workspace: &Workspace, request: &SearchRequest, work: &Work) -> Resul
             .then_with(|| left.line.cmp(&right.line))
     });
     let terms = if used == SearchKind::Terms { parse::significant_terms(&request.query) } else { Vec::new() };
-    let unwalkable = workspace.index().map_or(0, |index| index.unwalkable());
+    let unwalkable = workspace.unwalkable();
     let found = Found { hits, lower_bound, not_searched, unwalkable, terms, stopped: work.stopped() };
     Ok(render(workspace, request, used, inferred, fell_back, index_state, found))
 }

@@ -75,6 +75,8 @@ pub(crate) struct Workspace {
     pub(crate) proposed: ProposedTexts,
     /// Trigram filters of the files over the index's size limit (`oversized.rs`).
     pub(crate) oversized: OversizedFilters,
+    /// The entries the last direct walk could not enter or name (`unwalkable`).
+    scanned_unwalkable: std::sync::atomic::AtomicUsize,
 }
 
 impl Workspace {
@@ -108,6 +110,7 @@ impl Workspace {
             relations: Relations::default(),
             proposed: Default::default(),
             oversized: Default::default(),
+            scanned_unwalkable: Default::default(),
         })
     }
 
@@ -201,6 +204,23 @@ impl Workspace {
 
     pub(crate) fn walk_options(&self) -> WalkOptions {
         WalkOptions { max_file_bytes: self.config.max_index_file_bytes, threads: index_threads() }
+    }
+
+    /// A direct walk of the tree (an answer while the index is not ready), whose count of the
+    /// entries it could not enter or name is kept for `unwalkable`.
+    pub(crate) fn walk_all(&self) -> loupe_vfs::Walk {
+        let walk = self.root.walk_all(self.walk_options());
+        self.scanned_unwalkable.store(walk.unwalkable, std::sync::atomic::Ordering::Relaxed);
+        walk
+    }
+
+    /// How many entries the last walk of the tree could not enter or name: the index's, or,
+    /// while it is not ready, the last direct walk's.
+    pub(crate) fn unwalkable(&self) -> usize {
+        match self.index.as_ref().filter(|index| index.state() == loupe_index::IndexState::Ready) {
+            Some(index) => index.unwalkable(),
+            None => self.scanned_unwalkable.load(std::sync::atomic::Ordering::Relaxed),
+        }
     }
 
     /// The source files (a language loupe parses) whose text holds `name`, any case, with the

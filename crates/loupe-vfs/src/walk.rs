@@ -67,10 +67,11 @@ impl Root {
         let found = Mutex::new(Vec::new());
         let oversized = Mutex::new(Vec::new());
         let directories = Mutex::new(Vec::new());
-        let unwalkable = std::sync::atomic::AtomicUsize::new(0);
+        let unwalkable = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let root = self.canonical().to_path_buf();
         let exclusions = self.exclusions().clone();
         let filter_root = root.clone();
+        let unnamable = std::sync::Arc::clone(&unwalkable);
         WalkBuilder::new(&root)
             .hidden(false)
             .parents(false)
@@ -86,7 +87,12 @@ impl Root {
             .threads(options.threads.max(1))
             .filter_entry(move |entry| match relative(&filter_root, entry.path()) {
                 Some(path) => path.is_root() || exclusions.matching_pattern(&path).is_none(),
-                None => false,
+                // A name no `RepoPath` can hold (a control character, not UTF-8): skipped, and
+                // counted, so an answer can say what it did not look at.
+                None => {
+                    unnamable.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    false
+                }
             })
             .build_parallel()
             .run(|| {
@@ -127,7 +133,8 @@ impl Root {
         oversized.sort_by(|left, right| left.path.cmp(&right.path));
         let mut directories = directories.into_inner().unwrap_or_default();
         directories.sort();
-        Walk { files, oversized, directories, unwalkable: unwalkable.into_inner() }
+        let unwalkable = unwalkable.load(std::sync::atomic::Ordering::Relaxed);
+        Walk { files, oversized, directories, unwalkable }
     }
 
     /// Reads a file the walk reported, by its root-relative path, refusing anything that

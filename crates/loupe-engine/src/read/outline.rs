@@ -427,7 +427,7 @@ fn directory_outline(
         match workspace.index_for_query().filter(|index| index.state() == IndexState::Ready) {
             Some(index) => (index.files().into_iter().map(|record| record.path).collect(), index.oversized()),
             None => {
-                let walk = workspace.root().walk_all(workspace.walk_options());
+                let walk = workspace.walk_all();
                 (walk.files.into_iter().map(|entry| entry.path).collect(), walk.oversized)
             }
         };

@@ -304,7 +304,7 @@ pub(super) fn text_hits(
     let (mut candidates, oversized): (Vec<RepoPath>, Vec<loupe_vfs::WalkEntry>) = match ready {
         Some(index) => (index.text_candidates(&plan), index.oversized()),
         None => {
-            let walk = workspace.root().walk_all(workspace.walk_options());
+            let walk = workspace.walk_all();
             (walk.files.into_iter().map(|entry| entry.path).collect(), walk.oversized)
         }
     };
