@@ -84,6 +84,9 @@ pub struct Work {
     memory: OnceLock<(u64, u64)>,
     /// Checks since the heap was last read: it is read every `HEAP_CHECK_EVERY` checks.
     checks: std::sync::atomic::AtomicU64,
+    /// Set once the heap was seen past the memory budget: every later check says so too, as
+    /// the answer that stopped must say why.
+    over_memory: AtomicBool,
     /// The heap's allocated bytes now (`heap::figures`; a test's stand-in).
     heap: Option<fn() -> Option<u64>>,
 }
@@ -118,8 +121,9 @@ impl Work {
         let _ = self.deadline.set((budget, Instant::now() + budget));
     }
 
-    /// Why the work should stop now, if it should: the caller cancelled it, or its time budget
-    /// ran out. Every loop that can run long checks it and answers with what it has, cut.
+    /// Why the work should stop now, if it should: the caller cancelled it, or its time or
+    /// memory budget ran out. Every loop that can run long checks it and answers with what it
+    /// has, cut; once it says stop, it keeps saying it.
     pub(crate) fn stopped(&self) -> Option<Stopped> {
         if self.is_cancelled() {
             return Some(Stopped::Cancelled);
@@ -130,11 +134,16 @@ impl Work {
             return Some(Stopped::TimeBudget(*budget));
         }
         let (mib, start) = self.memory.get()?;
+        if self.over_memory.load(Ordering::Relaxed) {
+            return Some(Stopped::MemoryBudget(*mib));
+        }
         if !self.checks.fetch_add(1, Ordering::Relaxed).is_multiple_of(HEAP_CHECK_EVERY) {
             return None;
         }
         let now = (self.heap.unwrap_or(allocated_now))()?;
-        (now.saturating_sub(*start) > mib << 20).then_some(Stopped::MemoryBudget(*mib))
+        let over = now.saturating_sub(*start) > mib << 20;
+        self.over_memory.fetch_or(over, Ordering::Relaxed);
+        over.then_some(Stopped::MemoryBudget(*mib))
     }
 
     /// Starts the call's memory budget (once): how far the heap may grow while it runs. The
@@ -278,6 +287,8 @@ mod tests {
         let stopped = (0..HEAP_CHECK_EVERY).find_map(|_| work.stopped());
         assert_eq!(stopped, Some(Stopped::MemoryBudget(100)));
         assert_eq!(stopped.unwrap().words(), "stopped at the call's memory budget (100 MiB, `max_call_mb`)");
+        // Once it said stop, every later check says it (the answer's own check among them).
+        assert!((0..HEAP_CHECK_EVERY).all(|_| work.stopped() == Some(Stopped::MemoryBudget(100))));
     }
 
     #[test]
