@@ -84,7 +84,8 @@ impl Engine {
 
     /// `call_in` with a progress-and-cancel handle: a call that needs the index waits (bounded by
     /// `INDEX_WAIT`) for a first build, reporting its progress to a caller that takes reports, and
-    /// long work stops early, answering with what it has, once `work` is cancelled.
+    /// long work stops early, answering with what it has, once `work` is cancelled or the call's
+    /// time or memory budget (`max_call_secs`, `max_call_mb`, started here) runs out.
     ///
     /// `tool` may be a legacy name (§12, `legacy.rs`): it is translated here, once, into the call
     /// it stands for, which then runs like any other.
