@@ -172,7 +172,7 @@ fn answer(workspace: &Workspace, request: &AnalyzeRequest, work: &Work) -> Resul
             .with_next_call(NextCall::new("read", json!({"mode": "outline", "target": path.as_str()}))));
         }
     }
-    Ok(render(request, &target, answer, building, work.stopped()))
+    Ok(render(request, &target, answer, building, work.stopped_early()))
 }
 
 /// `calls` without `max_depth`: the direct callers and callees, which is what "who calls this"
@@ -198,7 +198,7 @@ fn direct_calls(
         answer.notes.push(format!("── {more}{plus} more within depth {depth}: the same call with max_depth {depth}"));
         answer.stopped_short = true;
     }
-    render(&near, target, answer, building, view.work().stopped())
+    render(&near, target, answer, building, view.work().stopped_early())
 }
 
 fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, ToolError> {

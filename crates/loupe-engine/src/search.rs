@@ -143,7 +143,7 @@ fn execute(workspace: &Workspace, request: &SearchRequest, work: &Work) -> Resul
     });
     let terms = if used == SearchKind::Terms { parse::significant_terms(&request.query) } else { Vec::new() };
     let unwalkable = workspace.unwalkable();
-    let found = Found { hits, lower_bound, not_searched, unwalkable, terms, stopped: work.stopped() };
+    let found = Found { hits, lower_bound, not_searched, unwalkable, terms, stopped: work.stopped_early() };
     Ok(render(workspace, request, used, inferred, fell_back, index_state, found))
 }
 

@@ -87,6 +87,8 @@ pub struct Work {
     /// Set once the heap was seen past the memory budget: every later check says so too, as
     /// the answer that stopped must say why.
     over_memory: AtomicBool,
+    /// What the first check that said stop said: the work stopped early for it (`stopped_early`).
+    stopped_for: OnceLock<Stopped>,
     /// The heap's allocated bytes now (`heap::figures`; a test's stand-in).
     heap: Option<fn() -> Option<u64>>,
 }
@@ -123,8 +125,22 @@ impl Work {
 
     /// Why the work should stop now, if it should: the caller cancelled it, or its time or
     /// memory budget ran out. Every loop that can run long checks it and answers with what it
-    /// has, cut; once it says stop, it keeps saying it.
+    /// has, cut; once it says stop, it keeps saying it, and `stopped_early` remembers it.
     pub(crate) fn stopped(&self) -> Option<Stopped> {
+        let stopped = self.check();
+        if let Some(stopped) = stopped {
+            let _ = self.stopped_for.set(stopped);
+        }
+        stopped
+    }
+
+    /// Why a loop of this call stopped before its end, if one did: what an answer says it cut.
+    /// (A budget that ran out after the work was done cut nothing.)
+    pub(crate) fn stopped_early(&self) -> Option<Stopped> {
+        self.stopped_for.get().copied()
+    }
+
+    fn check(&self) -> Option<Stopped> {
         if self.is_cancelled() {
             return Some(Stopped::Cancelled);
         }
@@ -289,6 +305,17 @@ mod tests {
         assert_eq!(stopped.unwrap().words(), "stopped at the call's memory budget (100 MiB, `max_call_mb`)");
         // Once it said stop, every later check says it (the answer's own check among them).
         assert!((0..HEAP_CHECK_EVERY).all(|_| work.stopped() == Some(Stopped::MemoryBudget(100))));
+    }
+
+    /// An answer says it was cut only when a loop stopped for the budget, not when the budget ran
+    /// out after the work was done.
+    #[test]
+    fn only_a_check_that_said_stop_makes_the_work_stopped_early() {
+        let work = Work::default();
+        work.start_budget(Duration::ZERO);
+        assert_eq!(work.stopped_early(), None, "no loop has checked: nothing was cut");
+        assert_eq!(work.stopped(), Some(Stopped::TimeBudget(Duration::ZERO)));
+        assert_eq!(work.stopped_early(), Some(Stopped::TimeBudget(Duration::ZERO)));
     }
 
     #[test]
