@@ -299,18 +299,16 @@ impl<T: ToolCli> Args for ToolArgs<T> {
 /// loupe.toml and the LOUPE_* variables. `loupe --help` lists them under their own heading. They
 /// come from the key table (`loupe_core::config::KEYS`): its flag spelling, its choices, its
 /// description and default.
+/// `KeyFlags<false>`; `KeyFlags<true>` are the flags `loupe serve` alone takes
+/// (`Flag::ServeOnly`): on `read` and `search` the same flag is the call's own cap.
 #[derive(Debug, Default)]
-struct ConfigFlags {
+struct KeyFlags<const SERVE_ONLY: bool> {
     /// `(key, value)` for each flag given, in the table's order.
     pairs: Vec<(String, Value)>,
 }
 
-/// The configuration flags `loupe serve` alone takes (`Flag::ServeOnly`): on `read` and `search`
-/// the same flag is the call's own cap.
-#[derive(Debug, Default)]
-struct ServeConfigFlags {
-    pairs: Vec<(String, Value)>,
-}
+type ConfigFlags = KeyFlags<false>;
+type ServeConfigFlags = KeyFlags<true>;
 
 const CONFIGURATION_HEADING: &str = "Configuration (any command; overrides loupe.toml and LOUPE_*)";
 
@@ -370,17 +368,16 @@ fn config_pairs<'k>(matches: &clap::ArgMatches, keys: impl Iterator<Item = &'k K
     pairs
 }
 
-fn global_keys() -> impl Iterator<Item = &'static Key> {
-    KEYS.iter().filter(|key| key.flag != Flag::ServeOnly)
+impl<const SERVE_ONLY: bool> KeyFlags<SERVE_ONLY> {
+    /// The keys these flags carry.
+    fn keys() -> impl Iterator<Item = &'static Key> {
+        KEYS.iter().filter(|key| (key.flag == Flag::ServeOnly) == SERVE_ONLY)
+    }
 }
 
-fn serve_keys() -> impl Iterator<Item = &'static Key> {
-    KEYS.iter().filter(|key| key.flag == Flag::ServeOnly)
-}
-
-impl clap::FromArgMatches for ConfigFlags {
+impl<const SERVE_ONLY: bool> clap::FromArgMatches for KeyFlags<SERVE_ONLY> {
     fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
-        Ok(ConfigFlags { pairs: config_pairs(matches, global_keys()) })
+        Ok(KeyFlags { pairs: config_pairs(matches, Self::keys()) })
     }
 
     fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
@@ -389,30 +386,13 @@ impl clap::FromArgMatches for ConfigFlags {
     }
 }
 
-impl Args for ConfigFlags {
+impl<const SERVE_ONLY: bool> Args for KeyFlags<SERVE_ONLY> {
     fn augment_args(command: clap::Command) -> clap::Command {
-        command.next_help_heading(CONFIGURATION_HEADING).args(global_keys().map(|key| config_arg(key).global(true)))
-    }
-
-    fn augment_args_for_update(command: clap::Command) -> clap::Command {
-        Self::augment_args(command)
-    }
-}
-
-impl clap::FromArgMatches for ServeConfigFlags {
-    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
-        Ok(ServeConfigFlags { pairs: config_pairs(matches, serve_keys()) })
-    }
-
-    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
-        *self = Self::from_arg_matches(matches)?;
-        Ok(())
-    }
-}
-
-impl Args for ServeConfigFlags {
-    fn augment_args(command: clap::Command) -> clap::Command {
-        command.args(serve_keys().map(config_arg))
+        if SERVE_ONLY {
+            command.args(Self::keys().map(config_arg))
+        } else {
+            command.next_help_heading(CONFIGURATION_HEADING).args(Self::keys().map(|key| config_arg(key).global(true)))
+        }
     }
 
     fn augment_args_for_update(command: clap::Command) -> clap::Command {
