@@ -458,41 +458,24 @@ fn merge_repository_lists(
 /// The user's own file: followed through links (dotfile managers link it), but opened
 /// without blocking, as a regular file, and read within `MAX_CONFIG_BYTES`.
 fn read_user_file(file: &Path) -> Result<String, String> {
-    use rustix::fs::{Mode, OFlags};
-    let fd = rustix::fs::open(file, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty())
+    let opened = loupe_vfs::open_own(file, loupe_vfs::OwnAccess::ReadThroughLinks)
         .map_err(|error| format!("{}: {error}", file.display()))?;
-    read_regular(std::fs::File::from(fd), Links::Any).map_err(|reason| format!("{}: {reason}", file.display()))
+    read_regular(opened, Links::Any).map_err(|reason| format!("{}: {reason}", file.display()))
 }
 
 /// The repository's file: opened component by component beneath the root, never through a
 /// symbolic link (which could point outside the root, and a parse error would then echo
 /// another file's text), never blocking (a FIFO), and only as a regular file.
 fn read_repository_file(root: &Path, file: &Path) -> Result<String, String> {
-    use rustix::fs::{Mode, OFlags};
     let relative = file.strip_prefix(root).map_err(|_| "it is not at the root".to_owned())?;
-    let refused = |error: rustix::io::Errno| {
-        if error == rustix::io::Errno::LOOP || error == rustix::io::Errno::NOTDIR {
+    let opened = loupe_vfs::open_without_links(root, relative).map_err(|error| {
+        if error.kind() == std::io::ErrorKind::InvalidInput {
             "a repository's config is read only from a regular file at the root, not through a symbolic link".to_owned()
         } else {
             error.to_string()
         }
-    };
-    let mut dir = rustix::fs::open(root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(|error| error.to_string())?;
-    let mut parts = relative.components().peekable();
-    while let Some(part) = parts.next() {
-        let last = parts.peek().is_none();
-        let flags = OFlags::RDONLY
-            | OFlags::NOFOLLOW
-            | OFlags::CLOEXEC
-            | if last { OFlags::NONBLOCK } else { OFlags::DIRECTORY };
-        let next = rustix::fs::openat(&dir, part.as_os_str(), flags, Mode::empty()).map_err(refused)?;
-        if last {
-            return read_regular(std::fs::File::from(next), Links::One);
-        }
-        dir = next;
-    }
-    Err("it names no file".into())
+    })?;
+    read_regular(opened, Links::One)
 }
 
 /// Whether a config file may have other hard links: the user's may (dotfile managers link it),
@@ -510,6 +493,8 @@ fn read_regular(file: std::fs::File, links: Links) -> Result<String, String> {
     if !metadata.is_file() {
         return Err("not a regular file".into());
     }
+    #[cfg(not(unix))]
+    let _ = links;
     #[cfg(unix)]
     if links == Links::One && std::os::unix::fs::MetadataExt::nlink(&metadata) > 1 {
         return Err("the file has other hard links, one of which could be outside the root".into());

@@ -18,7 +18,6 @@
 
 use std::fs::{self, File};
 use std::io::{self, Read};
-use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -34,7 +33,9 @@ struct Stamp {
 }
 
 impl Stamp {
+    #[cfg(unix)]
     fn of(metadata: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
         Stamp {
             device: metadata.dev(),
             inode: metadata.ino(),
@@ -43,6 +44,17 @@ impl Stamp {
             ctime: (metadata.ctime(), metadata.ctime_nsec()),
             links: metadata.nlink(),
         }
+    }
+
+    /// Windows has no change time or inode in stable `std`: the size, the last write and
+    /// the creation time. An index file open here cannot be truncated or written in place
+    /// without moving the last write time.
+    #[cfg(windows)]
+    fn of(metadata: &std::fs::Metadata) -> Stamp {
+        use std::os::windows::fs::MetadataExt;
+        let write = i64::try_from(metadata.last_write_time()).unwrap_or(i64::MAX);
+        let creation = i64::try_from(metadata.creation_time()).unwrap_or(i64::MAX);
+        Stamp { device: 0, inode: 0, len: metadata.len(), mtime: (write, 0), ctime: (creation, 0), links: 1 }
     }
 
     /// Whether `now` is still the version stamped at open. Replacing the file by a rename
@@ -90,7 +102,8 @@ impl PersistedFile {
         if !inside {
             return Err(self.damage("a read past the end of the file"));
         }
-        self.file.read_exact_at(buffer, offset).inspect_err(|_| self.damaged.store(true, Ordering::Release))
+        loupe_vfs::read_exact_at(&self.file, buffer, offset)
+            .inspect_err(|_| self.damaged.store(true, Ordering::Release))
     }
 
     /// `len` bytes from `offset`, in a new buffer.
@@ -245,17 +258,9 @@ impl Source for FileReader<'_> {
 /// reader must not read past (`File::take`): a file that grows meanwhile, or a device,
 /// cannot make loading read without end.
 pub(crate) fn open_regular(path: &Path) -> io::Result<(File, u64)> {
-    use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let file = File::from(rustix::fs::open(path, flags, Mode::empty()).map_err(io::Error::from)?);
-    let metadata = file.metadata()?;
-    if !metadata.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{} is not a regular file; it will be replaced", path.display()),
-        ));
-    }
-    Ok((file, metadata.len()))
+    let file = loupe_vfs::open_own(path, loupe_vfs::OwnAccess::Read)?;
+    let len = file.metadata()?.len();
+    Ok((file, len))
 }
 
 /// True when `path` is a regular file (not followed through a link).
@@ -300,7 +305,8 @@ mod tests {
         assert_eq!(renamed.read_vec(0, 4).unwrap(), [1, 1, 1, 1]);
         let written = PersistedFile::open(&path).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
-        std::fs::OpenOptions::new().write(true).open(&path).unwrap().write_all_at(&[3u8; 8], 0).unwrap();
+        std::io::Write::write_all(&mut std::fs::OpenOptions::new().write(true).open(&path).unwrap(), &[3u8; 8])
+            .unwrap();
         assert!(!written.still_same());
     }
 }

@@ -249,19 +249,11 @@ pub(crate) struct WriterLock {
 impl WriterLock {
     /// Takes the lock if no other process holds it; `None` means read-only persistence.
     pub(crate) fn try_acquire(dir: &Path) -> Option<WriterLock> {
-        use rustix::fs::{Mode, OFlags};
         fs::create_dir_all(dir).ok()?;
         let path = dir.join(LOCK_FILE);
         // Never through a link, never blocking on a FIFO; anything but a regular file there
         // is replaced.
-        let open = || -> io::Result<File> {
-            let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-            let file = File::from(
-                rustix::fs::open(&path, flags, Mode::RUSR | Mode::WUSR | Mode::RGRP | Mode::ROTH)
-                    .map_err(io::Error::from)?,
-            );
-            if file.metadata()?.is_file() { Ok(file) } else { Err(io::Error::other("not a regular file")) }
-        };
+        let open = || loupe_vfs::open_own(&path, loupe_vfs::OwnAccess::Write);
         let file = open().or_else(|_| clear_way(&path).and_then(|()| open())).ok()?;
         match file.try_lock() {
             Ok(()) => Some(WriterLock { _file: file }),

@@ -623,6 +623,7 @@ pub(crate) fn termination() -> CancellationToken {
     let token = CancellationToken::new();
     let cancel = token.clone();
     tokio::spawn(async move {
+        #[cfg(unix)]
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut terminate) => {
                 tokio::select! {
@@ -634,6 +635,9 @@ pub(crate) fn termination() -> CancellationToken {
                 let _ = tokio::signal::ctrl_c().await;
             }
         }
+        // Windows has no SIGTERM: Ctrl-C (and Ctrl-Break, a console closing) end the server.
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
         cancel.cancel();
     });
     token

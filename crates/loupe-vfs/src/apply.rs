@@ -6,25 +6,23 @@
 //! excluded (so `gitlink/hooks/x` with `gitlink -> .git` is refused like `.git/hooks/x`), is
 //! not loupe's own configuration, and is a regular file or nothing (never a symlink, a
 //! directory, a FIFO or a device). Then, through that directory handle only: the new bytes go
-//! to a temporary file created with `O_CREAT|O_EXCL|O_NOFOLLOW`, are flushed, take the
-//! permissions of the file they replace, and are renamed over it with `renameat`; the
-//! directory is synced so the rename survives a crash. Removal is `unlinkat`; missing
-//! directories are created with `mkdirat`, one component at a time under a checked handle. No
-//! path is resolved again between a check and its use. Only `journal.rs` calls this module;
+//! to a temporary file created new (never through an entry that exists), are flushed, take the
+//! permissions of the file they replace, and are renamed over it beneath the handle; the
+//! directory is synced so the rename survives a crash (where the platform can sync one). Removal
+//! is an unlink beneath that handle; missing directories are created one component at a time
+//! under a checked handle. No path is resolved again between a check and its use. Only `journal.rs` calls this module;
 //! everything else in the workspace reads.
 
-use std::fs::{self, File};
-use std::io::{Read, Write};
-use std::os::fd::OwnedFd;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::io::{ErrorKind, Read, Write};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::fs::{Dir, OpenOptions};
 use loupe_core::RepoPath;
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
-use rustix::io::Errno;
 
-use crate::beneath::{Missing, RacePoint, directory_flags, kind_name, read_flags};
+use crate::beneath::{Kind, Missing, RacePoint, Want, check_kind, io_error};
 use crate::{Root, VfsError};
 
 /// Permissions for a file that did not exist before (the common umask applied to 0666).
@@ -60,7 +58,7 @@ impl Target {
 
 /// A file's directory, opened beneath the root and checked.
 struct Directory {
-    fd: OwnedFd,
+    dir: Dir,
     name: String,
 }
 
@@ -84,17 +82,20 @@ impl Root {
     pub(crate) fn current_bytes(&self, target: &Target) -> Result<Option<Vec<u8>>, VfsError> {
         let path = &target.path;
         let directory = self.open_directory(path, false)?;
-        let flags = read_flags() | OFlags::NOFOLLOW;
-        let fd = match rustix::fs::openat(&directory.fd, directory.name.as_str(), flags, Mode::empty()) {
-            Ok(fd) => fd,
-            Err(Errno::NOENT) => return Ok(None),
-            Err(Errno::LOOP) => return Err(VfsError::Symlink { path: path.clone(), target: self.link_target(path) }),
-            Err(errno) => return Err(io_error(path, errno.into())),
+        // Refuses a symlink by name (an open that does not follow it fails differently per
+        // platform), then opens without following, so one planted in between fails the open.
+        if self.existing_mode(&directory, path)?.is_none() {
+            return Ok(None);
+        }
+        let file = match directory.dir.open_with(&directory.name, &Want::File.options(FollowSymlinks::No)) {
+            Ok(file) => file.into_std(),
+            Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(io_error(path, error)),
         };
-        let stat = rustix::fs::fstat(&fd).map_err(|errno| io_error(path, errno.into()))?;
-        check_kind(path, FileType::from_raw_mode(stat.st_mode))?;
+        let metadata = file.metadata().map_err(|source| io_error(path, source))?;
+        check_kind(path, Kind::of_std(metadata.file_type()))?;
         let mut bytes = Vec::new();
-        File::from(fd).read_to_end(&mut bytes).map_err(|source| io_error(path, source))?;
+        (&file).read_to_end(&mut bytes).map_err(|source| io_error(path, source))?;
         Ok(Some(bytes))
     }
 
@@ -114,22 +115,7 @@ impl Root {
         // Refuses a symlink, directory or device that appeared since `write_target`.
         let existing = self.existing_mode(&directory, path)?;
         let mode = mode.or(existing).unwrap_or(NEW_FILE_MODE);
-        let (temporary, mut file) = create_temporary(&directory.fd).map_err(|source| io_error(path, source))?;
-        let written = file
-            .write_all(bytes)
-            .and_then(|()| file.set_permissions(fs::Permissions::from_mode(mode)))
-            .and_then(|()| file.sync_all())
-            .and_then(|()| {
-                rustix::fs::renameat(&directory.fd, temporary.as_str(), &directory.fd, directory.name.as_str())
-                    .map_err(std::io::Error::from)
-            });
-        if let Err(source) = written {
-            let _ = rustix::fs::unlinkat(&directory.fd, temporary.as_str(), AtFlags::empty());
-            return Err(io_error(path, source));
-        }
-        // Best effort: some file systems refuse to sync a directory.
-        let _ = rustix::fs::fsync(&directory.fd);
-        Ok(())
+        place(&directory.dir, &directory.name, bytes, mode).map_err(|source| io_error(path, source))
     }
 
     /// Removes the file at `target` (a missing file is already removed).
@@ -145,11 +131,12 @@ impl Root {
         if self.existing_mode(&directory, path)?.is_none() {
             return Ok(());
         }
-        match rustix::fs::unlinkat(&directory.fd, directory.name.as_str(), AtFlags::empty()) {
-            Ok(()) | Err(Errno::NOENT) => {}
-            Err(errno) => return Err(io_error(path, errno.into())),
+        match directory.dir.remove_file(&directory.name) {
+            Ok(()) => {}
+            Err(error) if error.kind() == ErrorKind::NotFound => {}
+            Err(error) => return Err(io_error(path, error)),
         }
-        let _ = rustix::fs::fsync(&directory.fd);
+        sync(&directory.dir);
         Ok(())
     }
 
@@ -165,34 +152,34 @@ impl Root {
         is_ours: impl Fn(&[u8]) -> bool,
     ) -> Vec<RepoPath> {
         let mut removed = Vec::new();
-        let Ok(opened) = self.open_beneath(dir, directory_flags(), Missing::Refuse) else { return removed };
+        let Ok(opened) = self.open_beneath(dir, Want::Directory, Missing::Refuse) else { return removed };
         if self.check_excluded(&opened.real).is_err() {
             return removed;
         }
-        let Ok(entries) = rustix::fs::Dir::read_from(&opened.fd) else { return removed };
+        let (directory, real) = opened.into_dir();
+        let Ok(entries) = directory.entries() else { return removed };
         for entry in entries.filter_map(Result::ok) {
-            let Ok(name) = entry.file_name().to_str() else { continue };
-            if !is_temporary_name(name) {
+            let Ok(name) = entry.file_name().into_string() else { continue };
+            if !is_temporary_name(&name) {
                 continue;
             }
-            let name = name.to_owned();
-            let Ok(stat) = rustix::fs::statat(&opened.fd, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) else { continue };
-            let size = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
-            if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || size > longest {
+            let Ok(metadata) = directory.symlink_metadata(&name) else { continue };
+            if Kind::of_cap(metadata.file_type()) != Kind::File || metadata.len() > longest {
                 continue;
             }
-            let flags = read_flags() | OFlags::NOFOLLOW;
-            let Ok(fd) = rustix::fs::openat(&opened.fd, name.as_str(), flags, Mode::empty()) else { continue };
+            let options = Want::File.options(FollowSymlinks::No);
+            let Ok(file) = directory.open_with(&name, &options) else { continue };
             let mut bytes = Vec::new();
-            if File::from(fd).take(longest.saturating_add(1)).read_to_end(&mut bytes).is_err() || !is_ours(&bytes) {
+            let read = file.into_std().take(longest.saturating_add(1)).read_to_end(&mut bytes);
+            if read.is_err() || !is_ours(&bytes) {
                 continue;
             }
-            if rustix::fs::unlinkat(&opened.fd, name.as_str(), AtFlags::empty()).is_ok() {
-                removed.push(opened.real.join(&name));
+            if directory.remove_file(&name).is_ok() {
+                removed.push(real.join(&name));
             }
         }
         if !removed.is_empty() {
-            let _ = rustix::fs::fsync(&opened.fd);
+            sync(&directory);
         }
         removed
     }
@@ -203,7 +190,7 @@ impl Root {
         let mut missing = Vec::new();
         let mut dir = path.parent();
         loop {
-            match self.open_beneath(&dir, directory_flags(), Missing::Refuse) {
+            match self.open_beneath(&dir, Want::Directory, Missing::Refuse) {
                 Ok(opened) => {
                     let mut real = opened.real;
                     return missing
@@ -232,22 +219,40 @@ impl Root {
         if dir.is_root() || self.check_excluded(dir).is_err() {
             return false;
         }
-        let Ok(parent) = self.open_beneath(&dir.parent(), directory_flags(), Missing::Refuse) else { return false };
-        if self.check_excluded(&parent.real.join(dir.file_name())).is_err() {
+        let Ok(parent) = self.open_beneath(&dir.parent(), Want::Directory, Missing::Refuse) else { return false };
+        let (parent, real) = parent.into_dir();
+        if self.check_excluded(&real.join(dir.file_name())).is_err() {
             return false;
         }
-        let removed = rustix::fs::unlinkat(&parent.fd, dir.file_name(), AtFlags::REMOVEDIR).is_ok();
+        // Never through a symlink in its place: removing a directory does not follow one.
+        let is_directory = parent
+            .symlink_metadata(dir.file_name())
+            .is_ok_and(|metadata| Kind::of_cap(metadata.file_type()) == Kind::Directory);
+        let removed = is_directory && parent.remove_dir(dir.file_name()).is_ok();
         if removed {
-            let _ = rustix::fs::fsync(&parent.fd);
+            sync(&parent);
         }
         removed
     }
 
-    /// The root directory this `Root` holds, opened again readable for `flock` (which an
-    /// `O_PATH` descriptor does not support): through the handle, not the path, which may
-    /// name another directory by now.
-    pub(crate) fn reopen_root(&self) -> std::io::Result<File> {
-        Ok(File::from(rustix::fs::openat(self.handle(), ".", directory_flags(), Mode::empty())?))
+    /// What every loupe writing this root locks. On Unix the root directory this `Root`
+    /// holds, opened again readable (an `O_PATH` descriptor cannot be locked): through the
+    /// handle, not the path, which may name another directory by now.
+    #[cfg(not(windows))]
+    pub fn root_lock_file(&self) -> std::io::Result<File> {
+        Ok(self.handle().open_with(".", &Want::Directory.options(FollowSymlinks::Yes))?.into_std())
+    }
+
+    /// What every loupe writing this root locks. Windows cannot lock a directory
+    /// (`LockFileEx` wants a file), and nothing is written into the repository for a lock: a
+    /// file in the user's temporary directory named after the root's canonical path (its case
+    /// folded, as the file system folds it).
+    #[cfg(windows)]
+    pub fn root_lock_file(&self) -> std::io::Result<File> {
+        let key = loupe_core::ContentHash::of(self.canonical().to_string_lossy().to_lowercase().as_bytes());
+        let path = std::env::temp_dir().join(format!("loupe-root-{key}.lock"));
+        crate::clear_way(&path)?;
+        crate::open_own(&path, crate::OwnAccess::Write)
     }
 
     /// Opens the directory of `path` beneath the root (creating what is missing when asked)
@@ -255,12 +260,13 @@ impl Root {
     fn open_directory(&self, path: &RepoPath, create_dirs: bool) -> Result<Directory, VfsError> {
         self.check_writable(path)?;
         let missing = if create_dirs { Missing::Create } else { Missing::Refuse };
-        let opened = self.open_beneath(&path.parent(), directory_flags(), missing).map_err(|error| match error {
+        let opened = self.open_beneath(&path.parent(), Want::Directory, missing).map_err(|error| match error {
             VfsError::NotFound { .. } => VfsError::MissingDirectory { path: path.parent() },
             other => other,
         })?;
-        self.check_writable(&opened.real.join(path.file_name()))?;
-        Ok(Directory { fd: opened.fd, name: path.file_name().to_owned() })
+        let (dir, real) = opened.into_dir();
+        self.check_writable(&real.join(path.file_name()))?;
+        Ok(Directory { dir, name: path.file_name().to_owned() })
     }
 
     /// Writes never touch an excluded file or loupe's own configuration.
@@ -275,20 +281,17 @@ impl Root {
     /// The permission bits of the regular file in `directory`, `None` when nothing is there;
     /// refuses anything else (a symlink, a directory, a FIFO, a device).
     fn existing_mode(&self, directory: &Directory, path: &RepoPath) -> Result<Option<u32>, VfsError> {
-        match rustix::fs::statat(&directory.fd, directory.name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat) => {
-                let kind = FileType::from_raw_mode(stat.st_mode);
-                if kind == FileType::Symlink {
+        match directory.dir.symlink_metadata(&directory.name) {
+            Ok(metadata) => {
+                let kind = Kind::of_cap(metadata.file_type());
+                if kind == Kind::Symlink {
                     return Err(VfsError::Symlink { path: path.clone(), target: self.link_target(path) });
                 }
                 check_kind(path, kind)?;
-                // `st_mode` is a `u16` on some Unixes.
-                #[allow(clippy::useless_conversion)]
-                let mode = u32::from(stat.st_mode);
-                Ok(Some(mode & 0o7777))
+                Ok(Some(mode_bits(&metadata.permissions())))
             }
-            Err(Errno::NOENT) => Ok(None),
-            Err(errno) => Err(io_error(path, errno.into())),
+            Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(io_error(path, error)),
         }
     }
 
@@ -299,17 +302,61 @@ impl Root {
     }
 }
 
-/// Regular files only; a directory and the rest are refused by name.
-fn check_kind(path: &RepoPath, kind: FileType) -> Result<(), VfsError> {
-    match kind {
-        FileType::RegularFile => Ok(()),
-        FileType::Directory => Err(VfsError::IsDirectory { path: path.clone() }),
-        other => Err(VfsError::NotRegular { path: path.clone(), kind: kind_name(other) }),
+/// The permission bits loupe keeps of a file: the mode on Unix; on Windows only whether it is
+/// read-only (0o444) or not (0o644).
+fn mode_bits(permissions: &cap_std::fs::Permissions) -> u32 {
+    #[cfg(unix)]
+    {
+        use cap_std::fs::PermissionsExt;
+        permissions.mode() & 0o7777
+    }
+    #[cfg(not(unix))]
+    {
+        if permissions.readonly() { 0o444 } else { NEW_FILE_MODE }
     }
 }
 
-fn io_error(path: &RepoPath, source: std::io::Error) -> VfsError {
-    VfsError::Io { path: PathBuf::from(path.display()), source }
+/// Makes a rename or removal in `dir` durable. Best effort: some file systems (and Windows,
+/// for a directory) refuse it.
+fn sync(dir: &Dir) {
+    // Opened again readable: a handle only walked through (`O_PATH`) cannot be synced.
+    if let Ok(handle) = dir.open_with(".", &Want::Directory.options(FollowSymlinks::Yes)) {
+        let _ = handle.sync_all();
+    }
+}
+
+/// Places `bytes` as `name` in `dir` atomically: a new temporary file, flushed, given `mode`,
+/// renamed over `name`; the temporary file is removed when any step fails.
+fn place(dir: &Dir, name: &str, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let (temporary, mut file) = create_temporary(dir)?;
+    let written =
+        file.write_all(bytes).and_then(|()| set_permissions(&file, mode)).and_then(|()| file.sync_all()).and_then(
+            |()| {
+                drop(file);
+                dir.rename(&temporary, dir, name)
+            },
+        );
+    if let Err(error) = written {
+        let _ = dir.remove_file(&temporary);
+        return Err(error);
+    }
+    sync(dir);
+    Ok(())
+}
+
+/// Gives `file` the permission bits of [`mode_bits`].
+fn set_permissions(file: &File, mode: u32) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))
+    }
+    #[cfg(not(unix))]
+    {
+        let mut permissions = file.metadata()?.permissions();
+        permissions.set_readonly(mode & 0o222 == 0);
+        file.set_permissions(permissions)
+    }
 }
 
 /// The name [`create_temporary`] gives its files: `.loupe-` the process id in hex, `-`, a
@@ -331,9 +378,12 @@ pub(crate) fn is_temporary_name(name: &str) -> bool {
 }
 
 /// Creates `.loupe-<unique>.tmp` in `directory`, never following or reusing an entry.
-fn create_temporary(directory: &OwnedFd) -> std::io::Result<(String, File)> {
+fn create_temporary(directory: &Dir) -> std::io::Result<(String, File)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true).follow(FollowSymlinks::No);
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::mode(&mut options, 0o600);
     for _ in 0..16 {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -343,13 +393,13 @@ fn create_temporary(directory: &OwnedFd) -> std::io::Result<(String, File)> {
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
-        match rustix::fs::openat(directory, name.as_str(), flags, Mode::from_raw_mode(0o600)) {
-            Ok(fd) => return Ok((name, File::from(fd))),
-            Err(Errno::EXIST) => continue,
-            Err(errno) => return Err(errno.into()),
+        match directory.open_with(&name, &options) {
+            Ok(file) => return Ok((name, file.into_std())),
+            Err(error) if error.kind() == ErrorKind::AlreadyExists => continue,
+            Err(error) => return Err(error),
         }
     }
-    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free temporary file name"))
+    Err(std::io::Error::new(ErrorKind::AlreadyExists, "no free temporary file name"))
 }
 
 /// Places `bytes` at `target`, a path in loupe's own state directory (the journal), not in
@@ -358,30 +408,17 @@ fn create_temporary(directory: &OwnedFd) -> std::io::Result<(String, File)> {
 pub(crate) fn write_atomically(target: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), VfsError> {
     let io = |source| VfsError::Io { path: target.to_path_buf(), source };
     let dir = target.parent().ok_or_else(|| io(std::io::Error::other("no parent directory")))?;
-    let name = target.file_name().ok_or_else(|| io(std::io::Error::other("no file name")))?;
+    let name =
+        target.file_name().and_then(|name| name.to_str()).ok_or_else(|| io(std::io::Error::other("no file name")))?;
+    let directory = Dir::open_ambient_dir(dir, cap_std::ambient_authority()).map_err(io)?;
     let mode = match mode {
         Some(mode) => mode,
-        None => match fs::symlink_metadata(target) {
-            Ok(metadata) => metadata.permissions().mode() & 0o7777,
+        None => match directory.symlink_metadata(name) {
+            Ok(metadata) => mode_bits(&metadata.permissions()),
             Err(_) => NEW_FILE_MODE,
         },
     };
-    let directory = rustix::fs::open(dir, directory_flags(), Mode::empty()).map_err(|errno| io(errno.into()))?;
-    let (temporary, mut file) = create_temporary(&directory).map_err(io)?;
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| file.set_permissions(fs::Permissions::from_mode(mode)))
-        .and_then(|()| file.sync_all())
-        .and_then(|()| {
-            rustix::fs::renameat(&directory, temporary.as_str(), &directory, name).map_err(std::io::Error::from)
-        });
-    if let Err(source) = written {
-        let _ = rustix::fs::unlinkat(&directory, temporary.as_str(), AtFlags::empty());
-        return Err(io(source));
-    }
-    // Best effort: some file systems refuse to sync a directory.
-    let _ = rustix::fs::fsync(&directory);
-    Ok(())
+    place(&directory, name, bytes, mode).map_err(io)
 }
 
 /// Makes a rename or removal in `dir` (loupe's state directory) durable. Best effort: some
@@ -399,14 +436,14 @@ mod tests {
     #[test]
     fn temporary_names_are_exactly_the_ones_create_temporary_gives() {
         let dir = tempfile::tempdir().unwrap();
-        let directory = rustix::fs::open(dir.path(), directory_flags(), Mode::empty()).unwrap();
+        let directory = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
         for _ in 0..3 {
             let (name, _file) = create_temporary(&directory).unwrap();
             assert!(is_temporary_name(&name), "{name}");
         }
         // What `write_atomically` leaves behind is named the same way.
         write_atomically(&dir.path().join("manifest.json"), b"{}", None).unwrap();
-        for entry in fs::read_dir(dir.path()).unwrap() {
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
             let name = entry.unwrap().file_name().into_string().unwrap();
             assert!(name == "manifest.json" || is_temporary_name(&name), "{name}");
         }

@@ -1,29 +1,34 @@
 //! Opening repository files and directories beneath the root by directory handle (§3.1).
 //!
 //! Every open of a file in the repository goes through [`Root::open_beneath`], relative to the
-//! root directory the `Root` holds open. The kernel resolves the path below that handle
-//! (`openat2` with `RESOLVE_BENEATH`, which keeps relative symlinks inside the root working and
-//! refuses anything that climbs out); where it refuses (an absolute symlink that points back
-//! inside the root) or is missing, a walk resolves one component at a time with
-//! `openat(O_NOFOLLOW)` under the directory handle it already holds, expanding symlinks itself
-//! and never letting `..` climb above the root. The opened descriptor's real path is then read
-//! back from the kernel (`/proc/self/fd`) and must lie inside the root; callers check it against
-//! the exclusions. What follows (reading, creating the temporary file, renaming, unlinking,
-//! creating a directory) is done through that descriptor, so no path is resolved again between
-//! the check and the use, and a directory swapped for a symlink in between changes nothing.
+//! root directory the `Root` holds open, on every platform through one mechanism: `cap-std`
+//! (docs/decisions.md, "Containment"). It resolves the path below that handle and refuses
+//! anything that climbs out (on Linux with `openat2(RESOLVE_BENEATH)`, on macOS and Windows by
+//! opening one component at a time under handles it holds; on Windows `NtCreateFile` relative
+//! to a directory handle, reparse points — symlinks and junctions — resolved inside the root).
+//! Where it refuses (an absolute symlink that points back inside the root) or a missing
+//! directory is to be created, a walk here resolves one component at a time under the handle
+//! it already holds, expanding symlinks itself and never letting `..` climb above the root. The
+//! opened handle's real path is then read back from the kernel (Linux `/proc/self/fd`, macOS
+//! `F_GETPATH`, Windows `GetFinalPathNameByHandleW`) and must lie inside the root; callers check
+//! it against the exclusions, so another spelling of a name (a case, a Windows short name, a
+//! Unicode form) that reaches `.git` or a secret is refused by what the file really is. What
+//! follows (reading, creating the temporary file, renaming, unlinking, creating a directory)
+//! is done through that handle, so no path is resolved again between the check and the use,
+//! and a directory swapped for a symlink in between changes nothing.
 //!
 //! Files are opened non-blocking and without a controlling terminal, and callers serve regular
 //! files only: a FIFO, a socket or a device is refused before a byte is read from it.
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::io::ErrorKind;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt};
+use cap_std::fs::{Dir, OpenOptions};
 use loupe_core::RepoPath;
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
-use rustix::io::Errno;
 
 use crate::{Root, VfsError};
 
@@ -57,53 +62,142 @@ impl std::fmt::Debug for RaceHook {
 
 /// A file or directory opened beneath the root, with the root-relative path it really has.
 pub(crate) struct Opened {
-    pub(crate) fd: OwnedFd,
+    pub(crate) file: File,
     pub(crate) real: RepoPath,
+}
+
+impl Opened {
+    /// The opened directory as a handle to open, create, rename and remove beneath.
+    pub(crate) fn into_dir(self) -> (Dir, RepoPath) {
+        (Dir::from_std_file(self.file), self.real)
+    }
 }
 
 /// What to do about a directory missing on the way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Missing {
     Refuse,
-    /// Create it (`mkdirat`, one component at a time, under the directory above it).
+    /// Create it (one component at a time, under the directory above it).
     Create,
 }
 
-/// Flags to read a file with: a FIFO must not block the open, a terminal must not become ours.
-pub(crate) fn read_flags() -> OFlags {
-    OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC
+/// What an open is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Want {
+    /// A file to read: a FIFO must not block the open, a terminal must not become ours.
+    File,
+    /// A directory that files are listed, created, renamed and unlinked in (and synced).
+    Directory,
 }
 
-/// Flags for a directory that files are created, renamed and unlinked in (and synced).
-pub(crate) fn directory_flags() -> OFlags {
-    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC
+impl Want {
+    /// The options of an open for this, following a symlink at the end or not.
+    pub(crate) fn options(self, follow: FollowSymlinks) -> OpenOptions {
+        let mut options = OpenOptions::new();
+        options.read(true).follow(follow);
+        match self {
+            Want::File => {
+                #[cfg(unix)]
+                {
+                    use cap_std::fs::OpenOptionsExt;
+                    use rustix::fs::OFlags;
+                    options.custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32);
+                }
+            }
+            // Readable (not `O_PATH`), so it can be listed, locked and synced.
+            Want::Directory => {
+                options.maybe_dir(true);
+            }
+        }
+        options
+    }
 }
 
-/// Flags for a directory only walked through: no read permission needed where `O_PATH` exists.
-fn passage_flags() -> OFlags {
-    #[cfg(target_os = "linux")]
-    let access = OFlags::PATH;
-    #[cfg(not(target_os = "linux"))]
-    let access = OFlags::RDONLY;
-    access | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+/// The kinds of entry loupe tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    File,
+    Directory,
+    Symlink,
+    /// A FIFO, a socket, a device: never opened for reading or replaced.
+    Other(&'static str),
+}
+
+/// A function giving the [`Kind`] of a `std` or a `cap-std` file type: the same methods,
+/// through each one's own Unix extension trait.
+macro_rules! kind_of {
+    ($name:ident, $file_type:ty, $unix_ext:path) => {
+        pub(crate) fn $name(file_type: $file_type) -> Kind {
+            #[cfg(unix)]
+            use $unix_ext;
+            if file_type.is_symlink() {
+                return Kind::Symlink;
+            }
+            if file_type.is_dir() {
+                return Kind::Directory;
+            }
+            if file_type.is_file() {
+                return Kind::File;
+            }
+            #[cfg(unix)]
+            for (is, name) in [
+                (file_type.is_fifo(), "FIFO"),
+                (file_type.is_socket(), "socket"),
+                (file_type.is_char_device(), "character device"),
+                (file_type.is_block_device(), "block device"),
+            ] {
+                if is {
+                    return Kind::Other(name);
+                }
+            }
+            Kind::Other("special file")
+        }
+    };
+}
+
+impl Kind {
+    kind_of!(of_std, std::fs::FileType, std::os::unix::fs::FileTypeExt);
+    kind_of!(of_cap, cap_std::fs::FileType, cap_std::fs::FileTypeExt);
+
+    /// The name of a kind loupe refuses to read or write, for messages.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::File => "file",
+            Kind::Directory => "directory",
+            Kind::Symlink => "symlink",
+            Kind::Other(name) => name,
+        }
+    }
 }
 
 /// Opens the workspace root itself, the handle everything else is opened beneath.
-pub(crate) fn open_root(canonical: &Path) -> Result<OwnedFd, std::io::Error> {
-    Ok(rustix::fs::open(canonical, passage_flags(), Mode::empty())?)
+pub(crate) fn open_root(canonical: &Path) -> Result<Dir, std::io::Error> {
+    Dir::open_ambient_dir(canonical, cap_std::ambient_authority())
 }
 
-/// The name of a file type loupe refuses to read or write, for messages.
-pub(crate) fn kind_name(kind: FileType) -> &'static str {
-    match kind {
-        FileType::Fifo => "FIFO",
-        FileType::Socket => "socket",
-        FileType::CharacterDevice => "character device",
-        FileType::BlockDevice => "block device",
-        FileType::Directory => "directory",
-        FileType::Symlink => "symlink",
-        _ => "special file",
+/// Whether an open failed because the entry is not what was walked past (it changed into a
+/// symlink, or away, in between): the walk looks at it again.
+fn changed_in_between(error: &std::io::Error) -> bool {
+    if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) {
+        return true;
     }
+    #[cfg(unix)]
+    if rustix::io::Errno::from_io_error(error) == Some(rustix::io::Errno::LOOP) {
+        return true;
+    }
+    false
+}
+
+/// The parts of a symlink's target, as the walk takes them.
+fn link_parts(target: &Path) -> Vec<String> {
+    target
+        .components()
+        .filter_map(|component| match component {
+            Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+            Component::ParentDir => Some("..".to_owned()),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => None,
+        })
+        .collect()
 }
 
 impl Root {
@@ -120,56 +214,64 @@ impl Root {
         }
     }
 
-    pub(crate) fn handle(&self) -> BorrowedFd<'_> {
-        self.directory.as_fd()
+    pub(crate) fn handle(&self) -> &Dir {
+        &self.directory
     }
 
-    /// Opens `path` (root-relative, as asked) with `flags`, beneath the root, following
+    /// Opens `path` (root-relative, as asked) for `want`, beneath the root, following
     /// symlinks only while they stay inside it. Refuses an escape with `OutsideRoot`; the
     /// caller checks `real` against the exclusions and the opened file's type.
-    pub(crate) fn open_beneath(&self, path: &RepoPath, flags: OFlags, missing: Missing) -> Result<Opened, VfsError> {
-        #[cfg(target_os = "linux")]
-        if missing == Missing::Refuse
-            && let Some(opened) = self.open_by_kernel(path, flags)?
-        {
-            return Ok(opened);
+    pub(crate) fn open_beneath(&self, path: &RepoPath, want: Want, missing: Missing) -> Result<Opened, VfsError> {
+        let opened = match missing {
+            Missing::Refuse => match self.open_by_cap_std(path, want)? {
+                Some(opened) => opened,
+                None => self.open_by_walk(path, want, missing)?,
+            },
+            Missing::Create => self.open_by_walk(path, want, missing)?,
+        };
+        // The walk knows the names it took; the kernel knows where the file is now.
+        let opened = match self.real_path_of(&opened.file, path)? {
+            Some(real) => Opened { real, ..opened },
+            None => opened,
+        };
+        if want == Want::Directory {
+            let metadata = opened.file.metadata().map_err(|source| io_error(path, source))?;
+            if !metadata.is_dir() {
+                return Err(VfsError::NotADirectory { path: path.to_string() });
+            }
         }
-        let opened = self.open_by_walk(path, flags, missing)?;
-        // The walk knows the names it took; the kernel knows where the directory is now.
-        match self.real_path_of(&opened.fd, path)? {
-            Some(real) => Ok(Opened { real, ..opened }),
-            None => Ok(opened),
-        }
+        Ok(opened)
     }
 
-    /// One `openat2` below the root handle. `None` sends the caller to the walk, which
-    /// handles what the kernel refuses (absolute symlinks inside the root) and explains errors.
-    #[cfg(target_os = "linux")]
-    fn open_by_kernel(&self, path: &RepoPath, flags: OFlags) -> Result<Option<Opened>, VfsError> {
-        use rustix::fs::ResolveFlags;
+    /// One open by `cap-std` below the root handle. `None` sends the caller to the walk, which
+    /// handles what it refuses (absolute symlinks inside the root) and explains errors.
+    fn open_by_cap_std(&self, path: &RepoPath, want: Want) -> Result<Option<Opened>, VfsError> {
         let name = if path.is_root() { "." } else { path.as_str() };
-        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-        match rustix::fs::openat2(self.handle(), name, flags | OFlags::CLOEXEC, Mode::empty(), resolve) {
-            Ok(fd) => Ok(self.real_path_of(&fd, path)?.map(|real| Opened { fd, real })),
-            // Escapes are `EXDEV`; a missing component is simply missing.
-            Err(Errno::NOENT) => Err(VfsError::NotFound { path: path.clone() }),
+        match self.handle().open_with(name, &want.options(FollowSymlinks::Yes)) {
+            Ok(file) => Ok(Some(Opened { file: file.into_std(), real: path.clone() })),
+            // An escape is refused as such; a missing component is simply missing.
+            Err(error) if error.kind() == ErrorKind::NotFound => Err(VfsError::NotFound { path: path.clone() }),
             Err(_) => Ok(None),
         }
     }
 
-    /// Resolves `path` one component at a time under handles already held: `openat` with
-    /// `O_NOFOLLOW` for each directory, symlinks read with `readlinkat` and expanded here,
-    /// `..` taken from the stack of directories walked (so it never climbs above the root).
-    fn open_by_walk(&self, path: &RepoPath, flags: OFlags, missing: Missing) -> Result<Opened, VfsError> {
+    /// Resolves `path` one component at a time under handles already held: each directory
+    /// opened without following a symlink, symlinks read and expanded here, `..` taken from
+    /// the stack of directories walked (so it never climbs above the root).
+    fn open_by_walk(&self, path: &RepoPath, want: Want, missing: Missing) -> Result<Opened, VfsError> {
         let outside = || VfsError::OutsideRoot { requested: path.to_string() };
-        let io = |errno: Errno| VfsError::Io { path: PathBuf::from(path.display()), source: errno.into() };
+        let io = |source: std::io::Error| io_error(path, source);
         let mut pending: VecDeque<String> = path.components().map(str::to_owned).collect();
-        let mut stack: Vec<OwnedFd> = Vec::new();
+        let mut stack: Vec<Dir> = Vec::new();
         let mut real = RepoPath::root();
         let mut detours = 0;
         let mut detour = || {
             detours += 1;
-            if detours > MAX_DETOURS { Err(io(Errno::LOOP)) } else { Ok(()) }
+            if detours > MAX_DETOURS {
+                Err(io(std::io::Error::other("too many levels of symbolic links")))
+            } else {
+                Ok(())
+            }
         };
         while let Some(name) = pending.pop_front() {
             match name.as_str() {
@@ -181,39 +283,41 @@ impl Root {
                 }
                 _ => {}
             }
-            let dir = stack.last().map_or(self.handle(), AsFd::as_fd);
+            let dir = stack.last().unwrap_or(self.handle());
             let here = real.join(&name);
-            let stat = match rustix::fs::statat(dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) => stat,
-                Err(Errno::NOENT) if missing == Missing::Create => {
+            let kind = match dir.symlink_metadata(&name) {
+                Ok(metadata) => Kind::of_cap(metadata.file_type()),
+                Err(error) if error.kind() == ErrorKind::NotFound && missing == Missing::Create => {
                     // Never create a directory where nothing may be written (`.git/`, secrets).
                     self.check_excluded(&here)?;
-                    match rustix::fs::mkdirat(dir, name.as_str(), Mode::from_raw_mode(0o777)) {
-                        Ok(()) | Err(Errno::EXIST) => {}
-                        Err(errno) => return Err(io(errno)),
+                    match dir.create_dir(&name) {
+                        Ok(()) => {}
+                        Err(error) if error.kind() == ErrorKind::AlreadyExists => {}
+                        Err(error) => return Err(io(error)),
                     }
                     detour()?;
                     pending.push_front(name);
                     continue;
                 }
-                Err(Errno::NOENT) => return Err(VfsError::NotFound { path: path.clone() }),
-                Err(errno) => return Err(io(errno)),
-            };
-            let kind = FileType::from_raw_mode(stat.st_mode);
-            if kind == FileType::Symlink {
-                detour()?;
-                let target = rustix::fs::readlinkat(dir, name.as_str(), Vec::new()).map_err(io)?;
-                let target = target.into_string().map_err(|_| io(Errno::ILSEQ))?;
-                // A `RepoPath` never holds a control character, so neither does a link's way.
-                if target.chars().any(char::is_control) {
-                    return Err(io(Errno::ILSEQ));
+                Err(error) if error.kind() == ErrorKind::NotFound => {
+                    return Err(VfsError::NotFound { path: path.clone() });
                 }
-                let parts = if target.starts_with('/') {
+                Err(error) => return Err(io(error)),
+            };
+            if kind == Kind::Symlink {
+                detour()?;
+                let target = dir.read_link_contents(&name).map_err(io)?;
+                let text = target.to_str().ok_or_else(|| io(ErrorKind::InvalidData.into()))?;
+                // A `RepoPath` never holds a control character, so neither does a link's way.
+                if text.chars().any(char::is_control) {
+                    return Err(io(ErrorKind::InvalidData.into()));
+                }
+                let parts = if target.has_root() || target.is_absolute() {
                     stack.clear();
                     real = RepoPath::root();
                     self.link_inside_root(&target).ok_or_else(outside)?
                 } else {
-                    target.split('/').map(str::to_owned).collect()
+                    link_parts(&target)
                 };
                 for part in parts.into_iter().rev() {
                     pending.push_front(part);
@@ -221,90 +325,161 @@ impl Root {
                 continue;
             }
             let last = pending.is_empty();
-            if last && !matches!(kind, FileType::RegularFile | FileType::Directory) {
+            if last && let Kind::Other(kind) = kind {
                 // A FIFO, socket or device: every caller wants a file or a directory, and
-                // opening one can block, fail (`ENXIO`) or have side effects.
-                return Err(VfsError::NotRegular { path: path.clone(), kind: kind_name(kind) });
+                // opening one can block, fail or have side effects.
+                return Err(VfsError::NotRegular { path: path.clone(), kind });
             }
-            if !last && kind != FileType::Directory {
+            if !last && kind != Kind::Directory {
                 return Err(VfsError::NotADirectory { path: here.to_string() });
             }
-            let open_flags = if last { flags | OFlags::NOFOLLOW | OFlags::CLOEXEC } else { passage_flags() };
-            match rustix::fs::openat(dir, name.as_str(), open_flags, Mode::empty()) {
-                Ok(fd) if last => return Ok(Opened { fd, real: here }),
-                Ok(fd) => {
-                    stack.push(fd);
+            let opened = if last {
+                dir.open_with(&name, &want.options(FollowSymlinks::No)).map(cap_std::fs::File::into_std)
+            } else {
+                dir.open_dir_nofollow(&name).map(Dir::into_std_file)
+            };
+            match opened {
+                Ok(file) if last => return Ok(Opened { file, real: here }),
+                Ok(file) => {
+                    stack.push(Dir::from_std_file(file));
                     real = here;
                 }
-                // The entry changed between `statat` and `openat` (it became a symlink, or
+                // The entry changed between the look and the open (it became a symlink, or
                 // went away): look at it again.
-                Err(Errno::LOOP | Errno::NOTDIR | Errno::NOENT) => {
+                Err(error) if changed_in_between(&error) => {
                     detour()?;
                     pending.push_front(name);
                 }
-                Err(errno) => return Err(io(errno)),
+                Err(error) => return Err(io(error)),
             }
         }
         // No component left: the root itself, or a directory reached through `..` or a link.
-        let dir = stack.last().map_or(self.handle(), AsFd::as_fd);
-        let fd = rustix::fs::openat(dir, ".", flags | OFlags::CLOEXEC, Mode::empty()).map_err(io)?;
-        Ok(Opened { fd, real })
+        let dir = stack.last().unwrap_or(self.handle());
+        let file = dir.open_with(".", &want.options(FollowSymlinks::Yes)).map_err(io)?.into_std();
+        Ok(Opened { file, real })
     }
 
     /// The components of an absolute symlink target below the root (as given or canonical),
     /// unresolved: the walk takes them one by one. `None` when it points elsewhere.
-    fn link_inside_root(&self, target: &str) -> Option<Vec<String>> {
-        let target = Path::new(target);
+    fn link_inside_root(&self, target: &Path) -> Option<Vec<String>> {
+        let target = crate::plain_path(target);
         [self.canonical(), self.given()].into_iter().filter(|base| base.is_absolute()).find_map(|base| {
-            let rest = target.strip_prefix(base).ok()?;
+            let rest = target.strip_prefix(crate::plain_path(base)).ok()?;
             rest.iter().map(|part| part.to_str().map(str::to_owned)).collect()
         })
     }
 
-    /// Where the kernel says an opened descriptor is, root-relative; `OutsideRoot` when it is
-    /// not under the root, `None` when the kernel cannot say (no `/proc`).
-    #[cfg(target_os = "linux")]
-    fn real_path_of(&self, fd: &OwnedFd, requested: &RepoPath) -> Result<Option<RepoPath>, VfsError> {
-        use std::os::fd::AsRawFd;
-        let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) else {
-            return Ok(None);
-        };
-        match self.relative_of_canonical(&real) {
+    /// Where the kernel says an opened handle is, root-relative; `OutsideRoot` when it is not
+    /// under the root, `None` when the system cannot say (no `/proc`, an unknown platform).
+    fn real_path_of(&self, file: &File, requested: &RepoPath) -> Result<Option<RepoPath>, VfsError> {
+        let Some(real) = kernel_path(file) else { return Ok(None) };
+        match self.relative_of_canonical(&crate::plain_path(&real)) {
             Some(relative) => Ok(Some(relative)),
             None => Err(VfsError::OutsideRoot { requested: requested.to_string() }),
         }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn real_path_of(&self, _fd: &OwnedFd, _requested: &RepoPath) -> Result<Option<RepoPath>, VfsError> {
-        Ok(None)
     }
 
     /// Reads the regular file at `path` (as asked), opened beneath the root by handle:
     /// its real path must be inside the root and not excluded, and it must be a regular file
     /// of at most `max_bytes` (a FIFO, socket or device is refused without reading).
     pub(crate) fn read_regular(&self, path: &RepoPath, max_bytes: u64) -> Result<Vec<u8>, VfsError> {
-        let io = |source: std::io::Error| VfsError::Io { path: PathBuf::from(path.display()), source };
+        let io = |source: std::io::Error| io_error(path, source);
         self.check_excluded(path)?;
         self.race(RacePoint::Checked, path);
-        let opened = self.open_beneath(path, read_flags(), Missing::Refuse)?;
+        let opened = self.open_beneath(path, Want::File, Missing::Refuse)?;
         self.check_excluded(&opened.real)?;
         self.race(RacePoint::Opened, path);
-        let stat = rustix::fs::fstat(&opened.fd).map_err(|errno| io(errno.into()))?;
-        match FileType::from_raw_mode(stat.st_mode) {
-            FileType::RegularFile => {}
-            FileType::Directory => return Err(VfsError::IsDirectory { path: path.clone() }),
-            other => return Err(VfsError::NotRegular { path: path.clone(), kind: kind_name(other) }),
-        }
-        let size = u64::try_from(stat.st_size).unwrap_or(0);
+        let metadata = opened.file.metadata().map_err(io)?;
+        check_kind(path, Kind::of_std(metadata.file_type()))?;
+        let size = metadata.len();
         if size > max_bytes {
             return Err(VfsError::TooLarge { path: path.clone(), size, limit: max_bytes });
         }
-        let bytes = read_sized(&File::from(opened.fd), size, max_bytes).map_err(io)?;
+        let bytes = read_sized(&opened.file, size, max_bytes).map_err(io)?;
         if bytes.len() as u64 > max_bytes {
             return Err(VfsError::TooLarge { path: path.clone(), size: bytes.len() as u64, limit: max_bytes });
         }
         Ok(bytes)
+    }
+}
+
+/// Regular files only; a directory and the rest are refused by name.
+pub(crate) fn check_kind(path: &RepoPath, kind: Kind) -> Result<(), VfsError> {
+    match kind {
+        Kind::File => Ok(()),
+        Kind::Directory => Err(VfsError::IsDirectory { path: path.clone() }),
+        other => Err(VfsError::NotRegular { path: path.clone(), kind: other.name() }),
+    }
+}
+
+pub(crate) fn io_error(path: &RepoPath, source: std::io::Error) -> VfsError {
+    VfsError::Io { path: PathBuf::from(path.display()), source }
+}
+
+/// Where the system says an open handle's file is, when it can say.
+#[cfg(target_os = "linux")]
+fn kernel_path(file: &File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+#[cfg(target_vendor = "apple")]
+fn kernel_path(file: &File) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let path = rustix::fs::getpath(file).ok()?;
+    Some(PathBuf::from(std::ffi::OsString::from_vec(path.into_bytes())))
+}
+
+#[cfg(windows)]
+fn kernel_path(file: &File) -> Option<PathBuf> {
+    winx::file::get_file_path(file).ok()
+}
+
+#[cfg(not(any(target_os = "linux", target_vendor = "apple", windows)))]
+fn kernel_path(_file: &File) -> Option<PathBuf> {
+    None
+}
+
+/// Opens the file at `relative` beneath the directory `root` for reading, never through a
+/// symbolic link on the way or at the end (one is refused as `ErrorKind::InvalidInput`) and
+/// never blocking: for a repository file read before there is a [`Root`] (its configuration).
+pub fn open_without_links(root: &Path, relative: &Path) -> std::io::Result<File> {
+    let through_link =
+        || std::io::Error::new(ErrorKind::InvalidInput, "a symbolic link is on the way; links are not followed here");
+    let mut dir = Dir::open_ambient_dir(root, cap_std::ambient_authority())?;
+    let mut parts = relative.components().peekable();
+    while let Some(part) = parts.next() {
+        let Component::Normal(name) = part else { return Err(through_link()) };
+        if dir.symlink_metadata(name)?.is_symlink() {
+            return Err(through_link());
+        }
+        if parts.peek().is_none() {
+            return Ok(dir.open_with(name, &Want::File.options(FollowSymlinks::No))?.into_std());
+        }
+        dir = dir.open_dir_nofollow(name)?;
+    }
+    Err(ErrorKind::NotFound.into())
+}
+
+/// Fills `bytes` from `offset` of `file`, leaving its cursor alone where the platform can.
+pub fn read_exact_at(file: &File, bytes: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, bytes, offset)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match file.seek_read(&mut bytes[filled..], offset + filled as u64) {
+                Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
+                Ok(read) => filled += read,
+                Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
     }
 }
 

@@ -44,15 +44,20 @@ fn cases() -> u32 {
 /// Caps the test process's address space once (never raising it), so an allocation sized by a
 /// damaged length fails and aborts the run instead of being granted lazily by overcommit.
 fn cap_address_space() {
-    static CAPPED: OnceLock<()> = OnceLock::new();
-    CAPPED.get_or_init(|| {
-        use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-        const CAP: u64 = 6 << 30;
-        let current = getrlimit(Resource::As);
-        if current.current.is_none_or(|limit| limit > CAP) {
-            let _ = setrlimit(Resource::As, Rlimit { current: Some(CAP), maximum: current.maximum });
-        }
-    });
+    // Windows has no address-space limit to set; a damaged length there is bounded by the
+    // reader's own checks only.
+    #[cfg(unix)]
+    {
+        static CAPPED: OnceLock<()> = OnceLock::new();
+        CAPPED.get_or_init(|| {
+            use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+            const CAP: u64 = 6 << 30;
+            let current = getrlimit(Resource::As);
+            if current.current.is_none_or(|limit| limit > CAP) {
+                let _ = setrlimit(Resource::As, Rlimit { current: Some(CAP), maximum: current.maximum });
+            }
+        });
+    }
 }
 
 /// The records every case damages: (manifest bytes, the directory name it belongs to), and
@@ -505,7 +510,6 @@ fn j3_a_mode_beyond_permission_bits_is_damaged() {
 /// with mode 07777 (`fchmod` keeps the low twelve bits: setuid, setgid, sticky, world-writable).
 #[test]
 fn j3_recovery_never_restores_a_file_with_a_forged_mode() {
-    use std::os::unix::fs::PermissionsExt;
     let repo = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     std::fs::write(repo.path().join("a.txt"), b"alpha\r\nBETA\r\n").unwrap();
@@ -522,5 +526,9 @@ fn j3_recovery_never_restores_a_file_with_a_forged_mode() {
     assert_eq!(recovery.quarantined.len(), 1, "{recovery:?}");
     let file = repo.path().join("a.txt");
     assert_eq!(std::fs::read(&file).unwrap(), b"alpha\r\nBETA\r\n");
-    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o7000, 0);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o7000, 0);
+    }
 }

@@ -317,10 +317,8 @@ struct Scan {
 /// file made again, as the index does with its own files: a planted `journal/lock` directory
 /// disabled every edit.
 fn open_lock_file(path: &Path) -> std::io::Result<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
     crate::clear_way(path)?;
-    let flags = rustix::fs::OFlags::NOFOLLOW.bits() | rustix::fs::OFlags::NONBLOCK.bits();
-    fs::OpenOptions::new().create(true).truncate(false).write(true).custom_flags(flags as i32).open(path)
+    crate::open_own(path, crate::OwnAccess::Write)
 }
 
 impl Journal {
@@ -1028,7 +1026,7 @@ impl Journal {
     fn lock_root(&self) -> Result<Option<fs::File>, ApplyError> {
         let canonical = self.root.canonical();
         let io = |source| ApplyError::Vfs(VfsError::Io { path: canonical.to_path_buf(), source });
-        let directory = self.root.reopen_root().map_err(io)?;
+        let directory = self.root.root_lock_file().map_err(io)?;
         match wait_for_lock(&directory, "the workspace root", self.hooks.lock_wait) {
             Ok(()) => Ok(Some(directory)),
             Err(error) if lock_unsupported(&error) => {

@@ -18,17 +18,71 @@ mod own_files;
 mod root;
 mod walk;
 
+/// Fixtures for tests, here and in the crates above: symbolic links on every platform.
+#[cfg(any(test, feature = "test-hooks"))]
+pub mod testing {
+    use std::path::Path;
+
+    /// A symbolic link at `link` to `target` (relative to the link's directory, `/`-separated,
+    /// or absolute). On Windows a directory link when the target is a directory, as Windows
+    /// needs to know.
+    pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> std::io::Result<()> {
+        let (target, link) = (target.as_ref(), link.as_ref());
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(target, link)
+        }
+        #[cfg(windows)]
+        {
+            let target = std::path::PathBuf::from(target.to_string_lossy().replace('/', "\\"));
+            let seen_from = link.parent().map_or_else(|| target.clone(), |dir| dir.join(&target));
+            if seen_from.is_dir() {
+                std::os::windows::fs::symlink_dir(&target, link)?;
+            } else {
+                std::os::windows::fs::symlink_file(&target, link)?;
+            }
+            // wine before 9 answers success and makes nothing (scripts/test-windows.sh).
+            match std::fs::symlink_metadata(link) {
+                Ok(_) => Ok(()),
+                Err(_) => {
+                    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "this system made no symbolic link"))
+                }
+            }
+        }
+    }
+}
+
 #[cfg(feature = "test-hooks")]
 pub use beneath::RacePoint;
+pub use beneath::{open_without_links, read_exact_at};
 pub use exclude::Exclusions;
 pub use journal::{Applied, ApplyError, FileChange, Journal, Plan, Stale};
-pub use own_files::clear_way;
+pub use own_files::{OwnAccess, clear_way, open_own};
 pub use root::{FileBytes, Resolved, Root};
 pub use walk::{Stamp, Walk, WalkEntry, WalkOptions};
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use loupe_core::RepoPath;
+
+/// A path as the user's tools spell it: on Windows without the `\\?\` prefix that
+/// canonicalising and `GetFinalPathNameByHandleW` add (so a root and the paths below it compare
+/// and join alike, `/` separators included); unchanged elsewhere.
+pub fn plain_path(path: &Path) -> PathBuf {
+    dunce::simplified(path).to_path_buf()
+}
+
+/// A relative file-system path as a `RepoPath` spells it: its components joined by `/` on every
+/// platform (a name that is not UTF-8 is shown lossily, as before).
+pub(crate) fn slash_joined(relative: &Path) -> String {
+    let parts: Vec<_> = relative.iter().map(|part| part.to_string_lossy()).collect();
+    parts.join("/")
+}
+
+/// The canonical form of `path` (symlinks resolved), as [`plain_path`] spells it.
+pub fn canonical_path(path: &Path) -> std::io::Result<PathBuf> {
+    dunce::canonicalize(path)
+}
 
 /// Why a path could not be used. The engine maps each to an error code.
 #[derive(Debug)]

@@ -10,7 +10,6 @@
 //! directory handle (`beneath.rs`) and checked on the descriptor, so what is read is what was
 //! checked, even if the tree changes in between.
 
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,7 +17,9 @@ use ignore::gitignore::GitignoreBuilder;
 use loupe_core::RepoPath;
 use loupe_core::path::{UserPath, parse_user_path};
 
-use crate::beneath::{Missing, RaceHook, directory_flags, open_root};
+use cap_std::fs::Dir;
+
+use crate::beneath::{Missing, RaceHook, Want, open_root};
 use crate::{Exclusions, VfsError};
 
 /// The files whose rules decide `meta.ignored`, in each directory from the root down.
@@ -39,7 +40,7 @@ pub struct Root {
     /// The root or one of its ancestors holds `.git`.
     in_git_repository: bool,
     /// The root directory, held open: every file is opened beneath it.
-    pub(crate) directory: Arc<OwnedFd>,
+    pub(crate) directory: Arc<Dir>,
     pub(crate) race_hook: RaceHook,
 }
 
@@ -62,7 +63,8 @@ pub struct FileBytes {
 impl Root {
     /// Opens a root directory; it must exist and be a directory.
     pub fn open(given: &Path, exclusions: Exclusions) -> Result<Root, VfsError> {
-        let canonical = given.canonicalize().map_err(|source| VfsError::Io { path: given.to_path_buf(), source })?;
+        let canonical =
+            crate::canonical_path(given).map_err(|source| VfsError::Io { path: given.to_path_buf(), source })?;
         if !canonical.is_dir() {
             return Err(VfsError::Io {
                 path: given.to_path_buf(),
@@ -115,7 +117,7 @@ impl Root {
         };
         self.check_excluded(&path)?;
         let joined = self.canonical.join(path.as_str());
-        match joined.canonicalize() {
+        match crate::canonical_path(&joined) {
             Ok(real) => {
                 let real_relative = self.relative_of_canonical(&real).ok_or_else(outside)?;
                 self.check_excluded(&real_relative)?;
@@ -128,9 +130,9 @@ impl Root {
                 // `gitlink -> .git` is `.git/hooks/x`).
                 let mut ancestor = joined.parent();
                 while let Some(dir) = ancestor {
-                    if let Ok(real_dir) = dir.canonicalize() {
+                    if let Ok(real_dir) = crate::canonical_path(dir) {
                         let real_dir = self.relative_of_canonical(&real_dir).ok_or_else(outside)?;
-                        let rest = joined.strip_prefix(dir).map(|rest| rest.to_string_lossy().into_owned());
+                        let rest = joined.strip_prefix(dir).map(crate::slash_joined);
                         if let Some(real_file) =
                             rest.ok().and_then(|rest| RepoPath::normalize(&format!("{}/{rest}", real_dir.as_str())))
                         {
@@ -194,14 +196,14 @@ impl Root {
         let mut dir = path.parent();
         loop {
             let listed = self
-                .open_beneath(&dir, directory_flags(), Missing::Refuse)
+                .open_beneath(&dir, Want::Directory, Missing::Refuse)
                 .ok()
                 .filter(|opened| self.check_excluded(&opened.real).is_ok())
-                .and_then(|opened| rustix::fs::Dir::read_from(&opened.fd).ok());
+                .and_then(|opened| Dir::from_std_file(opened.file).entries().ok());
             if let Some(entries) = listed {
                 let mut names: Vec<String> = entries
                     .filter_map(Result::ok)
-                    .filter_map(|entry| entry.file_name().to_str().ok().map(str::to_owned))
+                    .filter_map(|entry| entry.file_name().into_string().ok())
                     .filter(|name| name != "." && name != ".." && !name.chars().any(char::is_control))
                     .filter(|name| self.exclusions.matching_pattern(&dir.join(name)).is_none())
                     .take(2000)
@@ -229,26 +231,22 @@ impl Root {
             if base.is_absolute()
                 && let Ok(rest) = absolute_path.strip_prefix(base)
             {
-                return RepoPath::normalize(&rest.to_string_lossy().replace('\\', "/"));
+                return RepoPath::normalize(&crate::slash_joined(rest));
             }
         }
         // An absolute path through a symlinked alias of the root (e.g. /tmp vs /private/tmp).
-        let real = absolute_path.canonicalize().ok()?;
+        let real = crate::canonical_path(absolute_path).ok()?;
         self.relative_of_canonical(&real)
     }
 
     pub(crate) fn relative_of_canonical(&self, real: &Path) -> Option<RepoPath> {
         let rest = real.strip_prefix(&self.canonical).ok()?;
-        RepoPath::normalize(&rest.to_string_lossy())
+        RepoPath::normalize(&crate::slash_joined(rest))
     }
 
-    /// Reads `path` with one `openat2` that refuses to leave the root or to follow any
-    /// symlink, so the path opened is the path asked for: containment and the exclusions hold
-    /// without resolving each component first, and nothing can swap a component in between.
-    /// `None` (a symlink on the way, an excluded or odd path, not a regular file, an old
-    /// kernel, any error) sends the caller to the resolving path, which decides and explains.
-    #[cfg(target_os = "linux")]
-    /// The bytes go to `bytes`, replacing what it held.
+    /// Reads the regular file at `path` as [`Root::open_regular_beneath`] opens it, into
+    /// `bytes` (replacing what it held). `None` sends the caller to the resolving path, which
+    /// decides and explains.
     pub(crate) fn read_beneath(
         &self,
         path: &RepoPath,
@@ -263,17 +261,33 @@ impl Root {
         (bytes.len() as u64 <= max_bytes).then_some(metadata)
     }
 
-    /// `path` opened as `read_beneath` opens it, a regular file, with its metadata.
-    #[cfg(target_os = "linux")]
+    /// `path` opened beneath the root as a regular file that is not excluded (by the path
+    /// asked nor by its real path), with its metadata. `None` (an excluded or odd path, not a
+    /// regular file, any error) sends the caller to the resolving path.
     pub(crate) fn open_regular_beneath(&self, path: &RepoPath) -> Option<(std::fs::File, std::fs::Metadata)> {
-        use rustix::fs::{Mode, ResolveFlags};
         if path.is_root() || self.check_excluded(path).is_err() {
             return None;
         }
+        #[cfg(target_os = "linux")]
+        if let Some(found) = self.open_plain(path) {
+            return Some(found);
+        }
+        let opened = self.open_beneath(path, Want::File, Missing::Refuse).ok()?;
+        self.check_excluded(&opened.real).ok()?;
+        let metadata = opened.file.metadata().ok()?;
+        metadata.is_file().then_some((opened.file, metadata))
+    }
+
+    /// The fast path of a search reading thousands of files: one `openat2` that refuses to
+    /// leave the root or to follow any symlink, so the path opened is the path asked for and
+    /// its real path needs no reading back. `None` (a symlink on the way, an old kernel, any
+    /// error) sends the caller to [`Root::open_beneath`].
+    #[cfg(target_os = "linux")]
+    fn open_plain(&self, path: &RepoPath) -> Option<(std::fs::File, std::fs::Metadata)> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
         let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        let descriptor =
-            rustix::fs::openat2(self.handle(), path.as_str(), crate::beneath::read_flags(), Mode::empty(), resolve)
-                .ok()?;
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let descriptor = rustix::fs::openat2(self.handle(), path.as_str(), flags, Mode::empty(), resolve).ok()?;
         let file = std::fs::File::from(descriptor);
         let metadata = file.metadata().ok()?;
         metadata.is_file().then_some((file, metadata))
@@ -313,10 +327,11 @@ mod tests {
         fs::write(repo.path().join(".gitignore"), "target/\n*.log\n!keep.log\n").unwrap();
         fs::write(repo.path().join("src/.gitignore"), "gen.rs\n").unwrap();
         fs::write(outside.path().join("secret.txt"), "outside\n").unwrap();
-        std::os::unix::fs::symlink(outside.path(), repo.path().join("escape")).unwrap();
-        std::os::unix::fs::symlink(outside.path().join("secret.txt"), repo.path().join("src/link.txt")).unwrap();
-        std::os::unix::fs::symlink(repo.path().join(".env"), repo.path().join("env-link")).unwrap();
-        std::os::unix::fs::symlink(repo.path().join("src/lib.rs"), repo.path().join("lib-link.rs")).unwrap();
+        use crate::testing::symlink;
+        symlink(outside.path(), repo.path().join("escape")).unwrap();
+        symlink(outside.path().join("secret.txt"), repo.path().join("src/link.txt")).unwrap();
+        symlink(repo.path().join(".env"), repo.path().join("env-link")).unwrap();
+        symlink(repo.path().join("src/lib.rs"), repo.path().join("lib-link.rs")).unwrap();
         (repo, outside)
     }
 

@@ -154,7 +154,6 @@ impl Root {
         max_bytes: u64,
         bytes: &mut Vec<u8>,
     ) -> Result<Option<Stamp>, crate::VfsError> {
-        #[cfg(target_os = "linux")]
         if let Some(metadata) = self.read_beneath(path, max_bytes, bytes) {
             return Ok(Some(stamp(&metadata)));
         }
@@ -174,37 +173,25 @@ impl Root {
         range: std::ops::Range<u64>,
         bytes: &mut Vec<u8>,
     ) -> Option<Stamp> {
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::unix::fs::FileExt;
-            let len = usize::try_from(range.end.checked_sub(range.start)?).ok()?;
-            let (file, metadata) = self.open_regular_beneath(path)?;
-            if range.end > metadata.len() {
-                return None;
-            }
-            bytes.clear();
-            bytes.resize(len, 0);
-            file.read_exact_at(bytes, range.start).ok()?;
-            Some(stamp(&metadata))
+        let len = usize::try_from(range.end.checked_sub(range.start)?).ok()?;
+        let (file, metadata) = self.open_regular_beneath(path)?;
+        if range.end > metadata.len() {
+            return None;
         }
-        #[cfg(not(target_os = "linux"))]
-        {
-            let _ = (path, range, bytes);
-            None
-        }
+        bytes.clear();
+        bytes.resize(len, 0);
+        crate::beneath::read_exact_at(&file, bytes, range.start).ok()?;
+        Some(stamp(&metadata))
     }
 
     /// The size and modification time (ns since the epoch) of a file `read_indexed` would
     /// read, without reading it: what tells a cached summary of its bytes still holds. `None`
     /// when `read_indexed` would refuse it.
     pub fn stamp_indexed(&self, path: &RepoPath) -> Option<Stamp> {
-        #[cfg(target_os = "linux")]
         let metadata = match self.open_regular_beneath(path) {
             Some((_, metadata)) => metadata,
             None => self.resolved_metadata(path)?,
         };
-        #[cfg(not(target_os = "linux"))]
-        let metadata = self.resolved_metadata(path)?;
         Some(stamp(&metadata))
     }
 
@@ -229,7 +216,7 @@ fn stamp(metadata: &fs::Metadata) -> Stamp {
 
 fn relative(root: &Path, path: &Path) -> Option<RepoPath> {
     let rest = path.strip_prefix(root).ok()?;
-    RepoPath::normalize(&rest.to_string_lossy())
+    RepoPath::normalize(&crate::slash_joined(rest))
 }
 
 #[cfg(test)]
@@ -243,9 +230,8 @@ mod tests {
     /// either way a symlink out of the root, an excluded file or a directory is refused, and a
     /// symlink that stays inside is read.
     #[test]
-    #[cfg(unix)]
     fn read_indexed_refuses_what_resolve_refuses() {
-        use std::os::unix::fs::symlink;
+        use crate::testing::symlink;
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         fs::create_dir_all(dir.path().join("src")).unwrap();
@@ -290,7 +276,7 @@ mod tests {
         write("big.txt", &"x".repeat(2000));
         write(".github/workflow.yml", "on: push\n");
         fs::write(outside.path().join("o.rs"), "fn o() {}\n").unwrap();
-        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+        crate::testing::symlink(outside.path(), dir.path().join("link")).unwrap();
         let exclude: Vec<String> = DEFAULT_EXCLUDE.iter().map(|s| (*s).to_owned()).collect();
         let root = Root::open(dir.path(), Exclusions::new(&exclude, &[]).unwrap()).unwrap();
         let paths: Vec<String> = root

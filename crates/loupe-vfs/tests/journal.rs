@@ -1,7 +1,6 @@
 //! The journaled write path: atomic plans, preconditions, rollback, crash recovery, undo/redo.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use loupe_core::config::DEFAULT_EXCLUDE;
@@ -47,6 +46,30 @@ pub(crate) fn change(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> File
     }
 }
 
+/// Gives `path` the Unix permission bits `mode` (nothing on Windows, which keeps only a
+/// read-only bit).
+fn set_mode(path: &Path, mode: u32) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+}
+
+/// `path` has the permission bits `mode` (on Windows: is writable, as a 0o6xx mode says).
+fn assert_mode(path: &Path, mode: u32) {
+    let permissions = fs::metadata(path).unwrap().permissions();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(permissions.mode() & 0o777, mode);
+    }
+    #[cfg(not(unix))]
+    assert_eq!(permissions.readonly(), mode & 0o222 == 0);
+}
+
 pub(crate) fn plan(changes: Vec<FileChange>) -> Plan {
     Plan { changes, create_dirs: false }
 }
@@ -55,7 +78,7 @@ pub(crate) fn plan(changes: Vec<FileChange>) -> Plan {
 fn a_plan_applies_whole_and_undo_redo_restore_exact_bytes() {
     let fixture = Fixture::new(&[("a.txt", b"one\r\ntwo\r\n"), ("gone.txt", b"bye")]);
     let script = fixture.repo.path().join("a.txt");
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    set_mode(&script, 0o755);
     let journal = fixture.journal();
     let applied = journal
         .apply(plan(vec![
@@ -66,7 +89,7 @@ fn a_plan_applies_whole_and_undo_redo_restore_exact_bytes() {
         .unwrap();
     assert_eq!(applied.transaction_id, "tx-1");
     assert_eq!(fixture.read("a.txt").unwrap(), b"one\r\n2\r\n");
-    assert_eq!(fs::metadata(&script).unwrap().permissions().mode() & 0o777, 0o755);
+    assert_mode(&script, 0o755);
     assert_eq!(fixture.read("new.txt").unwrap(), b"fresh\n");
     assert_eq!(fixture.read("gone.txt"), None);
 
@@ -74,7 +97,7 @@ fn a_plan_applies_whole_and_undo_redo_restore_exact_bytes() {
     assert_eq!(fixture.read("a.txt").unwrap(), b"one\r\ntwo\r\n");
     assert_eq!(fixture.read("new.txt"), None);
     assert_eq!(fixture.read("gone.txt").unwrap(), b"bye");
-    assert_eq!(fs::metadata(&script).unwrap().permissions().mode() & 0o777, 0o755);
+    assert_mode(&script, 0o755);
     assert!(matches!(journal.undo(None, false), Err(ApplyError::NothingToDo { .. })));
 
     // Across a restart.
@@ -142,9 +165,10 @@ fn symlinks_and_escapes_are_never_written() {
     let fixture = Fixture::new(&[("a.txt", b"a")]);
     let outside = tempfile::tempdir().unwrap();
     fs::write(outside.path().join("victim.txt"), b"safe").unwrap();
-    std::os::unix::fs::symlink(outside.path().join("victim.txt"), fixture.repo.path().join("out-link")).unwrap();
-    std::os::unix::fs::symlink(fixture.repo.path().join("a.txt"), fixture.repo.path().join("in-link")).unwrap();
-    std::os::unix::fs::symlink(outside.path(), fixture.repo.path().join("out-dir")).unwrap();
+    use loupe_vfs::testing::symlink;
+    symlink(outside.path().join("victim.txt"), fixture.repo.path().join("out-link")).unwrap();
+    symlink(fixture.repo.path().join("a.txt"), fixture.repo.path().join("in-link")).unwrap();
+    symlink(outside.path(), fixture.repo.path().join("out-dir")).unwrap();
     let journal = fixture.journal();
     for (path, expected) in
         [("out-link", Some(&b"safe"[..])), ("in-link", Some(b"a")), ("out-dir/new.txt", None), (".git/config", None)]

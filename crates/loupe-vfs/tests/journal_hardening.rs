@@ -216,7 +216,7 @@ fn swap_created_dir(done: usize, target: &Path) {
         let outside = root.parent().unwrap().join(format!("{}-outside", root.file_name().unwrap().to_string_lossy()));
         fs::create_dir_all(&outside).unwrap();
         fs::rename(root.join("new"), outside.join("moved")).unwrap();
-        std::os::unix::fs::symlink(&outside, root.join("new")).unwrap();
+        loupe_vfs::testing::symlink(&outside, root.join("new")).unwrap();
         fs::write(target, b"someone else").unwrap();
     }
 }
@@ -279,7 +279,7 @@ fn r6_a_writer_that_never_lets_go_delays_recovery_instead_of_disabling_edits() {
     use std::io::BufRead;
     let (repo, state) = crashed();
     // A hung writer holds the root's lock while a server starts.
-    let hung = fs::File::open(repo.path()).unwrap();
+    let hung = root_at(repo.path()).root_lock_file().unwrap();
     hung.lock().unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", &child_test_name(), "--nocapture", "--test-threads=1"])
@@ -329,7 +329,7 @@ fn r12_recovery_removes_the_temp_files_a_killed_edit_left_and_only_those() {
     for (path, bytes) in keep {
         fs::write(repo.path().join(path), bytes).unwrap();
     }
-    std::os::unix::fs::symlink(outside.path().join("victim"), repo.path().join("sub/.loupe-1f2e-4444.tmp")).unwrap();
+    loupe_vfs::testing::symlink(outside.path().join("victim"), repo.path().join("sub/.loupe-1f2e-4444.tmp")).unwrap();
 
     let (journal, recovery) = open(repo.path(), &state.path().join("journal"));
     assert_eq!(recovery.rolled_back, ["tx-1"]);

@@ -9,9 +9,11 @@
 // Tests write their fixtures; production code may not (clippy.toml).
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
-// jemalloc serves the whole process, tree-sitter's C code included (its `malloc` replaces
-// libc's): a long-lived server's RSS stays flat under churn, where glibc's and mimalloc's grew,
-// and the cold index needs less CPU and memory with it (docs/decisions.md).
+// jemalloc serves the whole process on Linux, tree-sitter's C code included (its `malloc`
+// replaces libc's): a long-lived server's RSS stays flat under churn, where glibc's and
+// mimalloc's grew, and the cold index needs less CPU and memory with it (docs/decisions.md).
+// macOS and Windows keep their system allocators.
+#[cfg(target_os = "linux")]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use std::io::Write;
@@ -402,6 +404,7 @@ impl<const SERVE_ONLY: bool> Args for KeyFlags<SERVE_ONLY> {
 
 /// jemalloc's own counts, for `manage metrics` (`loupe_engine::heap`). jemalloc refreshes its
 /// statistics when the epoch advances.
+#[cfg(target_os = "linux")]
 fn heap_figures() -> Option<loupe_engine::heap::HeapFigures> {
     tikv_jemalloc_ctl::epoch::advance().ok()?;
     let allocated = tikv_jemalloc_ctl::stats::allocated::read().ok()?;
@@ -414,6 +417,7 @@ fn heap_figures() -> Option<loupe_engine::heap::HeapFigures> {
 }
 
 fn main() -> ExitCode {
+    #[cfg(target_os = "linux")]
     loupe_engine::heap::set_probe(heap_figures);
     // The tokenizer's vocabulary takes ~45 ms to build and every answer needs it: start now,
     // in parallel with parsing arguments, loading configuration and the MCP handshake.
