@@ -493,10 +493,7 @@ fn read_regular(file: std::fs::File, links: Links) -> Result<String, String> {
     if !metadata.is_file() {
         return Err("not a regular file".into());
     }
-    #[cfg(not(unix))]
-    let _ = links;
-    #[cfg(unix)]
-    if links == Links::One && std::os::unix::fs::MetadataExt::nlink(&metadata) > 1 {
+    if links == Links::One && loupe_vfs::link_count(&file).map_err(|error| error.to_string())? > 1 {
         return Err("the file has other hard links, one of which could be outside the root".into());
     }
     if metadata.len() > MAX_CONFIG_BYTES {

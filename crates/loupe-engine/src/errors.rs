@@ -40,7 +40,7 @@ pub(crate) fn quoted(text: &str) -> String {
 /// A path for a message: `loupe-vfs` names repository paths relative to the root; an absolute
 /// one (the journal's, in the index directory) is shown by its last component only.
 fn shown(path: &std::path::Path) -> String {
-    if !path.is_absolute() {
+    if !path.is_absolute() && !path.has_root() {
         return quoted(&path.display().to_string());
     }
     let name = path.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());

@@ -226,9 +226,21 @@ enum Node {
 
 type Tree = std::collections::BTreeMap<std::path::PathBuf, Node>;
 
+/// A file's permission bits (Unix), or whether it is read-only (Windows).
+fn mode_of(metadata: &std::fs::Metadata) -> u32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        metadata.permissions().mode() & 0o7777
+    }
+    #[cfg(not(unix))]
+    {
+        u32::from(metadata.permissions().readonly())
+    }
+}
+
 /// Everything under `dir` except `skip`, links not followed.
 fn snapshot(dir: &std::path::Path, skip: &std::path::Path) -> Tree {
-    use std::os::unix::fs::PermissionsExt;
     let mut tree = Tree::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(at) = stack.pop() {
@@ -244,7 +256,7 @@ fn snapshot(dir: &std::path::Path, skip: &std::path::Path) -> Tree {
                 stack.push(path.clone());
                 Node::Dir
             } else {
-                Node::File(std::fs::read(&path).unwrap(), metadata.permissions().mode() & 0o7777)
+                Node::File(std::fs::read(&path).unwrap(), mode_of(&metadata))
             };
             tree.insert(path.strip_prefix(dir).unwrap().to_path_buf(), node);
         }
@@ -303,12 +315,17 @@ impl EditFixture {
     }
 
     fn populate(root: &std::path::Path, outside: &std::path::Path) {
-        use std::os::unix::fs::PermissionsExt;
         for (path, bytes, mode) in EDIT_FILES {
             let full = root.join(path);
             std::fs::create_dir_all(full.parent().unwrap()).unwrap();
             std::fs::write(&full, bytes).unwrap();
-            std::fs::set_permissions(&full, std::fs::Permissions::from_mode(*mode)).unwrap();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(*mode)).unwrap();
+            }
+            #[cfg(not(unix))]
+            let _ = mode;
         }
         std::fs::create_dir_all(outside.join("dir")).unwrap();
         std::fs::write(outside.join("secret.txt"), b"outside\n").unwrap();
@@ -317,7 +334,7 @@ impl EditFixture {
                 Some(rest) => format!("{}{rest}", outside.display()),
                 None => (*target).to_owned(),
             };
-            std::os::unix::fs::symlink(target, root.join(link)).unwrap();
+            loupe_vfs::testing::symlink(target, root.join(link)).unwrap();
         }
     }
 

@@ -365,9 +365,9 @@ fn symlinks_are_never_written() {
     let workspace = workspace();
     let outside = tempfile::tempdir().unwrap();
     fs::write(outside.path().join("victim.txt"), "safe\n").unwrap();
-    std::os::unix::fs::symlink(outside.path().join("victim.txt"), workspace.root.path().join("out.txt")).unwrap();
-    std::os::unix::fs::symlink(workspace.root.path().join("dup.txt"), workspace.root.path().join("in.txt")).unwrap();
-    std::os::unix::fs::symlink(outside.path(), workspace.root.path().join("outdir")).unwrap();
+    loupe_vfs::testing::symlink(outside.path().join("victim.txt"), workspace.root.path().join("out.txt")).unwrap();
+    loupe_vfs::testing::symlink(workspace.root.path().join("dup.txt"), workspace.root.path().join("in.txt")).unwrap();
+    loupe_vfs::testing::symlink(outside.path(), workspace.root.path().join("outdir")).unwrap();
     for (path, code) in
         [("out.txt", "PATH_OUTSIDE_ROOT"), ("in.txt", "INVALID_ARGS"), ("outdir/x.txt", "PATH_OUTSIDE_ROOT")]
     {

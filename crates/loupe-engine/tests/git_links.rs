@@ -64,7 +64,7 @@ fn h1_a_git_symlink_to_another_repository_is_not_followed() {
     let other = other_repository();
     let root = tempfile::tempdir().unwrap();
     write(root.path(), "src/lib.rs", "fn main() {}\n");
-    std::os::unix::fs::symlink(other.path().join(".git"), root.path().join(".git")).unwrap();
+    loupe_vfs::testing::symlink(other.path().join(".git"), root.path().join(".git")).unwrap();
     assert_not_followed(root.path(), "symbolic link that leaves the work tree");
 }
 
@@ -83,7 +83,7 @@ fn h1_alternates_naming_another_object_store_are_not_followed() {
     fs::remove_file(&alternates).unwrap();
     let packs = root.path().join(".git/objects/pack");
     fs::remove_dir_all(&packs).unwrap();
-    std::os::unix::fs::symlink(other.path().join(".git/objects/pack"), &packs).unwrap();
+    loupe_vfs::testing::symlink(other.path().join(".git/objects/pack"), &packs).unwrap();
     assert_not_followed(root.path(), "is a link that leaves the repository");
 }
 

@@ -1,7 +1,9 @@
 //! The index directory is the user's private state (hardening H7b): it holds the edit journal
 //! (old and new bytes of every edited file), the analytics and the index, so it is made private
 //! (0700) and must be the user's own; a directory planted at `journal/lock` does not disable
-//! edits.
+//! edits. Unix only: the modes and owners it checks are Unix's (on Windows the index directory
+//! sits in the user's profile, private by its ACL).
+#![cfg(unix)]
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

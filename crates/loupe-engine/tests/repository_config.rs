@@ -232,7 +232,7 @@ fn r9_repository_config_is_not_read_through_a_link_or_a_fifo() {
         (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     // A link to a file outside the root: a parse error would echo its first line.
     write(outside.path(), "credentials", "aws_secret_access_key = AKIA-not-toml [\n");
-    std::os::unix::fs::symlink(outside.path().join("credentials"), repo.path().join("loupe.toml")).unwrap();
+    loupe_vfs::testing::symlink(outside.path().join("credentials"), repo.path().join("loupe.toml")).unwrap();
     let (config, warnings) = load(&sources(repo.path(), home.path())).unwrap();
     assert_eq!(config.exclude, Config::default().exclude);
     assert!(warnings.iter().any(|w| w.contains("symbolic link")), "{warnings:?}");
@@ -241,7 +241,7 @@ fn r9_repository_config_is_not_read_through_a_link_or_a_fifo() {
     // `.loupe` as a link to a directory outside.
     fs::remove_file(repo.path().join("loupe.toml")).unwrap();
     write(outside.path(), "config.toml", "gate_mode = \"off\"\n");
-    std::os::unix::fs::symlink(outside.path(), repo.path().join(".loupe")).unwrap();
+    loupe_vfs::testing::symlink(outside.path(), repo.path().join(".loupe")).unwrap();
     let (config, warnings) = load(&sources(repo.path(), home.path())).unwrap();
     assert_eq!(config.gate_mode, Config::default().gate_mode, "{warnings:?}");
 

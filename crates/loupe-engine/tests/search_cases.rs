@@ -522,6 +522,7 @@ fn h9_the_projects_own_code_ranks_above_vendored_copies() {
 /// H8: a file 10,000 directories deep was silently not found: the walk skipped what it could not
 /// enter. It still cannot, but a search now says how many paths it did not see.
 #[test]
+#[cfg(unix)]
 fn h8_a_search_says_how_many_paths_the_walk_could_not_enter() {
     use rustix::fs::{Mode, OFlags};
     let root = tempfile::tempdir().unwrap();
@@ -548,6 +549,7 @@ fn h8_a_search_says_how_many_paths_the_walk_could_not_enter() {
 /// H8: a file named with a control character is never walked (no `RepoPath` holds one, so it
 /// cannot forge a line), and a search says it did not see it, with or without an index.
 #[test]
+#[cfg(unix)] // Windows cannot name a file with a line break.
 fn h8_a_search_counts_the_names_it_cannot_hold() {
     let root = tempfile::tempdir().unwrap();
     let index = tempfile::tempdir().unwrap();

@@ -113,8 +113,8 @@ impl Repository {
             trust::Found::Trusted(trusted) => trusted,
         };
         let repo = gix::open(&trusted.worktree).map_err(|_| not_a_repository())?;
-        let same_git_dir = repo.git_dir().canonicalize().is_ok_and(|git_dir| git_dir == trusted.git_dir);
-        let workdir = repo.workdir().and_then(|workdir| workdir.canonicalize().ok());
+        let same_git_dir = dunce::canonicalize(repo.git_dir()).is_ok_and(|git_dir| git_dir == trusted.git_dir);
+        let workdir = repo.workdir().and_then(|workdir| dunce::canonicalize(workdir).ok());
         // gix opened what was checked, and its work tree is the one the `.git` sits in (a
         // `core.worktree` elsewhere is not this root's repository).
         if !same_git_dir || workdir.as_deref() != Some(trusted.worktree.as_path()) {

@@ -66,7 +66,7 @@ fn check(top: &Path, dot_git: &Path, metadata: &std::fs::Metadata) -> Result<Tru
     let mut trusted_dirs = vec![worktree.clone()];
     // A symbolic link is followed only to something inside the work tree; then what it names
     // is checked as a `.git` file or directory would be.
-    let real = std::fs::canonicalize(dot_git).ok().filter(|real| real.starts_with(&worktree));
+    let real = dunce::canonicalize(dot_git).ok().filter(|real| real.starts_with(&worktree));
     let Some(real) = real else {
         return Err("`.git` is a symbolic link that leaves the work tree".to_owned());
     };
@@ -79,7 +79,7 @@ fn check(top: &Path, dot_git: &Path, metadata: &std::fs::Metadata) -> Result<Tru
                  linked worktree or submodule whose git directory points back here"
             )
         };
-        let git_dir = std::fs::canonicalize(&target).map_err(|_| refused())?;
+        let git_dir = dunce::canonicalize(&target).map_err(|_| refused())?;
         if !git_dir.starts_with(&worktree) {
             if is_linked_worktree(&git_dir, &real) {
                 let common = git_dir.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
@@ -97,7 +97,7 @@ fn check(top: &Path, dot_git: &Path, metadata: &std::fs::Metadata) -> Result<Tru
     // The common directory (a worktree's `commondir`) holds the objects and refs.
     let common = match read_small(&git_dir.join("commondir")) {
         Some(text) => {
-            let common = std::fs::canonicalize(git_dir.join(text.trim_end_matches(['\n', '\r'])));
+            let common = dunce::canonicalize(git_dir.join(text.trim_end_matches(['\n', '\r'])));
             match common {
                 Ok(common) if inside(&common) => common,
                 _ => return Err("the git directory's `commondir` names a directory outside the repository".to_owned()),
@@ -148,7 +148,7 @@ fn is_linked_worktree(git_dir: &Path, dot_git: &Path) -> bool {
     }
     let names = |file: &str, expected: &Path| {
         read_small(&git_dir.join(file)).is_some_and(|text| {
-            std::fs::canonicalize(git_dir.join(text.trim_end_matches(['\n', '\r']))).is_ok_and(|real| real == expected)
+            dunce::canonicalize(git_dir.join(text.trim_end_matches(['\n', '\r']))).is_ok_and(|real| real == expected)
         })
     };
     names("commondir", common) && names("gitdir", dot_git)
@@ -170,7 +170,7 @@ fn is_submodule(git_dir: &Path, worktree: &Path) -> bool {
         let (key, value) = line.split_once('=')?;
         key.trim().eq_ignore_ascii_case("worktree").then(|| value.trim().trim_matches('"').to_owned())
     });
-    named.is_some_and(|named| std::fs::canonicalize(git_dir.join(named)).is_ok_and(|real| real == worktree))
+    named.is_some_and(|named| dunce::canonicalize(git_dir.join(named)).is_ok_and(|real| real == worktree))
 }
 
 /// A path git reads, if it exists, resolves inside the trusted directories.
@@ -178,7 +178,7 @@ fn entry_inside(path: &Path, inside: &dyn Fn(&Path) -> bool) -> Result<(), Strin
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(());
     }
-    match std::fs::canonicalize(path) {
+    match dunce::canonicalize(path) {
         Ok(real) if inside(&real) => Ok(()),
         Ok(_) => Err(format!(
             "the git directory's `{}` is a link that leaves the repository",
@@ -196,7 +196,7 @@ fn alternates_inside(objects: &Path, inside: &dyn Fn(&Path) -> bool, depth: usiz
         return Err("`objects/info/alternates` nests deeper than git follows".to_owned());
     }
     for line in text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#')) {
-        let Ok(store) = std::fs::canonicalize(objects.join(line)) else { continue };
+        let Ok(store) = dunce::canonicalize(objects.join(line)) else { continue };
         if !inside(&store) {
             return Err(format!(
                 "`objects/info/alternates` names an object store outside the repository (`{line}`); `git repack -a \

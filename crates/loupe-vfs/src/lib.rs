@@ -57,7 +57,7 @@ pub use beneath::RacePoint;
 pub use beneath::{open_without_links, read_exact_at};
 pub use exclude::Exclusions;
 pub use journal::{Applied, ApplyError, FileChange, Journal, Plan, Stale};
-pub use own_files::{OwnAccess, clear_way, open_own};
+pub use own_files::{OwnAccess, clear_way, link_count, open_own};
 pub use root::{FileBytes, Resolved, Root};
 pub use walk::{Stamp, Walk, WalkEntry, WalkOptions};
 

@@ -5,6 +5,13 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
+/// How many names (hard links) an open file has, on every platform (`GetFileInformationByHandle`
+/// on Windows, through `cap-fs-ext`).
+pub fn link_count(file: &fs::File) -> io::Result<u64> {
+    let metadata = cap_std::fs::Metadata::from_file(file)?;
+    Ok(cap_fs_ext::MetadataExt::nlink(&metadata))
+}
+
 /// How [`open_own`] opens a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OwnAccess {

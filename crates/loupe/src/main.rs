@@ -650,7 +650,7 @@ fn doctor(flags: &ConfigFlags) -> anyhow::Result<ExitCode> {
         index.load_snapshot();
     }
     out.push_str(&engine.call("manage", serde_json::json!({"command": "status"})).face);
-    let canonical = root.canonicalize().unwrap_or(root.clone());
+    let canonical = dunce::canonicalize(&root).unwrap_or(root.clone());
     let index_dir = engine.config().index_dir.clone().unwrap_or_else(|| loupe_engine::default_index_dir(&canonical));
     out.push_str(&format!(
         "index dir {} · {}\n",

@@ -102,7 +102,8 @@ fn run(cli: &Cli) -> Result<(), String> {
         })
         .collect::<Result<_, _>>()?;
     let work = cli.work.clone().unwrap_or_else(|| std::env::temp_dir().join("loupe-index-bench"));
-    let loupe = cli.loupe.canonicalize().map_err(|error| format!("--loupe {}: {error}", cli.loupe.display()))?;
+    let loupe =
+        loupe_vfs::canonical_path(&cli.loupe).map_err(|error| format!("--loupe {}: {error}", cli.loupe.display()))?;
     if cli.worker {
         let [(name, dir)] = corpora.as_slice() else { return Err("--worker takes exactly one corpus".into()) };
         let options = WorkerOptions {

@@ -187,7 +187,8 @@ fn log(options: &WorkerOptions, message: &str) {
 
 /// Runs every step on one corpus.
 pub(crate) fn run(options: &WorkerOptions) -> Result<CorpusReport, String> {
-    let root = options.dir.canonicalize().map_err(|error| format!("{}: {error}", options.dir.display()))?;
+    let root =
+        loupe_vfs::canonical_path(&options.dir).map_err(|error| format!("{}: {error}", options.dir.display()))?;
     let index_dir = options.work.join(&options.name).join("index");
     if index_dir.exists() {
         std::fs::remove_dir_all(&index_dir).map_err(|error| format!("clearing {}: {error}", index_dir.display()))?;

@@ -98,7 +98,7 @@ fn run(args: &Args) -> Result<(), String> {
     if args.iterations == 0 || args.cold_starts == 0 || args.window == 0 {
         return Err("--iterations, --cold-starts and --window must be at least 1".into());
     }
-    let corpus = args.corpus.canonicalize().map_err(|error| {
+    let corpus = loupe_vfs::canonical_path(&args.corpus).map_err(|error| {
         format!("corpus `{}`: {error} (run `bash bench/fetch-corpus.sh` first)", args.corpus.display())
     })?;
     if !args.loupe.is_file() {

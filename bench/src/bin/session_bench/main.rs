@@ -237,5 +237,5 @@ fn tempdir(what: &str) -> Result<std::path::PathBuf, String> {
     let dir = std::env::temp_dir().join(format!("loupe-session-bench-{}-{what}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|error| error.to_string())?;
-    dir.canonicalize().map_err(|error| error.to_string())
+    loupe_vfs::canonical_path(&dir).map_err(|error| error.to_string())
 }
