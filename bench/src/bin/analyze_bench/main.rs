@@ -18,6 +18,7 @@ use loupe_engine::Engine;
 use serde_json::{Value, json};
 
 // The same allocator as the `loupe` binary.
+#[cfg(target_os = "linux")]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -13,6 +13,7 @@
 //! No assertion on time anywhere: a missed target is a table cell.
 
 // The same allocator as the `loupe` binary, so that the in-process build measures what it runs.
+#[cfg(target_os = "linux")]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
