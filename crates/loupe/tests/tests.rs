@@ -12,6 +12,7 @@ mod analyze_mcp;
 mod cli;
 mod edit_e2e;
 mod journal_read_only;
+mod launcher;
 mod layering;
 mod legacy_mcp;
 mod mcp_http;
