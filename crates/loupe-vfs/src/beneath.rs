@@ -104,9 +104,16 @@ impl Want {
                     options.custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32);
                 }
             }
-            // Readable (not `O_PATH`), so it can be listed, locked and synced.
+            // Readable (not `O_PATH`), so it can be listed, locked and synced; a directory only,
+            // so a FIFO in its place fails the open instead of blocking it.
             Want::Directory => {
                 options.maybe_dir(true);
+                #[cfg(unix)]
+                {
+                    use cap_std::fs::OpenOptionsExt;
+                    use rustix::fs::OFlags;
+                    options.custom_flags((OFlags::DIRECTORY | OFlags::NONBLOCK).bits() as i32);
+                }
             }
         }
         options

@@ -323,9 +323,17 @@ fn r4_reading_a_fifo_is_refused_promptly() {
             errors.push(root.read_indexed(&path(target), 1024).unwrap_err());
         }
         assert!(!root.is_ignored(&path("sub/a.txt"), false));
+        // A FIFO where a directory is needed is never opened blocking either: not to list the
+        // names beside a missing file ...
+        let (dir, names) = root.sibling_names(&path("pipe.txt/new.txt"));
+        assert_eq!(dir, RepoPath::root(), "listed the FIFO's parent instead");
+        assert!(names.contains(&"pipe.txt".to_owned()), "{names:?}");
         let journal = Journal::open(root, state).unwrap().0;
         errors.push(apply_error(journal.apply(plan(vec![modify("pipe.txt", b"", b"x")], false))));
         errors.push(apply_error(journal.apply(plan(vec![create("pipe.txt", b"x")], false))));
+        // ... nor beneath it, a FIFO where a directory is needed.
+        let error = apply_error(journal.apply(plan(vec![create("pipe.txt/new.txt", b"x")], false)));
+        assert!(error.to_string().contains("pipe.txt"), "{error}");
         errors
     });
     for error in errors {
