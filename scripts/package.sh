@@ -8,12 +8,13 @@
 #   scripts/package.sh [target ...]
 #
 # Targets (default: the ones this machine can link): x86_64-unknown-linux-musl and
-# aarch64-unknown-linux-musl (static, through cargo-zigbuild), x86_64-pc-windows-gnu (mingw-w64);
+# aarch64-unknown-linux-musl (static, linked by zig through `maturin --zig`), x86_64-pc-windows-gnu
+# (mingw-w64);
 # x86_64-apple-darwin and aarch64-apple-darwin link only on macOS, where the release workflow
 # runs this script. maturin compiles each binary once (profile `dist`: stripped, no debug info);
 # the npm packages and bin/ take that same binary.
 #
-# Needs: maturin (PyPI), cargo-zigbuild and zig (`pip install ziglang`) for the Linux targets,
+# Needs: maturin and, for the Linux targets, zig (`pip install maturin ziglang`),
 # mingw-w64 for Windows, npm for packing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
