@@ -39,25 +39,10 @@ fn cases() -> u32 {
     std::env::var("LOUPE_FUZZ_CASES").ok().and_then(|value| value.parse().ok()).unwrap_or(256)
 }
 
-/// Caps the test process's address space once (never raising it), so that an allocation sized
-/// by a damaged length fails and aborts the run, naming its size, instead of being granted by
-/// overcommit and never touched. 6 GiB is far above what the test binary needs.
-fn cap_address_space() {
-    static CAPPED: OnceLock<()> = OnceLock::new();
-    CAPPED.get_or_init(|| {
-        use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-        const CAP: u64 = 6 << 30;
-        let current = getrlimit(Resource::As);
-        if current.current.is_none_or(|limit| limit > CAP) {
-            let _ = setrlimit(Resource::As, Rlimit { current: Some(CAP), maximum: current.maximum });
-        }
-    });
-}
-
 /// Runs `test` over `cases` inputs of `strategy`, counting executions (shrinking included) and
 /// printing the count and the time, then failing with proptest's minimal input if any failed.
 fn run<S: Strategy>(name: &str, cases: u32, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>) {
-    cap_address_space();
+    loupe_vfs::testing::cap_address_space();
     let executions = AtomicU64::new(0);
     let started = Instant::now();
     let config = Config { cases, failure_persistence: None, max_shrink_iters: 10_000, ..Config::default() };
@@ -566,7 +551,7 @@ fn rekey(tables: &[u8], from: &str, to: &str) -> Vec<u8> {
 /// made `from_bytes` reserve 16 GiB for the doc list before reading a byte of it.
 #[test]
 fn f1_text_index_claiming_four_billion_docs_is_refused_without_allocating_for_them() {
-    cap_address_space();
+    loupe_vfs::testing::cap_address_space();
     let mut bytes = fixture().text.clone();
     put(&mut bytes, 16, 4, u64::from(u32::MAX));
     put(&mut bytes, 20, 4, u64::from(u32::MAX));

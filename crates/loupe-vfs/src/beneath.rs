@@ -94,29 +94,22 @@ impl Want {
     /// The options of an open for this, following a symlink at the end or not.
     pub(crate) fn options(self, follow: FollowSymlinks) -> OpenOptions {
         let mut options = OpenOptions::new();
-        options.read(true).follow(follow);
-        match self {
-            Want::File => {
-                #[cfg(unix)]
-                {
-                    use cap_std::fs::OpenOptionsExt;
-                    use rustix::fs::OFlags;
-                    options.custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32);
-                }
-            }
-            // Readable (not `O_PATH`), so it can be listed, locked and synced; a directory only,
-            // so a FIFO in its place fails the open instead of blocking it.
-            Want::Directory => {
-                options.maybe_dir(true);
-                #[cfg(unix)]
-                {
-                    use cap_std::fs::OpenOptionsExt;
-                    use rustix::fs::OFlags;
-                    options.custom_flags((OFlags::DIRECTORY | OFlags::NONBLOCK).bits() as i32);
-                }
-            }
-        }
+        // A directory readable (not `O_PATH`), so it can be listed, locked and synced.
+        options.read(true).follow(follow).maybe_dir(self == Want::Directory);
+        #[cfg(unix)]
+        cap_std::fs::OpenOptionsExt::custom_flags(&mut options, self.unix_flags().bits() as i32);
         options
+    }
+
+    /// Never blocking (a FIFO); a file never becomes our controlling terminal; a directory
+    /// only where a directory is wanted, so a FIFO in its place fails the open.
+    #[cfg(unix)]
+    pub(crate) fn unix_flags(self) -> rustix::fs::OFlags {
+        use rustix::fs::OFlags;
+        match self {
+            Want::File => OFlags::NONBLOCK | OFlags::NOCTTY,
+            Want::Directory => OFlags::DIRECTORY | OFlags::NONBLOCK,
+        }
     }
 }
 

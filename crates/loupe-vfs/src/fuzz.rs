@@ -41,25 +41,6 @@ fn cases() -> u32 {
     std::env::var("LOUPE_FUZZ_CASES").ok().and_then(|value| value.parse().ok()).unwrap_or(256)
 }
 
-/// Caps the test process's address space once (never raising it), so an allocation sized by a
-/// damaged length fails and aborts the run instead of being granted lazily by overcommit.
-fn cap_address_space() {
-    // Windows has no address-space limit to set; a damaged length there is bounded by the
-    // reader's own checks only.
-    #[cfg(unix)]
-    {
-        static CAPPED: OnceLock<()> = OnceLock::new();
-        CAPPED.get_or_init(|| {
-            use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-            const CAP: u64 = 6 << 30;
-            let current = getrlimit(Resource::As);
-            if current.current.is_none_or(|limit| limit > CAP) {
-                let _ = setrlimit(Resource::As, Rlimit { current: Some(CAP), maximum: current.maximum });
-            }
-        });
-    }
-}
-
 /// The records every case damages: (manifest bytes, the directory name it belongs to), and
 /// the data file they share.
 struct Records {
@@ -400,7 +381,7 @@ struct Counts {
 
 #[test]
 fn fuzz_journal_record_decoding() {
-    cap_address_space();
+    crate::testing::cap_address_space();
     let records = records();
     let counts = Counts::default();
     let strategy = (

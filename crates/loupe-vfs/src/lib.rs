@@ -18,10 +18,30 @@ mod own_files;
 mod root;
 mod walk;
 
-/// Fixtures for tests, here and in the crates above: symbolic links on every platform.
+/// Fixtures for tests, here and in the crates above: symbolic links on every platform, and the
+/// fuzz harnesses' address-space cap.
 #[cfg(any(test, feature = "test-hooks"))]
 pub mod testing {
     use std::path::Path;
+
+    /// Caps the test process's address space once (never raising it), so that an allocation
+    /// sized by a damaged length fails and aborts the run, naming its size, instead of being
+    /// granted by overcommit and never touched. 6 GiB is far above what a test binary needs.
+    /// Windows has no such limit: a damaged length there is bounded by the readers' checks only.
+    pub fn cap_address_space() {
+        #[cfg(unix)]
+        {
+            static CAPPED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+            CAPPED.get_or_init(|| {
+                use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+                const CAP: u64 = 6 << 30;
+                let current = getrlimit(Resource::As);
+                if current.current.is_none_or(|limit| limit > CAP) {
+                    let _ = setrlimit(Resource::As, Rlimit { current: Some(CAP), maximum: current.maximum });
+                }
+            });
+        }
+    }
 
     /// A symbolic link at `link` to `target` (relative to the link's directory, `/`-separated,
     /// or absolute). On Windows a directory link when the target is a directory, as Windows

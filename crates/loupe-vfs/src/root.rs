@@ -286,7 +286,7 @@ impl Root {
     fn open_plain(&self, path: &RepoPath) -> Option<(std::fs::File, std::fs::Metadata)> {
         use rustix::fs::{Mode, OFlags, ResolveFlags};
         let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | Want::File.unix_flags();
         let descriptor = rustix::fs::openat2(self.handle(), path.as_str(), flags, Mode::empty(), resolve).ok()?;
         let file = std::fs::File::from(descriptor);
         let metadata = file.metadata().ok()?;
