@@ -16,6 +16,9 @@
 #[cfg(target_os = "linux")]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+mod hook;
+mod install;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -112,11 +115,55 @@ enum Command {
     /// What loupe would serve from here and how to plug it in: the root and how it was chosen,
     /// git, the index and its size, the configuration sources, and the client set-up lines.
     Doctor,
+    /// Register `loupe serve` with the MCP clients here (all it finds, or those named): shows
+    /// each config file's diff, then writes it; a second run changes nothing.
+    Install(InstallArgs),
+    /// Remove what `loupe install` added to the clients' config files, and nothing else.
+    Uninstall(InstallArgs),
+    /// A client's hook protocol on stdin/stdout: `loupe hook claude-code` answers Claude Code's
+    /// PreToolUse events with the loupe call that serves a built-in lookup.
+    Hook {
+        /// The client whose protocol to speak.
+        #[arg(value_parser = ["claude-code"])]
+        client: String,
+        /// suggest: the call runs, the loupe call comes as context; redirect: the call is
+        /// denied with the loupe call as the reason.
+        #[arg(long, value_enum, default_value = "suggest")]
+        mode: install::HookMode,
+    },
     /// Print a shell completion script, e.g. `loupe completions bash > ~/.local/share/bash-completion/completions/loupe`.
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
+}
+
+#[derive(Debug, Args)]
+struct InstallArgs {
+    /// Clients: claude-code, codex, cursor, vscode, gemini, windsurf, zed (default: those
+    /// installed here).
+    #[arg(value_name = "CLIENT")]
+    clients: Vec<String>,
+    /// project: the repository's files (shared with the team); user: every project of this user.
+    #[arg(long, value_enum, default_value = "user")]
+    scope: install::Scope,
+    /// Show the changes, write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Write without asking, even on a terminal.
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Also install the Claude Code hook that steers Grep, Glob, Read and shell greps to loupe.
+    #[arg(long, value_enum, value_name = "MODE")]
+    hooks: Option<install::HookMode>,
+    /// The command clients run (default: `loupe` for project files; the absolute path of the
+    /// `loupe` on PATH, or of this binary, for user files).
+    #[arg(long, value_name = "PATH")]
+    command: Option<String>,
+    /// Also add loupe's usage note (at most 15 lines) to this file, e.g. AGENTS.md or CLAUDE.md
+    /// at the root; uninstall removes it.
+    #[arg(long, value_name = "FILE")]
+    agents_md: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -526,6 +573,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             manage(config, arguments, json)
         }
         Command::Doctor => doctor(config),
+        Command::Install(args) => install_command(config, &args, true),
+        Command::Uninstall(args) => install_command(config, &args, false),
+        Command::Hook { client: _, mode } => {
+            hook::run(mode);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Cache { prune, unused_days } => cache(prune, unused_days),
         Command::Completions { shell } => {
             use clap::CommandFactory;
@@ -677,6 +730,73 @@ fn doctor(flags: &ConfigFlags) -> anyhow::Result<ExitCode> {
     out.push_str(&setup_lines());
     let _ = std::io::stdout().write_all(out.as_bytes());
     exit_without_teardown(engine);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `loupe install` / `loupe uninstall`: plan the edits to each client's config, show them, ask
+/// on a terminal, write them.
+fn install_command(flags: &ConfigFlags, args: &InstallArgs, installing: bool) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
+    let sources = Sources::from_process(flags.to_pairs());
+    let project = loupe_engine::config::choose_root(&sources).ok().map(|(root, _)| root);
+    let places = install::Places::from_env(project)?;
+    let clients: Vec<&'static install::Client> = if args.clients.is_empty() {
+        install::CLIENTS.iter().filter(|client| !installing || client.present(&places)).collect()
+    } else {
+        let mut chosen = Vec::new();
+        for id in &args.clients {
+            chosen.push(install::client(id).with_context(|| {
+                let known: Vec<&str> = install::CLIENTS.iter().map(|client| client.id).collect();
+                format!("unknown client `{id}`; known: {}", known.join(", "))
+            })?);
+        }
+        chosen
+    };
+    if clients.is_empty() {
+        let known: Vec<&str> = install::CLIENTS.iter().map(|client| client.id).collect();
+        anyhow::bail!("found none of the clients loupe sets up; name one: loupe install {}", known.join(" | "));
+    }
+    let launch =
+        install::Launch { command: install::server_command(args.command.clone(), args.scope), hooks: args.hooks };
+    let mut plan = install::plan(&clients, &places, args.scope, &launch, installing)?;
+    if let Some(file) = &args.agents_md {
+        let path = if file.is_absolute() { file.clone() } else { std::env::current_dir()?.join(file) };
+        plan.changes.push(install::agents_change(&path, installing)?);
+    }
+    let mut out = install::show(&plan, &places.home);
+    let pending = plan.changes.iter().any(install::Change::changes);
+    if !pending {
+        out.push_str("nothing to change\n");
+    } else if args.dry_run {
+        out.push_str("dry run: nothing written\n");
+    }
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    if !pending || args.dry_run {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !args.yes && std::io::stdin().is_terminal() {
+        print!("write these changes? [y/N] ");
+        let _ = std::io::stdout().flush();
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        if !matches!(line.trim(), "y" | "Y" | "yes") {
+            println!("nothing written");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    install::apply(&plan, &places, installing)?;
+    let mut done = String::from(if installing { "written" } else { "removed" });
+    if installing {
+        for client in &clients {
+            if plan.changes.iter().any(|change| change.client == client.id) {
+                done.push_str(&format!("\n  {}: {}", client.name, client.note));
+            }
+        }
+        if args.agents_md.is_none() {
+            done.push_str("\nclients without hooks (Codex, Cursor…): `--agents-md AGENTS.md` adds a 7-line note on when to use loupe");
+        }
+    }
+    println!("{done}");
     Ok(ExitCode::SUCCESS)
 }
 
