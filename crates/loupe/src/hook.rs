@@ -305,3 +305,173 @@ fn shell_grep(recursive: bool, args: &[String], cwd: &Path, root: &Path) -> Opti
     };
     grep_route(pattern, &scope, glob.as_deref(), kind.as_deref(), root)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository with a large and a small source file and a large text file.
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("src/pkg")).unwrap();
+        let large = "def f():\n    return 1\n".repeat(1_000);
+        std::fs::write(root.join("src/pkg/app.py"), &large).unwrap();
+        std::fs::write(root.join("src/pkg/small.py"), "x = 1\n").unwrap();
+        std::fs::write(root.join("NOTES.md"), &large).unwrap();
+        dir
+    }
+
+    fn routed(tool: &str, input: Value, cwd: &Path) -> Option<String> {
+        route(tool, &input, cwd).map(|route| route.call())
+    }
+
+    #[test]
+    fn greps_for_names_and_definitions_become_searches() {
+        let repo = repo();
+        let root = repo.path();
+        let cases = [
+            (json!({"pattern": "url_for"}), r#"mcp__loupe__search {"query":"url_for"}"#),
+            (json!({"pattern": "\\burl_for\\b"}), r#"mcp__loupe__search {"query":"url_for"}"#),
+            (json!({"pattern": "def url_for"}), r#"mcp__loupe__search {"query":"url_for","type":"symbol"}"#),
+            (json!({"pattern": "^class\\s+Flask\\b"}), r#"mcp__loupe__search {"query":"Flask","type":"symbol"}"#),
+            (json!({"pattern": "fn parse\\("}), r#"mcp__loupe__search {"query":"parse","type":"symbol"}"#),
+            (
+                json!({"pattern": "Blueprint", "path": "src", "type": "py"}),
+                r#"mcp__loupe__search {"query":"Blueprint","path":"src","file_types":["py"]}"#,
+            ),
+            (
+                json!({"pattern": "Blueprint", "glob": "**/*.py"}),
+                r#"mcp__loupe__search {"query":"Blueprint","glob":["**/*.py"]}"#,
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(routed("Grep", input.clone(), root).as_deref(), Some(want), "{input}");
+        }
+        // From a subdirectory, the grep's scope is that directory.
+        assert_eq!(
+            routed("Grep", json!({"pattern": "url_for"}), &root.join("src")).as_deref(),
+            Some(r#"mcp__loupe__search {"query":"url_for","path":"src"}"#)
+        );
+        for input in [
+            json!({"pattern": "url_for\\(.*external"}),              // a real regex
+            json!({"pattern": "TODO|FIXME"}),                        // alternation
+            json!({"pattern": "id"}),                                // too short to be a symbol
+            json!({"pattern": "url_for", "glob": "*.md"}),           // not code
+            json!({"pattern": "url_for", "type": "yaml"}),           // not code
+            json!({"pattern": "url_for", "path": "src/pkg/app.py"}), // one file
+            json!({"pattern": "url_for", "path": "/elsewhere"}),     // outside the root
+            json!({"pattern": "url_for", "multiline": true}),
+        ] {
+            assert_eq!(routed("Grep", input.clone(), root), None, "{input}");
+        }
+    }
+
+    #[test]
+    fn only_whole_reads_of_large_source_files_are_routed() {
+        let repo = repo();
+        let root = repo.path();
+        let app = root.join("src/pkg/app.py").display().to_string();
+        assert_eq!(
+            routed("Read", json!({"file_path": app}), root).as_deref(),
+            Some(r#"mcp__loupe__search {"query":"src/pkg/app.py","type":"file"}"#)
+        );
+        let small = root.join("src/pkg/small.py").display().to_string();
+        let notes = root.join("NOTES.md").display().to_string();
+        for input in [
+            json!({"file_path": app, "offset": 10, "limit": 40}),
+            json!({"file_path": app, "limit": 40}),
+            json!({"file_path": small}),
+            json!({"file_path": notes}),
+            json!({"file_path": root.join("src/pkg/missing.py").display().to_string()}),
+            json!({"file_path": "/etc/hostname"}),
+        ] {
+            assert_eq!(routed("Read", input.clone(), root), None, "{input}");
+        }
+    }
+
+    #[test]
+    fn globs_for_one_file_become_file_searches() {
+        let root = repo();
+        let want = r#"mcp__loupe__search {"query":"views.py","type":"file"}"#;
+        assert_eq!(routed("Glob", json!({"pattern": "**/views.py"}), root.path()).as_deref(), Some(want));
+        for pattern in ["**/*.py", "src/**/*", "**/README.md", "**/views.{py,pyi}"] {
+            assert_eq!(routed("Glob", json!({"pattern": pattern}), root.path()), None, "{pattern}");
+        }
+    }
+
+    #[test]
+    fn shell_lookups_are_routed_and_anything_more_is_not() {
+        let repo = repo();
+        let root = repo.path();
+        let bash = |command: &str| routed("Bash", json!({"command": command}), root);
+        let search = |query: &str| Some(format!("mcp__loupe__search {{\"query\":\"{query}\"}}"));
+        assert_eq!(bash("rg url_for"), search("url_for"));
+        assert_eq!(bash("rg -n url_for | head -20"), search("url_for"));
+        assert_eq!(bash("grep -rn url_for ."), search("url_for"));
+        assert_eq!(bash("git grep -n url_for"), search("url_for"));
+        assert_eq!(
+            bash("grep -rn 'def url_for' src --include=*.py"),
+            Some(r#"mcp__loupe__search {"query":"url_for","type":"symbol","path":"src","glob":["*.py"]}"#.to_owned())
+        );
+        assert_eq!(
+            bash("cat src/pkg/app.py"),
+            Some(r#"mcp__loupe__search {"query":"src/pkg/app.py","type":"file"}"#.to_owned())
+        );
+        assert_eq!(
+            bash("find . -name app.py"),
+            Some(r#"mcp__loupe__search {"query":"app.py","type":"file"}"#.to_owned())
+        );
+        for command in [
+            "grep url_for src/pkg/app.py", // not recursive: one file
+            "rg url_for | sort",           // piped into more than a cut
+            "rg url_for && echo done",
+            "rg -v url_for", // changes what matches
+            "rg url_for > out.txt",
+            "cat src/pkg/small.py",
+            "cat NOTES.md",
+            "ls src",
+            "rg \"$NAME\"",
+            "rg 'unterminated",
+        ] {
+            assert_eq!(bash(command), None, "{command}");
+        }
+    }
+
+    #[test]
+    fn the_answer_speaks_claude_codes_protocol_and_fails_open() {
+        let repo = repo();
+        let cwd = repo.path().display().to_string();
+        let event = json!({
+            "hook_event_name": "PreToolUse", "cwd": cwd, "tool_name": "Grep",
+            "tool_input": {"pattern": "def url_for"},
+        });
+        let suggest = answer(&event, HookMode::Suggest).unwrap();
+        let output = &suggest["hookSpecificOutput"];
+        assert_eq!(output["hookEventName"], "PreToolUse");
+        assert!(output.get("permissionDecision").is_none());
+        assert!(output["additionalContext"].as_str().unwrap().contains(r#"mcp__loupe__search {"query":"url_for""#));
+        let redirect = answer(&event, HookMode::Redirect).unwrap();
+        assert_eq!(redirect["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert!(
+            redirect["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().contains("mcp__loupe__search")
+        );
+        let read = json!({
+            "hook_event_name": "PreToolUse", "cwd": cwd, "tool_name": "Read",
+            "tool_input": {"file_path": repo.path().join("src/pkg/app.py").display().to_string()},
+        });
+        let reason =
+            answer(&read, HookMode::Redirect).unwrap()["hookSpecificOutput"]["permissionDecisionReason"].clone();
+        assert!(reason.as_str().unwrap().contains("the whole file is ~5500 tokens"), "{reason}");
+        for event in [
+            json!({"hook_event_name": "PostToolUse", "cwd": cwd, "tool_name": "Grep", "tool_input": {"pattern": "url_for"}}),
+            json!({"cwd": cwd, "tool_name": "Edit", "tool_input": {"file_path": "a.py"}}),
+            json!({"cwd": cwd, "tool_name": "Grep"}),
+            json!({"cwd": cwd, "tool_name": "Grep", "tool_input": {"pattern": 7}}),
+            json!([1, 2]),
+        ] {
+            assert_eq!(answer(&event, HookMode::Redirect), None, "{event}");
+        }
+    }
+}

@@ -702,10 +702,24 @@ fn edited(
 // The record of what install created.
 
 /// What install created, so that uninstall removes it and nothing else: files, directories
-/// (as paths) and containers (as `path#key.key`).
+/// (as paths) and containers (as `path#key.key`); and each file it edited as it was before,
+/// with the hash of what install left, so that an uninstall finding the file as install left
+/// it puts back the user's bytes exactly (a one-line object install had to unfold included).
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Record {
     created: BTreeSet<String>,
+    #[serde(default)]
+    saved: std::collections::BTreeMap<String, Saved>,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Saved {
+    before: String,
+    after_hash: String,
+}
+
+fn text_hash(text: &str) -> String {
+    loupe_core::hash::ContentHash::of(text.as_bytes()).as_str().to_owned()
 }
 
 impl Record {
@@ -722,14 +736,21 @@ impl Record {
 
     fn save(&self, places: &Places) -> anyhow::Result<()> {
         let path = Record::path(places);
-        if self.created.is_empty() {
+        if self.created.is_empty() && self.saved.is_empty() {
             match std::fs::remove_file(&path) {
                 Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error.into()),
                 _ => return Ok(()),
             }
         }
         let text = serde_json::to_string_pretty(self)? + "\n";
-        write_atomically(&path, &text, None)
+        write_atomically(&path, &text, None)?;
+        // It holds copies of client configs, which may hold tokens: the user's eyes only.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(())
     }
 
     fn containers(&self, path: &Path) -> BTreeSet<String> {
@@ -799,8 +820,15 @@ pub(crate) fn plan(
                 continue;
             }
             let created = record.containers(&target.path);
-            let (text, made) = edited(&target, before.as_deref(), install, &created)?;
-            let file_ours = record.created.contains(&target.path.display().to_string());
+            let key = target.path.display().to_string();
+            let (text, made) = match (install, record.saved.get(&key), before.as_deref()) {
+                // As install left it: the user's own bytes go back.
+                (false, Some(saved), Some(now)) if text_hash(now) == saved.after_hash => {
+                    (saved.before.clone(), Vec::new())
+                }
+                _ => edited(&target, before.as_deref(), install, &created)?,
+            };
+            let file_ours = record.created.contains(&key);
             let after = if !install && file_ours && Doc::parse(target.format, &text, &target.path)?.is_empty() {
                 None
             } else {
@@ -873,6 +901,18 @@ pub(crate) fn apply(plan: &Plan, places: &Places, install: bool) -> anyhow::Resu
                 }
                 write_atomically(&path, text, change.before.as_ref().map(|_| path.as_path()))?;
                 record.created.extend(change.made.iter().map(|keys| format!("{key}#{keys}")));
+                if install {
+                    if let Some(before) = &change.before {
+                        // Keep the oldest original while the file stays as install left it.
+                        let original = match record.saved.remove(&key) {
+                            Some(saved) if saved.after_hash == text_hash(before) => saved.before,
+                            _ => before.clone(),
+                        };
+                        record.saved.insert(key.clone(), Saved { before: original, after_hash: text_hash(text) });
+                    }
+                } else {
+                    record.saved.remove(&key);
+                }
                 if !install {
                     let prefix = format!("{key}#");
                     let doc_keys: Vec<String> =
@@ -894,6 +934,7 @@ pub(crate) fn apply(plan: &Plan, places: &Places, install: bool) -> anyhow::Resu
                 std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
                 let prefix = format!("{key}#");
                 record.created.retain(|entry| entry != &key && !entry.starts_with(&prefix));
+                record.saved.remove(&key);
                 let mut dir = change.path.parent();
                 while let Some(d) = dir.filter(|d| record.created.contains(&d.display().to_string())) {
                     if std::fs::remove_dir(d).is_err() {
@@ -980,4 +1021,232 @@ pub(crate) fn agents_change(path: &Path, install: bool) -> anyhow::Result<Change
         (None, false) => before.clone(),
     };
     Ok(Change { client: "agents-md", path: path.to_path_buf(), before, after, made: Vec::new() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places(dir: &Path) -> Places {
+        let home = dir.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let project = dir.join("project");
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        Places {
+            config_home: home.join(".config"),
+            app_data: home.join(".config"),
+            codex_home: home.join(".codex"),
+            home,
+            project: Some(project),
+            on_path: BTreeSet::new(),
+        }
+    }
+
+    fn launch() -> Launch {
+        Launch { command: "/opt/loupe/bin/loupe".into(), hooks: None }
+    }
+
+    fn run(places: &Places, ids: &[&str], scope: Scope, launch: &Launch, install: bool) -> Plan {
+        let clients: Vec<&Client> = ids.iter().map(|id| client(id).unwrap()).collect();
+        let plan = plan(&clients, places, scope, launch, install).unwrap();
+        apply(&plan, places, install).unwrap();
+        plan
+    }
+
+    fn changed(plan: &Plan) -> usize {
+        plan.changes.iter().filter(|change| change.changes()).count()
+    }
+
+    /// Install, install again, uninstall: the second install changes nothing, and uninstall
+    /// gives back the file byte for byte.
+    fn round_trip(places: &Places, ids: &[&str], scope: Scope, launch: &Launch, path: &Path, original: &str) -> String {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, original).unwrap();
+        let first = run(places, ids, scope, launch, true);
+        assert!(changed(&first) >= 1, "{first:?}");
+        let installed = std::fs::read_to_string(path).unwrap();
+        let second = run(places, ids, scope, launch, true);
+        assert_eq!(changed(&second), 0, "a second install changed {second:?}");
+        run(places, ids, scope, launch, false);
+        assert_eq!(std::fs::read_to_string(path).unwrap(), original, "uninstall did not restore {}", path.display());
+        installed
+    }
+
+    #[test]
+    fn a_jsonc_file_keeps_its_comments_and_other_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        let places = places(dir.path());
+        let path = places.project.as_ref().unwrap().join(".vscode/mcp.json");
+        let original = "{\n\t// mine\n\t\"servers\": {\n\t\t\"other\": { \"command\": \"x\" }, // trailing\n\t},\n\t\"inputs\": []\n}\n";
+        let installed = round_trip(&places, &["vscode"], Scope::Project, &launch(), &path, original);
+        assert!(installed.contains("// mine") && installed.contains("// trailing"), "{installed}");
+        let parsed = Doc::parse(Format::Json, &installed, &path).unwrap();
+        assert_eq!(parsed.get(&["servers", "other"]), json!({"command": "x"}));
+        assert_eq!(
+            parsed.get(&["servers", "loupe"]),
+            json!({"type": "stdio", "command": "/opt/loupe/bin/loupe", "args": ["serve"]})
+        );
+        assert_eq!(parsed.get(&["inputs"]), json!([]));
+        assert!(installed.find("\"stdio\"").unwrap() < installed.find("\"/opt/loupe").unwrap(), "{installed}");
+
+        // Edited by the user after install: uninstall takes out loupe's entry alone.
+        run(&places, &["vscode"], Scope::Project, &launch(), true);
+        let edited = std::fs::read_to_string(&path).unwrap().replace("\"inputs\": []", "\"inputs\": [1]");
+        std::fs::write(&path, &edited).unwrap();
+        run(&places, &["vscode"], Scope::Project, &launch(), false);
+        let left = std::fs::read_to_string(&path).unwrap();
+        let parsed = Doc::parse(Format::Json, &left, &path).unwrap();
+        assert_eq!(parsed.get(&["servers", "loupe"]), Value::Null, "{left}");
+        assert_eq!(parsed.get(&["inputs"]), json!([1]));
+        assert!(left.contains("// mine") && left.contains("// trailing"), "{left}");
+        assert!(!Record::path(&places).exists(), "the record outlived what it recorded");
+    }
+
+    #[test]
+    fn codex_toml_keeps_comments_and_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let places = places(dir.path());
+        let path = places.codex_home.join("config.toml");
+        let original = "# my codex\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\" # keep\n\n[profiles.fast]\nmodel = \"o4-mini\"\n";
+        let installed = round_trip(&places, &["codex"], Scope::User, &launch(), &path, original);
+        assert!(installed.contains("# keep") && installed.contains("[profiles.fast]"), "{installed}");
+        let table: toml::Table = installed.parse().unwrap();
+        assert_eq!(table["mcp_servers"]["loupe"]["command"].as_str(), Some("/opt/loupe/bin/loupe"));
+        assert_eq!(table["mcp_servers"]["other"]["command"].as_str(), Some("x"));
+        assert_eq!(table["model"].as_str(), Some("o3"));
+        // Codex has no project scope: asked for one, it is skipped with the reason.
+        let clients = [client("codex").unwrap()];
+        let plan = plan(&clients, &places, Scope::Project, &launch(), true).unwrap();
+        assert!(plan.changes.is_empty() && plan.skipped[0].1.contains("--scope user"), "{plan:?}");
+    }
+
+    #[test]
+    fn what_install_created_uninstall_removes_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let places = places(dir.path());
+        // Nothing there: install creates the directory and the file, uninstall takes both away.
+        let cursor = places.home.join(".cursor");
+        run(&places, &["cursor"], Scope::User, &launch(), true);
+        let text = std::fs::read_to_string(cursor.join("mcp.json")).unwrap();
+        assert_eq!(
+            Doc::parse(Format::Json, &text, &cursor).unwrap().get(&["mcpServers", "loupe", "env"]),
+            json!({"LOUPE_ROOT": "${workspaceFolder}"})
+        );
+        run(&places, &["cursor"], Scope::User, &launch(), false);
+        assert!(!cursor.exists(), "uninstall left {}", cursor.display());
+        assert!(!Record::path(&places).exists(), "the record outlived what it recorded");
+
+        // An empty container the user had stays; one install made goes.
+        let gemini = places.home.join(".gemini/settings.json");
+        let original = "{\n  \"mcpServers\": {},\n  \"theme\": \"dark\"\n}\n";
+        round_trip(&places, &["gemini"], Scope::User, &launch(), &gemini, original);
+        let zed = places.config_home.join("zed/settings.json");
+        round_trip(&places, &["zed"], Scope::User, &launch(), &zed, "{\n  \"theme\": \"One Dark\"\n}\n");
+    }
+
+    #[test]
+    fn claude_code_project_scope_approves_its_server_and_hooks_merge() {
+        let dir = tempfile::tempdir().unwrap();
+        let places = places(dir.path());
+        let project = places.project.clone().unwrap();
+        let local = project.join(".claude/settings.local.json");
+        let settings = project.join(".claude/settings.json");
+        std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+        std::fs::write(&local, "{\"enabledMcpjsonServers\": [\"db\"]}\n").unwrap();
+        let theirs = "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./lint.sh\"}]}\n    ]\n  }\n}\n";
+        std::fs::write(&settings, theirs).unwrap();
+        let mut with_hooks = launch();
+        with_hooks.hooks = Some(HookMode::Suggest);
+        run(&places, &["claude-code"], Scope::Project, &with_hooks, true);
+        let read = |path: &Path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            Doc::parse(Format::Json, &text, path).unwrap().get(&[])
+        };
+        assert_eq!(read(&local)["enabledMcpjsonServers"], json!(["db", "loupe"]));
+        assert_eq!(read(&project.join(".mcp.json"))["mcpServers"]["loupe"]["command"], json!("/opt/loupe/bin/loupe"));
+        let groups = read(&settings)["hooks"]["PreToolUse"].clone();
+        assert_eq!(groups.as_array().unwrap().len(), 2, "{groups}");
+        assert_eq!(groups[1]["hooks"][0]["command"], json!("/opt/loupe/bin/loupe hook claude-code --mode suggest"));
+
+        // Switching the hook's mode replaces loupe's group rather than adding one.
+        with_hooks.hooks = Some(HookMode::Redirect);
+        run(&places, &["claude-code"], Scope::Project, &with_hooks, true);
+        let groups = read(&settings)["hooks"]["PreToolUse"].clone();
+        assert_eq!(groups.as_array().unwrap().len(), 2, "{groups}");
+        assert!(groups[1]["hooks"][0]["command"].as_str().unwrap().ends_with("--mode redirect"));
+
+        run(&places, &["claude-code"], Scope::Project, &with_hooks, false);
+        assert_eq!(std::fs::read_to_string(&settings).unwrap(), theirs);
+        assert_eq!(read(&local)["enabledMcpjsonServers"], json!(["db"]));
+        assert!(!project.join(".mcp.json").exists());
+    }
+
+    #[test]
+    fn a_file_changed_after_planning_is_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let places = places(dir.path());
+        let path = places.home.join(".claude.json");
+        std::fs::write(&path, "{\"numStartups\": 1}").unwrap();
+        let clients = [client("claude-code").unwrap()];
+        let plan = plan(&clients, &places, Scope::User, &launch(), true).unwrap();
+        std::fs::write(&path, "{\"numStartups\": 2}").unwrap();
+        let error = apply(&plan, &places, true).unwrap_err().to_string();
+        assert!(error.contains("changed while loupe was editing it"), "{error}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"numStartups\": 2}");
+    }
+
+    #[test]
+    fn a_broken_file_is_named_and_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let places = places(dir.path());
+        let path = places.home.join(".claude.json");
+        std::fs::write(&path, "{\"mcpServers\": ").unwrap();
+        let clients = [client("claude-code").unwrap()];
+        let error = plan(&clients, &places, Scope::User, &launch(), true).unwrap_err().to_string();
+        assert!(error.contains(".claude.json: not valid JSON"), "{error}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"mcpServers\": ");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn permissions_stay_and_a_symlinked_config_is_written_through() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let places = places(dir.path());
+        let real = dir.path().join("dotfiles/claude.json");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        std::fs::write(&real, "{}\n").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = places.home.join(".claude.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        run(&places, &["claude-code"], Scope::User, &launch(), true);
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+        assert!(std::fs::read_to_string(&real).unwrap().contains("\"loupe\""));
+        assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn the_agents_note_goes_in_once_and_comes_out_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let places = places(dir.path());
+        let path = dir.path().join("AGENTS.md");
+        let original = "# Agents\n\nRun `make test`.\n";
+        std::fs::write(&path, original).unwrap();
+        let write = |install: bool| {
+            let plan = Plan { changes: vec![agents_change(&path, install).unwrap()], skipped: vec![] };
+            apply(&plan, &places, install).unwrap();
+            plan
+        };
+        write(true);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with(original) && text.contains("`search`"), "{text}");
+        assert!(AGENTS_SNIPPET.lines().count() <= 15);
+        assert_eq!(changed(&write(true)), 0);
+        write(false);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+        std::fs::remove_file(&path).unwrap();
+        write(true);
+        write(false);
+        assert!(!path.exists());
+    }
 }

@@ -11,6 +11,7 @@ mod common;
 mod analyze_mcp;
 mod cli;
 mod edit_e2e;
+mod install_cli;
 mod journal_read_only;
 mod launcher;
 mod layering;
