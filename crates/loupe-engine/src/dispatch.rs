@@ -198,6 +198,22 @@ impl Engine {
         self.render(context, answered)
     }
 
+    /// A next call's arguments as another process needs them (the command line: every command
+    /// a session of its own): a `read`'s ref replaced by the read it stands for, refs and
+    /// session ids dropped. `None` when a ref stands for nothing this engine's local session
+    /// holds.
+    pub fn standalone_arguments(&self, tool: &str, arguments: &Value) -> Option<Value> {
+        let mut resolved = match tool {
+            "read" => self.candidate_read(&CallContext::local(), arguments.clone()),
+            _ => arguments.clone(),
+        };
+        let Value::Object(map) = &mut resolved else { return None };
+        for key in ["candidate_id", "bundle_id", "session_id"] {
+            map.remove(key);
+        }
+        (tool != "read" || map.contains_key("target")).then_some(resolved)
+    }
+
     /// `read {"candidate_id": id}` without a target (§5): the read the id stands for, from the
     /// session's last searches, with the caller's other arguments (caps, `metadata`, `fresh`…)
     /// kept. An id the session does not hold is left to the parser, which asks for a target.

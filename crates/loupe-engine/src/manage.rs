@@ -176,11 +176,21 @@ fn status(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> (
     let index_json = match &index {
         Some(status) => {
             let state = serde_json::to_value(status.state).unwrap_or_default();
+            // An index nothing has built and nothing is building is not "building".
+            let never_built = status.state == loupe_index::IndexState::Building
+                && status.files == 0
+                && status.files_done == 0
+                && !engine.workspace().building_in_background();
+            let state_word = if never_built {
+                "not built yet (a server builds it on start; `loupe index` builds it now)"
+            } else {
+                state.as_str().unwrap_or("unknown")
+            };
             let languages: Vec<String> =
                 status.by_language.iter().map(|(lang, count)| format!("{lang} {count}")).collect();
             face.push_str(&format!(
                 "index {} · {} files · {} symbols{} · watcher {} · {} on disk\n",
-                state.as_str().unwrap_or("unknown"),
+                state_word,
                 status.files,
                 status.symbols,
                 if languages.is_empty() { String::new() } else { format!(" ({})", languages.join(", ")) },

@@ -419,7 +419,7 @@ fn outline_shows_ends_only_for_definitions_with_listed_children() {
     let outline = project.engine.call("read", json!({"mode": "outline", "target": "point.rs"}));
     assert_eq!(
         outline.face,
-        "outline · 22 lines\n\
+        "point.rs · outline · 22 lines\n\
          1\tpub struct Point { x: i32, y: i32 }\n\
          7-14\timpl Point\n\
          8\t  pub fn new(x: i32, y: i32) -> Self\n\
@@ -439,7 +439,7 @@ fn outline_shows_ends_only_for_definitions_with_listed_children() {
     let source = "def join(\n    parts,\n    sep=\" ( \",\n    end=\")\",\n):\n    pass\n";
     std::fs::write(root.join("join.py"), source).unwrap();
     let outline = project.engine.call("read", json!({"mode": "outline", "target": "join.py"}));
-    assert_eq!(outline.face, "outline · 6 lines\n1\tdef join(parts, sep=\" ( \", end=\")\"):\n");
+    assert_eq!(outline.face, "join.py · outline · 6 lines\n1\tdef join(parts, sep=\" ( \", end=\")\"):\n");
 }
 
 /// A server restarted on a persisted index answers its first query from it: the query waits

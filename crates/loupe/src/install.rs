@@ -966,6 +966,49 @@ fn write_atomically(path: &Path, text: &str, keep: Option<&Path>) -> anyhow::Res
     Ok(())
 }
 
+/// For `loupe doctor`: per client, whether it is here, where loupe is set up for it (each
+/// scope), whether the command there can be run, and what `loupe install` would change.
+pub(crate) fn report(places: &Places, launch_for: impl Fn(Scope) -> Launch) -> String {
+    let mut out = String::from("clients:\n");
+    for client in CLIENTS {
+        let mut lines = Vec::new();
+        for scope in [Scope::User, Scope::Project] {
+            let launch = launch_for(scope);
+            let Some(targets) = (client.targets)(places, scope, &launch) else { continue };
+            let scope_name = if scope == Scope::User { "user" } else { "project" };
+            let Some(target) = targets.first() else { continue };
+            let Ok(Some(text)) = read_config(&target.path) else { continue };
+            let Ok(doc) = Doc::parse(target.format, &text, &target.path) else {
+                lines.push(format!(
+                    "{scope_name}: {} is not valid; loupe install cannot edit it",
+                    shown_path(&target.path, &places.home)
+                ));
+                continue;
+            };
+            let Some(Setting::Entry { keys, name, .. }) = target.settings.first() else { continue };
+            let entry = doc.get(keys).get(*name).cloned().unwrap_or(Value::Null);
+            let Some(command) = entry["command"].as_str() else { continue };
+            let runnable = which::which(command).is_ok();
+            let current = plan(&[client], places, scope, &launch, true)
+                .map(|plan| !plan.changes.iter().any(Change::changes))
+                .unwrap_or(false);
+            lines.push(format!(
+                "{scope_name}: {} runs {command}{}{}",
+                shown_path(&target.path, &places.home),
+                if runnable { "" } else { " (NOT FOUND: clients cannot start it)" },
+                if current { "" } else { "; `loupe install` would change it (--dry-run shows how)" },
+            ));
+        }
+        let state = match (lines.is_empty(), client.present(places)) {
+            (false, _) => lines.join("; "),
+            (true, true) => format!("not set up: loupe install {}", client.id),
+            (true, false) => "not found here".to_owned(),
+        };
+        let _ = writeln!(out, "  {:<12} {state}", client.name);
+    }
+    out
+}
+
 /// The command a client config should run. The project's files are shared, so they name
 /// `loupe` and let each machine's `PATH` find it; the user's files name the absolute path of
 /// the `loupe` on `PATH` (or of this binary), because editors started from a dock or a start

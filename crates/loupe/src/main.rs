@@ -534,32 +534,32 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             // Symbol resolution needs a current index; plain reads never touch it.
             if matches!(arguments.get("mode").and_then(Value::as_str), Some("symbol" | "outline")) {
-                engine.refresh_index(&|_, _| {});
+                refresh(&engine);
             }
             tool_call(engine, "read", arguments, args.json)
         }
         Command::Search(args) => {
             let engine = open_engine(config)?;
-            engine.refresh_index(&|_, _| {});
+            refresh(&engine);
             tool_call(engine, "search", args.arguments, args.json)
         }
         Command::Analyze(args) => {
             let engine = open_engine(config)?;
-            engine.refresh_index(&|_, _| {});
+            refresh(&engine);
             tool_call(engine, "analyze", args.arguments, args.json)
         }
         Command::Manage(args) => {
             let engine = open_engine(config)?;
             // `status` reports the index: bring it up to date first, as `search` does.
             if args.arguments.get("command").and_then(Value::as_str) == Some("status") {
-                engine.refresh_index(&|_, _| {});
+                refresh(&engine);
             }
             tool_call(engine, "manage", args.arguments, args.json)
         }
         Command::Edit(args) => {
             let arguments = args.to_arguments()?;
             let engine = open_engine(config)?;
-            let code = print_response(&engine.call("edit", arguments), args.tool.json);
+            let code = print_response(&engine, &engine.call("edit", arguments), args.tool.json);
             exit_without_teardown(engine);
             code
         }
@@ -582,7 +582,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cache { prune, unused_days } => cache(prune, unused_days),
         Command::Completions { shell } => {
             use clap::CommandFactory;
-            clap_complete::generate(shell, &mut Cli::command(), "loupe", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "loupe", &mut script);
+            // A closed pipe (`loupe completions zsh | head -1`) ends the output, not the process.
+            let _ = std::io::stdout().write_all(&script);
             Ok(ExitCode::SUCCESS)
         }
         Command::Index => {
@@ -629,14 +632,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Runs one tool call on a one-shot engine and prints its answer.
 fn tool_call(engine: Engine, tool: &str, arguments: Map<String, Value>, json: bool) -> anyhow::Result<ExitCode> {
-    let code = print_response(&engine.call(tool, Value::Object(arguments)), json);
+    let code = print_response(&engine, &engine.call(tool, Value::Object(arguments)), json);
     exit_without_teardown(engine);
     code
 }
 
 fn manage(config: &ConfigFlags, arguments: Value, json: bool) -> anyhow::Result<ExitCode> {
     let engine = open_engine(config)?;
-    let code = print_response(&engine.call("manage", arguments), json);
+    let code = print_response(&engine, &engine.call("manage", arguments), json);
     exit_without_teardown(engine);
     code
 }
@@ -649,14 +652,70 @@ fn exit_without_teardown(engine: Engine) {
     std::mem::forget(engine);
 }
 
-fn print_response(response: &loupe_engine::Response, json: bool) -> anyhow::Result<ExitCode> {
+fn print_response(engine: &Engine, response: &loupe_engine::Response, json: bool) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     if json {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&response.structured())?)?;
     } else {
-        write!(stdout, "{}", response.face)?;
+        write!(stdout, "{}", runnable_next_steps(engine, &response.face))?;
     }
     Ok(if response.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The face with each `→ next: TOOL {…}` line (an MCP call, whose refs mean nothing to another
+/// process) written as the `loupe` command that does the same, when there is one.
+fn runnable_next_steps(engine: &Engine, face: &str) -> String {
+    const NEXT: &str = "→ next: ";
+    let command = |line: &str| -> Option<String> {
+        let (indent, rest) = line.split_at(line.find(NEXT)?);
+        let (tool, arguments) = rest[NEXT.len()..].split_once(' ')?;
+        let spec = params::tool(tool)?;
+        let arguments: Value = serde_json::from_str(arguments).ok()?;
+        let arguments = engine.standalone_arguments(tool, &arguments)?;
+        Some(format!("{indent}{NEXT}{}", shell_words(&cli_command(spec, arguments.as_object()?)?)))
+    };
+    let mut out = String::with_capacity(face.len());
+    for line in face.split_inclusive('\n') {
+        let (text, end) = line.strip_suffix('\n').map_or((line, ""), |text| (text, "\n"));
+        match command(text) {
+            Some(rewritten) => out.push_str(&rewritten),
+            None => out.push_str(text),
+        }
+        out.push_str(end);
+    }
+    out
+}
+
+/// The `loupe` command line for a tool call, or `None` for arguments no flag carries (an
+/// `edit` list, a list of several values).
+fn cli_command(spec: &ToolSpec, arguments: &Map<String, Value>) -> Option<Vec<String>> {
+    let mut line = vec!["loupe".to_owned(), spec.name.to_owned()];
+    if let Some(unknown) = arguments.keys().find(|key| !spec.params.iter().any(|param| param.name == *key)) {
+        tracing::debug!("no flag for `{unknown}`");
+        return None;
+    }
+    for param in spec.params {
+        let Some(value) = arguments.get(param.name) else { continue };
+        let text = match value {
+            Value::String(text) => text.clone(),
+            Value::Array(items) if items.len() == 1 => items[0].as_str()?.to_owned(),
+            Value::Array(_) | Value::Object(_) => return None,
+            other => other.to_string(),
+        };
+        if !param.positional {
+            line.push(format!("--{}", cli_id(spec.name, param).replace('_', "-")));
+        }
+        line.push(text);
+    }
+    Some(line)
+}
+
+fn shell_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|word| shlex::try_quote(word).map_or_else(|_| word.clone(), |quoted| quoted.into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A progress bar on stderr with the rate and the time left when stderr is a terminal; nothing
@@ -685,6 +744,29 @@ impl Progress {
     }
 }
 
+/// Brings the index up to date before a query. A first build takes a while (20 s on django),
+/// so one that has run for a second says so: the bar on a terminal, one line on stderr
+/// elsewhere. An up-to-date index answers at once and shows nothing.
+fn refresh(engine: &Engine) {
+    use std::io::IsTerminal;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let started = std::time::Instant::now();
+    let progress = Progress::new();
+    let said = AtomicBool::new(false);
+    let terminal = std::io::stderr().is_terminal();
+    engine.refresh_index(&|done, total| {
+        if started.elapsed() < std::time::Duration::from_secs(1) {
+            return;
+        }
+        if terminal {
+            progress.update(done, total);
+        } else if !said.swap(true, Ordering::Relaxed) {
+            eprintln!("loupe: building the index of {total} files; later commands use it at once");
+        }
+    });
+    progress.finish();
+}
+
 /// `loupe doctor`: the status a server here would report, then where its state lives, where its
 /// configuration came from, and the lines that register it with the common clients.
 fn doctor(flags: &ConfigFlags) -> anyhow::Result<ExitCode> {
@@ -694,15 +776,18 @@ fn doctor(flags: &ConfigFlags) -> anyhow::Result<ExitCode> {
         Ok((root, _)) => root,
         Err(message) => {
             // A closed pipe (`loupe doctor | head`) is not an error worth a panic.
-            let _ = writeln!(std::io::stdout(), "{message}\n\n{}", setup_lines());
+            let _ = writeln!(std::io::stdout(), "{message}\n\n{}", client_report(None));
             return Ok(ExitCode::from(1));
         }
     };
-    let engine = open_engine(flags)?;
+    // What a server here would report: its policy (the gate on unless configured off), the
+    // index as a server would find it, and its watcher, which a server always starts.
+    let engine = open_engine_as(flags, false)?;
     if let Some(index) = engine.index() {
         index.load_snapshot();
     }
-    out.push_str(&engine.call("manage", serde_json::json!({"command": "status"})).face);
+    let status = engine.call("manage", serde_json::json!({"command": "status"})).face;
+    out.push_str(&status.replacen(" · watcher off ·", " · watcher on in a server ·", 1));
     let canonical = dunce::canonicalize(&root).unwrap_or(root.clone());
     let index_dir = engine.config().index_dir.clone().unwrap_or_else(|| loupe_engine::default_index_dir(&canonical));
     out.push_str(&format!(
@@ -727,7 +812,7 @@ fn doctor(flags: &ConfigFlags) -> anyhow::Result<ExitCode> {
         if flags.to_pairs().is_empty() { "none".to_owned() } else { flags.to_pairs().len().to_string() }
     ));
     out.push_str(&format!("tokenizer {}\n\n", loupe_core::tokens::TOKENIZER));
-    out.push_str(&setup_lines());
+    out.push_str(&client_report(Some(root)));
     let _ = std::io::stdout().write_all(out.as_bytes());
     exit_without_teardown(engine);
     Ok(ExitCode::SUCCESS)
@@ -800,17 +885,17 @@ fn install_command(flags: &ConfigFlags, args: &InstallArgs, installing: bool) ->
     Ok(ExitCode::SUCCESS)
 }
 
-/// How to register `loupe serve` with the common clients (each starts it in the project).
-fn setup_lines() -> String {
-    [
-        "set up (loupe serves the repository around the directory a client starts it in):",
-        "  Claude Code  claude mcp add loupe -- loupe serve",
-        "  Codex        ~/.codex/config.toml: [mcp_servers.loupe] command = \"loupe\", args = [\"serve\"]",
-        "  Cursor       .cursor/mcp.json: {\"mcpServers\": {\"loupe\": {\"command\": \"loupe\", \"args\": [\"serve\"]}}}",
-        "  VS Code      .vscode/mcp.json: {\"servers\": {\"loupe\": {\"type\": \"stdio\", \"command\": \"loupe\", \"args\": [\"serve\"]}}}",
-    ]
-    .join("\n")
-        + "\n"
+/// For `loupe doctor`: each client, whether loupe is set up for it and whether it can start it.
+fn client_report(project: Option<PathBuf>) -> String {
+    match install::Places::from_env(project) {
+        Ok(places) => {
+            install::report(&places, |scope| install::Launch {
+                command: install::server_command(None, scope),
+                hooks: None,
+            }) + "set up or update: loupe install [CLIENT…] [--scope project] (--dry-run shows the changes)\n"
+        }
+        Err(error) => format!("clients: {error}\n"),
+    }
 }
 
 /// `loupe cache`: every root's index directory in the cache, with its root, size and last use;
@@ -875,12 +960,17 @@ fn cache(prune: bool, unused_days: Option<u64>) -> anyhow::Result<ExitCode> {
 }
 
 fn open_engine(flags: &ConfigFlags) -> anyhow::Result<Engine> {
+    open_engine_as(flags, true)
+}
+
+/// The engine a command (`one_shot`) or a server (`loupe doctor` describes one) would open.
+fn open_engine_as(flags: &ConfigFlags, one_shot: bool) -> anyhow::Result<Engine> {
     let sources = Sources::from_process(flags.to_pairs());
     let (mut config, warnings) = load(&sources).map_err(anyhow::Error::msg)?;
     // A one-shot command has no session history: under the gate every whole-file read would
     // be refused for want of a search in the same process. The CLI's gate is off unless the
     // user set `gate_mode` (flag, LOUPE_GATE_MODE or loupe.toml).
-    if !loupe_engine::config::is_set(&sources, &config, "gate_mode") {
+    if one_shot && !loupe_engine::config::is_set(&sources, &config, "gate_mode") {
         config.gate_mode = loupe_core::config::GateMode::Off;
     }
     init_logging(&config.log);
@@ -985,18 +1075,12 @@ mod tests {
     }
 
     fn command_line(spec: &ToolSpec, arguments: &Map<String, Value>) -> Vec<String> {
-        let mut line = vec!["loupe".to_owned(), spec.name.to_owned()];
-        for param in spec.params {
-            let Some(value) = arguments.get(param.name).filter(|_| !matches!(param.ty, ParamType::EditList(_))) else {
-                continue;
-            };
-            let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
-            if !param.positional {
-                line.push(format!("--{}", super::cli_id(spec.name, param).replace('_', "-")));
-            }
-            line.push(text);
-        }
-        line
+        // What no flag carries (`edit`'s list) is left out, as the command line takes it from a file.
+        let mut arguments = arguments.clone();
+        arguments.retain(|key, _| {
+            spec.params.iter().any(|param| param.name == key && !matches!(param.ty, ParamType::EditList(_)))
+        });
+        super::cli_command(spec, &arguments).unwrap()
     }
 
     fn cli_arguments<T: ToolCli>(line: &[String]) -> Map<String, Value> {

@@ -77,7 +77,8 @@ fn a_tool_error_exits_1_with_the_error_face() {
     assert_eq!(output.status.code(), Some(1));
     let face = stdout(&output);
     assert!(face.starts_with("error FILE_NOT_FOUND: `src/lbi.rs` does not exist"), "{face}");
-    assert!(face.contains("→ next: read {\"mode\":\"file\",\"target\":\"src/lib.rs\"}"), "{face}");
+    // The next step as a command the shell runs, not an MCP call.
+    assert!(face.contains("→ next: loupe read --mode file src/lib.rs"), "{face}");
 }
 
 #[test]
@@ -213,10 +214,15 @@ fn doctor_says_what_would_be_served_and_how_to_plug_it_in() {
     assert!(text.contains("index dir ") && text.contains("tokenizer o200k_base"), "{text}");
     assert!(text.contains(&format!("repository file {}", root.join("loupe.toml").display())), "{text}");
     assert!(text.contains("variables LOUPE_LOG"), "{text}");
-    assert!(text.contains("claude mcp add loupe -- loupe serve") && text.contains(".vscode/mcp.json"), "{text}");
+    // What a server would run under: the gate on, the index not built yet, a watcher.
+    assert!(text.contains("policy: gate enforce") && text.contains("index not built yet"), "{text}");
+    assert!(text.contains("watcher on in a server"), "{text}");
+    // Each client, and the command that sets it up.
+    assert!(text.contains("clients:\n  Claude Code ") && text.contains("  Zed "), "{text}");
+    assert!(text.contains("loupe install [CLIENT…]"), "{text}");
     let nowhere = loupe(Path::new("/"), &["doctor"], &[("HOME", home)]);
     assert_eq!(nowhere.status.code(), Some(1));
-    assert!(stdout(&nowhere).contains("--root") && stdout(&nowhere).contains("claude mcp add"), "{}", stdout(&nowhere));
+    assert!(stdout(&nowhere).contains("--root") && stdout(&nowhere).contains("loupe install"), "{}", stdout(&nowhere));
 }
 
 /// The configuration flags are one global set: listed once in `loupe --help` under their own
@@ -314,4 +320,31 @@ fn the_cache_command_lists_indexes_and_prunes_those_of_gone_roots() {
     assert!(pruned.contains("(gone) · used today · removed") && pruned.contains("removed 1 · freed "), "{pruned}");
     let after = stdout(&loupe(kept.path(), &["cache"], &[("XDG_CACHE_HOME", cache_env)]));
     assert!(after.contains(" · 1 index · ") && !after.contains("gone"), "{after}");
+}
+
+/// A command's next steps are commands: a search's `read {"candidate_id": …}` (an id that means
+/// nothing to the next process) is printed as the read it stands for.
+#[test]
+fn next_steps_are_loupe_commands_with_the_ref_resolved() {
+    let dir = workspace();
+    let face = stdout(&loupe(dir.path(), &["search", "--type", "file", "src/lib.rs"], &[]));
+    let next = face.lines().find(|line| line.starts_with("→ next: ")).unwrap_or_else(|| panic!("{face}"));
+    assert!(next.starts_with("→ next: loupe read ") && next.ends_with(" src/lib.rs"), "{face}");
+    assert!(!next.contains("candidate") && !next.contains('{'), "{face}");
+    // And the command it names runs.
+    let words: Vec<&str> = next["→ next: loupe ".len()..].split(' ').collect();
+    let output = loupe(dir.path(), &words, &[]);
+    assert!(output.status.success() && stdout(&output).starts_with("src/lib.rs · outline · 20 lines"), "{output:?}");
+}
+
+/// `loupe completions zsh | head -1`: the closed pipe ends the output, not in a panic.
+#[test]
+fn completions_into_a_closed_pipe_exit_cleanly() {
+    use std::process::Stdio;
+    let mut child =
+        Command::new(LOUPE).args(["completions", "zsh"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"), "{output:?}");
 }

@@ -143,9 +143,9 @@ pub(crate) fn outline(workspace: &Workspace, request: &OutlineRequest<'_>) -> Re
         .filter(|d| d.depth < depth)
         .collect();
     let start = cursor.as_ref().map_or(0, |cursor| (cursor.next_line - 1).min(definitions.len()));
-    // The caller named the file, `target` and `meta` carry its path, hash and definition count:
-    // the face spends its tokens on the skeleton (the path alone is 5 % of a small file's).
-    let mut header = format!("outline · {} lines", decoded.total_lines());
+    // The path leads, as in every read's header: a read by ref (`candidate_id`) or a later look at
+    // the answer would not know the file otherwise.
+    let mut header = format!("{} · outline · {} lines", resolved.path, decoded.total_lines());
     if start > 0 {
         header.push_str(&format!(" · from definition {} of {}", start + 1, definitions.len()));
     }
