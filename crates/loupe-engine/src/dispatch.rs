@@ -107,7 +107,12 @@ impl Engine {
                     "read" => self.candidate_read(context, arguments),
                     _ => arguments,
                 };
+                let session_id = arguments.get("session_id").and_then(Value::as_str).map(str::to_owned);
                 let answered = self.dispatch(context, ToolCall::parse(tool, arguments), work);
+                if answered.event.is_none() {
+                    // analyze, edit, manage: what they offer to read next passes the gate.
+                    self.session_layer().remember_issued(context, session_id.as_deref(), &answered.outcome);
+                }
                 self.render(context, answered)
             }
         }

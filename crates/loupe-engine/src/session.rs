@@ -199,7 +199,11 @@ impl SessionLayer {
             return self.refuse_read("", &request, refusal);
         }
         let key = self.key(context, request.session_id.as_deref());
-        let shape = self.shape(config, &request);
+        let mut shape = self.shape(config, &request);
+        // A file that is not there is the read's to answer (FILE_NOT_FOUND, with the names
+        // beside it): a gate refusal would offer reads and a search of a file that is not there.
+        shape.missing = matches!(request.mode, ReadMode::File | ReadMode::Outline)
+            && workspace.root().resolve(&request.target).is_ok_and(|resolved| resolved.real.is_none());
         let pre = {
             let mut store = self.lock();
             let session = store.session(&key, Instant::now());
@@ -226,7 +230,13 @@ impl SessionLayer {
             ReadMode::Symbol => request.symbol_path().and_then(|path| normalize_lexically(&self.root, path)),
             _ => normalize_lexically(&self.root, &request.target),
         };
-        ReadShape { request, target_path, max_range_lines: config.max_range_lines, root: self.root.clone() }
+        ReadShape {
+            request,
+            target_path,
+            max_range_lines: config.max_range_lines,
+            root: self.root.clone(),
+            missing: false,
+        }
     }
 
     /// After a read ran (or was rejected for its arguments): aggregation, relevance, metrics,
@@ -352,13 +362,12 @@ impl SessionLayer {
     }
 
     fn pre_read(&self, config: &Config, session: &Session, shape: &ReadShape<'_>) -> Result<PreRead, Box<Refusal>> {
-        let target_path = shape.target_path.as_deref();
         let gated = shape.request.mode != ReadMode::DiffPreview;
         if gated
             && let Some(error) = budget::hard_limit(
                 config,
                 &session.metrics,
-                finding_search(shape.request, target_path),
+                gate::search_for(shape),
                 NextCall { tool: "read".into(), arguments: shape.request.original.clone() },
             )
         {
@@ -369,7 +378,7 @@ impl SessionLayer {
             }));
         }
         let mut pre = PreRead::default();
-        if config.gate_mode != GateMode::Off {
+        if config.gate_mode != GateMode::Off && !shape.missing {
             match gate::check(shape, Some(session)) {
                 Verdict::Pass { by_ref } => pre.by_ref = by_ref,
                 Verdict::Refuse { reason, error } => {
@@ -383,7 +392,7 @@ impl SessionLayer {
         if config.relevance == RelevanceMode::Block
             && gated
             && !pre.by_ref
-            && let Some(path) = target_path
+            && let Some(path) = shape.target_path.as_deref()
             && let Some(alternatives) = relevance::judge(session, path, shape.request.mode == ReadMode::Outline)
         {
             let mut error = ToolError::new(
@@ -575,6 +584,21 @@ impl SessionLayer {
         self.analytics = analytics;
     }
 
+    /// The reads an `analyze`, `edit` or `manage` answer offers as next calls (its own, or its
+    /// error's) are issued to the session, as a search's and a read's are: they pass the gate as
+    /// they are (§9.7).
+    pub(crate) fn remember_issued(&self, context: &CallContext, session_id: Option<&str>, outcome: &Outcome) {
+        let mut calls = read_calls(&outcome.act.next_calls);
+        if let Some(error) = &outcome.error {
+            calls.extend(read_calls(&error.next_calls));
+        }
+        if calls.is_empty() {
+            return;
+        }
+        let key = self.key(context, session_id);
+        self.lock().session(&key, Instant::now()).remember_read_calls(calls);
+    }
+
     /// Files a call's analytics event, completed from its rendered answer.
     pub(crate) fn record(&self, context: &CallContext, event: PendingEvent, response: &Response) {
         let PendingEvent { session_key, lines_sent, tokens_saved } = event;
@@ -613,18 +637,6 @@ fn is_session_refusal(code: &str) -> bool {
             | "BUDGET_EXCEEDED"
             | "SESSION_ID_REQUIRED"
     )
-}
-
-/// The search a budget refusal offers: one that finds the read's own target, so it returns
-/// hits (and opens a fresh allowance) whenever the target exists.
-fn finding_search(request: &ReadRequest, path: Option<&str>) -> NextCall {
-    if request.mode == ReadMode::Symbol {
-        let name = request.target.rsplit([':', '.', '/']).find(|part| !part.is_empty()).unwrap_or(&request.target);
-        return NextCall::new("search", json!({"query": name, "type": "symbol"}));
-    }
-    let source = path.unwrap_or(&request.target);
-    let name = source.rsplit('/').find(|part| !part.is_empty()).unwrap_or(source);
-    NextCall::new("search", json!({"query": name, "type": "file"}))
 }
 
 /// A search query that finds a read's target: its file name, or its last symbol name.

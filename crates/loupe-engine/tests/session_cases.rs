@@ -664,3 +664,46 @@ fn h6_a_cursor_passes_the_gate_only_in_the_session_it_was_issued_to() {
     let own = fixture.engine.call_in(&issued_to, "read", continued);
     assert!(own.ok, "{}", own.face);
 }
+
+/// §9.7: every next call any tool issues passes the gate as it is, the gate's own recovery
+/// search names the whole path, and a file that is not there is the read's to answer.
+#[test]
+fn next_calls_of_every_tool_pass_the_gate_and_a_missing_file_is_not_gated() {
+    let fixture = common::session_fixture(|_| {});
+    let engine = &fixture.engine;
+    let root = engine.root_path().to_path_buf();
+    std::fs::create_dir_all(root.join("pkg")).unwrap();
+    std::fs::write(root.join("pkg/__init__.py"), "").unwrap();
+    std::fs::write(root.join("pkg/a.py"), "from pkg.b import helper\n\ndef run():\n    return helper()\n").unwrap();
+    std::fs::write(root.join("pkg/b.py"), "def helper():\n    return 1\n").unwrap();
+    engine.refresh_index(&|_, _| {});
+    // analyze's next calls (an outline read among them) pass without a search.
+    let analyzed = engine.call("analyze", json!({"mode": "dependencies", "target": "pkg/a.py"}));
+    assert!(analyzed.ok, "{}", analyzed.face);
+    let reads: Vec<Value> = analyzed.meta["next_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|call| call["tool"] == "read")
+        .map(|call| call["arguments"].clone())
+        .collect();
+    assert!(!reads.is_empty(), "{}", analyzed.face);
+    for arguments in reads {
+        let read = engine.call("read", arguments.clone());
+        assert!(read.ok, "{arguments}: {}", read.face);
+    }
+    // A refusal's search names the file by its whole path: its one hit is that file.
+    let refused = engine.call("read", json!({"mode": "file", "target": "dir/a.rs", "session_id": "other"}));
+    assert_eq!(refused.error_code(), Some("SEARCH_FIRST_REQUIRED"), "{}", refused.face);
+    let search = refused.meta["next_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|call| call["tool"] == "search")
+        .unwrap()["arguments"]
+        .clone();
+    assert_eq!(search["query"], json!("dir/a.rs"));
+    // A file that is not there: FILE_NOT_FOUND, not a gate refusal offering to read it.
+    let missing = engine.call("read", json!({"mode": "file", "target": "src/mian.rs", "session_id": "third"}));
+    assert_eq!(missing.error_code(), Some("FILE_NOT_FOUND"), "{}", missing.face);
+}

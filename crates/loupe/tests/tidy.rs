@@ -21,6 +21,11 @@ const WRITES_OUTSIDE_THE_REPOSITORY: &[(&str, &str)] = &[
         "crates/loupe-index/src/cache.rs",
         "`loupe cache --prune`: whole index directories of the cache, under their writer lock",
     ),
+    (
+        "crates/loupe/src/install.rs",
+        "`loupe install`/`uninstall`, run by the user: MCP clients' config files (in the home directory, or \
+         with `--scope project` the project's own `.mcp.json`, `.vscode/mcp.json`, … and `--agents-md`), never code",
+    ),
 ];
 
 /// Calls that create, change or remove files or directories.

@@ -36,6 +36,8 @@ pub(crate) struct ReadShape<'a> {
     pub(crate) max_range_lines: usize,
     /// The canonical root, `/`-separated, for absolute paths among the arguments.
     pub(crate) root: String,
+    /// The target file is not there: the read answers that, not the gate.
+    pub(crate) missing: bool,
 }
 
 pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict {
@@ -312,13 +314,13 @@ fn window_instead(shape: &ReadShape<'_>, lines: usize) -> Option<NextCall> {
 /// `max_range_lines`, large enough to orient.
 const WINDOW_LINES: usize = 100;
 
-/// A search that finds this target: its symbol name, or its file name.
-fn search_for(shape: &ReadShape<'_>) -> NextCall {
+/// A search that finds this target: its symbol name, or its whole path (a base name alone,
+/// `__init__.py`, matched 643 files of django, and the first hit's read was another file's).
+pub(crate) fn search_for(shape: &ReadShape<'_>) -> NextCall {
     if shape.request.mode == ReadMode::Symbol {
         return NextCall::new("search", json!({"query": last_segment(&shape.request.target), "type": "symbol"}));
     }
     let path = shape.target_path.as_deref().unwrap_or(&shape.request.target);
-    let name = path.rsplit('/').next().filter(|name| !name.is_empty()).unwrap_or(path);
-    let name = if name.is_empty() { "." } else { name };
-    NextCall::new("search", json!({"query": name, "type": "file"}))
+    let path = if path.is_empty() { "." } else { path };
+    NextCall::new("search", json!({"query": path, "type": "file"}))
 }
