@@ -133,6 +133,20 @@ fn execute(workspace: &Workspace, request: &SearchRequest, work: &Work) -> Resul
         used = SearchKind::Text;
         hits = text_hits(workspace, request, false, request.page_end(), work)?;
     }
+    // Several plain words are a phrase before they are terms: `import os` is 177 lines of
+    // flask, and its terms found `os` inside `verbose` first. The terms are searched only
+    // when the phrase is nowhere.
+    if inferred && effective == SearchKind::Terms {
+        let mut phrase = request.clone();
+        phrase.query = request.query.trim().trim_end_matches(['?', '.', '!']).to_owned();
+        let literal = text_hits(workspace, &phrase, false, request.page_end(), work)?;
+        if !literal.0.is_empty() {
+            used = SearchKind::Text;
+            hits = literal;
+        } else {
+            fell_back = true;
+        }
+    }
     let (mut hits, lower_bound, not_searched) = hits;
     hits.sort_by(|left, right| {
         right

@@ -570,3 +570,30 @@ fn h8_a_search_counts_the_names_it_cannot_hold() {
         );
     }
 }
+
+/// §6: several plain words are searched as the phrase first, and as terms only when the phrase
+/// is nowhere; a term starts a word or a part of an identifier, never the middle of one.
+#[test]
+fn words_are_a_phrase_first_and_terms_start_words() {
+    let project = project();
+    let root = project.engine.root_path().to_path_buf();
+    std::fs::write(root.join("tool.py"), "import os\nverbose = True\nclass Server:\n    osName = 1\n").unwrap();
+    std::fs::write(root.join("other.py"), "import sys, os\nprint(sys.argv)\n").unwrap();
+    project.engine.refresh_index(&|_, _| {});
+    let phrase = project.engine.call("search", json!({"query": "import os"}));
+    assert!(phrase.face.starts_with("search \"import os\" · text (auto) · showing 1–1 of 1"), "{}", phrase.face);
+    assert!(phrase.face.contains("tool.py:1│import os"), "{}", phrase.face);
+    let terms = project.engine.call("search", json!({"query": "import os verbosely"}));
+    assert!(terms.face.contains("no exact phrase; searched the terms import, os, verbosely"), "{}", terms.face);
+    assert!(terms.face.contains("other.py:1│import sys, os"), "{}", terms.face);
+    // `os` inside `verbose` does not count.
+    let inside = project.engine.call("search", json!({"query": "pick os"}));
+    assert!(inside.face.contains("tool.py:1│import os"), "{}", inside.face);
+    assert!(!inside.face.contains("verbose = True"), "{}", inside.face);
+    let camel = project.engine.call("search", json!({"query": "server name"}));
+    assert!(
+        camel.face.contains("tool.py:4│osName = 1") || camel.face.contains("tool.py:4│    osName"),
+        "{}",
+        camel.face
+    );
+}

@@ -228,16 +228,27 @@ pub(super) fn terms_hits(
 ) -> Result<(Vec<Hit>, bool, usize), ToolError> {
     let stems: Vec<String> = significant_terms(&request.query).iter().map(|term| stem(term).to_owned()).collect();
     let mut derived = request.clone();
-    derived.query = stems.iter().map(|stem| regex::escape(stem)).collect::<Vec<_>>().join("|");
+    // A term starts a word, or a part of an identifier (`parse_config`, `parseConfig`); its stem
+    // may end inside one (`configur` finds `configuration`). `os` is not found in `verbose`.
+    let escaped: Vec<String> = stems.iter().map(|stem| regex::escape(stem)).collect();
+    let humps: Vec<String> = stems
+        .iter()
+        .filter_map(|stem| {
+            let mut chars = stem.chars();
+            let first = chars.next()?;
+            Some(format!(r"(?-i:[\p{{Ll}}\p{{N}}]{})(?i:{})", first.to_uppercase(), regex::escape(chars.as_str())))
+        })
+        .collect();
+    derived.query = format!(r"(?:\b|_)(?:{})|{}", escaped.join("|"), humps.join("|"));
     derived.case_sensitive = Some(false);
     derived.whole_word = false;
     // Every match counts towards a term's file, so the page cannot settle early.
     let (mut hits, lower_bound, not_searched) = text_hits(workspace, &derived, true, None, work)?;
-    let held = |text: &str| -> Vec<bool> { stems.iter().map(|stem| text.contains(stem.as_str())).collect() };
+    let held = |text: &str| -> Vec<bool> { stems.iter().map(|stem| starts_a_word(text, stem)).collect() };
     let mut per_file: BTreeMap<RepoPath, Vec<bool>> = BTreeMap::new();
     for hit in &hits {
-        let found = held(&hit.preview.to_lowercase());
-        let file = per_file.entry(hit.path.clone()).or_insert_with(|| held(&hit.path.as_str().to_lowercase()));
+        let found = held(&hit.preview);
+        let file = per_file.entry(hit.path.clone()).or_insert_with(|| held(hit.path.as_str()));
         for (slot, found) in file.iter_mut().zip(found) {
             *slot |= found;
         }
@@ -246,13 +257,24 @@ pub(super) fn terms_hits(
     let phrase = request.query.trim().trim_end_matches(['?', '.', '!']).to_lowercase();
     for hit in &mut hits {
         let line = hit.preview.to_lowercase();
-        let in_line = held(&line).into_iter().filter(|found| *found).count() as f64;
+        let in_line = held(&hit.preview).into_iter().filter(|found| *found).count() as f64;
         let in_file = per_file.get(&hit.path).map_or(0, |file| file.iter().filter(|found| **found).count()) as f64;
         let source_bonus = if loupe_index::Lang::from_path(hit.path.as_str()).is_some() { 0.02 } else { 0.0 };
         let phrase_bonus = if line.contains(&phrase) { 0.05 } else { 0.0 };
         hit.score = (0.15 + 0.5 * in_file / total + 0.28 * in_line / total + source_bonus + phrase_bonus).min(1.0);
     }
     Ok((hits, lower_bound, not_searched))
+}
+
+/// Whether `stem` (lower case) occurs in `text` at the start of a word or of a part of an
+/// identifier: after a non-alphanumeric character (`_` included) or at a lower-to-upper hump.
+fn starts_a_word(text: &str, stem: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.match_indices(stem).any(|(at, _)| match text[..at].chars().next_back() {
+        None => true,
+        Some(before) if !before.is_alphanumeric() => true,
+        Some(before) => (before.is_lowercase() || before.is_numeric()) && text[at..].starts_with(char::is_uppercase),
+    })
 }
 
 /// Text hits, whether the 2,000-match cut made the total a lower bound, and how many files in

@@ -96,7 +96,11 @@ pub(super) fn render(
     let mut face = format!("search {:?} · {used}", request.query);
     if inferred && used == SearchKind::Terms {
         // A question is not searched as one literal: the face says what was searched instead.
-        face.push_str(&format!(" (auto: searched the terms {}; ranked by terms matched)", terms.join(", ")));
+        face.push_str(&format!(
+            " (auto: {}searched the terms {}; ranked by terms matched)",
+            if fell_back { "no exact phrase; " } else { "" },
+            terms.join(", ")
+        ));
     } else if inferred {
         face.push_str(if fell_back { " (auto: no symbol matched, fell back to text)" } else { " (auto)" });
     }
