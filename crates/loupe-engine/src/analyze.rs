@@ -176,9 +176,7 @@ fn answer(workspace: &Workspace, request: &AnalyzeRequest, work: &Work) -> Resul
 }
 
 /// `calls` without `max_depth`: the direct callers and callees, which is what "who calls this"
-/// asks, and a count of the rest within the default depth with the `max_depth` that shows them
-/// (a hint, not a next call: the answer is complete for the question, and a call would cost
-/// more tokens than the callers it adds to).
+/// asks, and a count of the rest within the default depth, with the call that shows them.
 fn direct_calls(
     view: &View<'_>,
     request: &AnalyzeRequest,
@@ -195,8 +193,8 @@ fn direct_calls(
     if more > 0 {
         let plus = if deeper.truncated { "+" } else { "" };
         let depth = request.max_depth;
-        answer.notes.push(format!("── {more}{plus} more within depth {depth}: the same call with max_depth {depth}"));
-        answer.stopped_short = true;
+        answer.notes.push(format!("── {more}{plus} more within depth {depth}"));
+        answer.deeper = Some(depth);
     }
     render(&near, target, answer, building, view.work().stopped_early())
 }
@@ -758,16 +756,18 @@ fn render(
     let direction = if request.mode == AnalyzeMode::Impact { "upstream" } else { request.direction.as_str() };
     let mut face = answer.face(request.mode, direction, request.max_depth);
     // The face offers one call: the same question again when the index was still building,
-    // more of the graph when it was cut, none when it stopped short of a deeper walk (its note
-    // says how to take it), else a read of the first node.
+    // more of the graph when it was cut, the deeper walk when it stopped short of one, else a
+    // read of the first node.
     let next_call = if building.is_some() || stopped.is_some() {
         Some(NextCall { tool: "analyze".into(), arguments: request.original.clone() })
     } else if answer.truncated && request.max_nodes < MAX_NODES_CEILING {
         let mut arguments = request.original.clone();
         arguments.insert("max_nodes".into(), Value::from((request.max_nodes * 4).min(MAX_NODES_CEILING)));
         Some(NextCall { tool: "analyze".into(), arguments })
-    } else if answer.stopped_short {
-        None
+    } else if let Some(depth) = answer.deeper {
+        let mut arguments = request.original.clone();
+        arguments.insert("max_depth".into(), Value::from(depth));
+        Some(NextCall { tool: "analyze".into(), arguments })
     } else {
         answer.read_calls(1).into_iter().next()
     };

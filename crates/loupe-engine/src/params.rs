@@ -406,7 +406,7 @@ Edges carry confidence exact|scoped|name_only. Ambiguous symbols list candidates
         choice("target_type", TargetType::CHOICES, "default auto"),
         choice("mode", AnalyzeMode::CHOICES, "which relationship").required(),
         choice("direction", Direction::CHOICES, "default both"),
-        integer("max_depth", 1, "default: calls 3, dependencies 1, impact 20, types 5, data_flow 3"),
+        integer("max_depth", 1, "default: calls 1 (+count to 3), dependencies 1, impact 20, types 5, data_flow 3"),
         bounded("max_nodes", 1, 500, "default 50"),
         string("path", "file defining the target"),
         METADATA,

@@ -88,8 +88,7 @@ fn calls_both_ways_with_confidence() {
 }
 
 /// "Who calls this" is answered by the direct callers; the rest of the default depth is
-/// counted, with the `max_depth` that shows it (no next call: the answer is complete for the
-/// question), and that depth shows it.
+/// counted, and the next call is the same question at that depth, which shows it.
 #[test]
 fn calls_without_a_depth_shows_direct_callers_and_counts_the_rest() {
     let workspace = workspace();
@@ -99,9 +98,9 @@ fn calls_without_a_depth_shows_direct_callers_and_counts_the_rest() {
     assert_eq!(edges(&near), ["app/config.py#parse_config -calls-> app/util.py#read_text [exact]"]);
     let mut deeper = arguments.clone();
     deeper["max_depth"] = json!(3);
-    assert!(near.face.ends_with("── 1 more within depth 3: the same call with max_depth 3\n"), "{}", near.face);
+    assert!(near.face.contains("── 1 more within depth 3\n→ next: analyze "), "{}", near.face);
     let full = near.structured_at(loupe_engine::MetadataLevel::Full);
-    assert_eq!(full["meta"]["next_calls"], json!([]), "{full}");
+    assert_eq!(full["meta"]["next_calls"], json!([{"tool": "analyze", "arguments": deeper}]), "{full}");
     let far = analyze(&workspace.engine, deeper);
     assert!(
         edges(&far).contains(&"app/main.py#main -calls-> app/config.py#parse_config [exact]".to_owned()),

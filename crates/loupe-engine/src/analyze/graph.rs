@@ -73,10 +73,9 @@ pub(crate) struct Answer {
     pub(crate) notes: Vec<String>,
     /// What data flow resolved its target to.
     pub(crate) flow_target: Option<Value>,
-    /// The answer stopped short of the depth a deeper walk would reach, and its notes say
-    /// how many more nodes that walk has and the `max_depth` that shows them. Complete for
-    /// the depth it answers, it offers no next call.
-    pub(crate) stopped_short: bool,
+    /// The answer stopped short of the depth a deeper walk would reach: that depth, which its
+    /// next call asks for (its notes say how many more nodes the walk has).
+    pub(crate) deeper: Option<usize>,
 }
 
 impl Answer {
@@ -90,7 +89,7 @@ impl Answer {
             truncated: false,
             notes: Vec::new(),
             flow_target: None,
-            stopped_short: false,
+            deeper: None,
         }
     }
 
