@@ -151,23 +151,31 @@ pub fn load(sources: &Sources) -> Result<(Config, Vec<String>), String> {
     Ok((config, warnings))
 }
 
-/// The `legacy_tools` setting (§12, §14) before an engine is open: the whole configuration when
-/// it loads; otherwise (no root can be chosen yet) what the environment and the flags say.
-pub fn legacy_tools(sources: &Sources) -> LegacyTools {
+/// The configuration `tools/list` depends on (`legacy_tools`, §12; `read_only`, §4) before an
+/// engine is open: the whole configuration when it loads; otherwise (no root can be chosen
+/// yet) what the environment and the flags say of those keys.
+pub fn listing_config(sources: &Sources) -> Config {
     if let Ok((config, _)) = load(sources) {
-        return config.legacy_tools;
+        return config;
     }
     let mut config = Config::default();
-    if let Some(value) = sources.env_value("LOUPE_LEGACY_TOOLS") {
-        let _ = config.set("legacy_tools", &Value::from(value));
+    for (key, variable) in [("legacy_tools", "LOUPE_LEGACY_TOOLS"), ("read_only", "LOUPE_READ_ONLY")] {
+        if let Some(value) = sources.env_value(variable) {
+            let _ = config.set(key, &Value::from(value));
+        }
     }
     if sources.env_value("LOUPE_DISABLE_LEGACY").is_some_and(disables_legacy) {
         config.legacy_tools = LegacyTools::Disabled;
     }
-    for (key, value) in sources.flags.iter().filter(|(key, _)| key == "legacy_tools") {
+    for (key, value) in sources.flags.iter().filter(|(key, _)| key == "legacy_tools" || key == "read_only") {
         let _ = config.set(key, value);
     }
-    config.legacy_tools
+    config
+}
+
+/// The `legacy_tools` setting (§12, §14) before an engine is open ([`listing_config`]).
+pub fn legacy_tools(sources: &Sources) -> LegacyTools {
+    listing_config(sources).legacy_tools
 }
 
 /// `LOUPE_DISABLE_LEGACY=1` (or `true`, `yes`).

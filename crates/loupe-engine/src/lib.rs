@@ -104,7 +104,7 @@ pub use engine::Engine;
 pub use loupe_index::cache as index_cache;
 /// The index's state as the engine reports it (plain data; adapters need not know the index).
 pub use loupe_index::{IndexState, IndexStatus, RefreshStats};
-pub use response::{Location, MetadataLevel, Response};
+pub use response::{Location, MetadataLevel, Response, STRUCTURED_FIELDS, StructuredField};
 pub use session::CallContext;
 pub use work::{Progress, Work};
 pub use workspace::{OpenError, default_index_dir};

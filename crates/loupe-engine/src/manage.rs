@@ -391,5 +391,18 @@ fn guidance() -> (String, Value) {
             ));
         }
     }
+    // What `tools/list` leaves out to stay small (§4): accepted by every tool that names them.
+    face.push_str("parameters accepted but not listed:\n");
+    for spec in crate::params::TOOLS {
+        let unlisted: Vec<String> = spec
+            .params
+            .iter()
+            .filter(|param| !param.listed)
+            .map(|param| format!("{} ({})", param.name, param.description))
+            .collect();
+        if !unlisted.is_empty() {
+            face.push_str(&format!("  {}: {}\n", spec.name, unlisted.join("; ")));
+        }
+    }
     (face, json!({"reason_registry": registry}))
 }

@@ -44,6 +44,10 @@ pub struct Param {
     /// The longest value accepted, in bytes (for a list: each item). Free text is bounded
     /// before anything plans with it: a 50 MB query must cost an error, not the machine.
     pub max_bytes: usize,
+    /// `tools/list` shows it. An unlisted parameter is accepted (and a `--flag` on the command
+    /// line) but costs no token in every agent's context: the knobs programs and people set
+    /// (`metadata`, `session_id`, byte and preview caps), which `manage guidance` names (§4).
+    pub listed: bool,
 }
 
 /// The longest name, path, query or id a parameter takes, in bytes.
@@ -98,7 +102,12 @@ impl Param {
             aliases: &[],
             positional: false,
             max_bytes: MAX_TEXT_BYTES,
+            listed: true,
         }
+    }
+
+    const fn unlisted(self) -> Param {
+        Param { listed: false, ..self }
     }
 
     pub(crate) const fn required(self) -> Param {
@@ -314,20 +323,20 @@ choice_enum! {
     }
 }
 
-const METADATA: Param = choice("metadata", MetadataLevel::CHOICES, "structuredContent detail (default standard)");
-const SESSION_ID: Param = string("session_id", "pins the session (default: this connection)");
+const METADATA: Param =
+    choice("metadata", MetadataLevel::CHOICES, "structuredContent detail (default standard)").unlisted();
+const SESSION_ID: Param = string("session_id", "pins the session (default: this connection)").unlisted();
 
 pub const READ: ToolSpec = ToolSpec {
     name: "read",
     title: "Read code",
-    description: "Read code with a budget. Lines are 1-based, inclusive, prefixed `  N│` (not part of the content). \
-Modes: file (paged: offset/limit), snippet (start_line..end_line or line_range \"10-20\", plus context_lines), \
-symbol (target: name, Type.method, Type::method or a hit's candidate_id; path disambiguates), outline (signatures only, file or directory), \
-diff_preview (file or directory vs HEAD/INDEX; content: proposed text vs HEAD/INDEX/WORKTREE). \
-A cut result ends with the exact next call (cursor). meta.file_hash is the edit precondition. \
-file/symbol/outline need a ref from search (candidate_id, bundle_id or a copied next_calls entry); windows up to 200 lines do not. \
-Lines already sent unchanged come back as one reference line (fresh: true resends). \
-Errors carry a code, a hint and ready-to-run next_calls.",
+    description: "Read code within a budget; lines prefixed `N│` (1-based, not content). \
+Modes: file (offset/limit pages), snippet (start_line..end_line, context_lines), \
+symbol (name, Type.method or a hit's candidate_id; path disambiguates), outline (signatures; file or directory), \
+diff_preview (vs HEAD/INDEX; content: proposed text). \
+file/symbol/outline need a ref from search (candidate_id, or a copied next call); windows up to 200 lines do not. \
+Lines already sent come back as one reference line (fresh: true resends). \
+A cut answer ends with the call for the rest; file_hash guards edits.",
     selector: Some("mode"),
     params: &[
         choice("mode", ReadMode::CHOICES, "what to read").required(),
@@ -338,22 +347,22 @@ Errors carry a code, a hint and ready-to-run next_calls.",
         integer("offset", 0, "first line (of the diff, for diff_preview)"),
         integer("limit", 1, "file: lines (max 300)"),
         integer("max_tokens", 1, "cap on the answer's tokens"),
-        integer("max_bytes", 1, "payload byte cap").only_for(&["file", "snippet", "symbol"]),
-        integer("max_lines", 1, "line cap").only_for(&["file", "snippet", "symbol"]),
-        integer("max_preview_chars", 1, "payload char cap"),
-        choice("preview_mode", PreviewMode::CHOICES, "none: metadata only"),
+        integer("max_bytes", 1, "payload byte cap").only_for(&["file", "snippet", "symbol"]).unlisted(),
+        integer("max_lines", 1, "line cap").only_for(&["file", "snippet", "symbol"]).unlisted(),
+        integer("max_preview_chars", 1, "payload char cap").unlisted(),
+        choice("preview_mode", PreviewMode::CHOICES, "none: metadata only").unlisted(),
         string("cursor", "next_cursor of a cut read"),
         METADATA,
         string("candidate_id", "ref: a search hit's id"),
-        string("bundle_id", "ref: a search's bundle_id"),
+        string("bundle_id", "ref: a search's bundle_id").unlisted(),
         SESSION_ID,
         boolean("fresh", "resend lines already sent"),
         integer("start_line", 1, "first line").only_for(&["snippet"]),
         integer("end_line", 1, "last line").only_for(&["snippet"]),
         integer("context_lines", 0, "lines around").only_for(&["snippet", "diff_preview"]),
-        string("line_range", "\"10-20\"").only_for(&["snippet"]),
+        string("line_range", "\"10-20\"").only_for(&["snippet"]).unlisted(),
         string("path", "file defining the symbol").only_for(&["symbol"]),
-        integer("include_context", 0, "lines around").only_for(&["symbol"]),
+        integer("include_context", 0, "lines around").only_for(&["symbol"]).unlisted(),
         boolean("body", "false: signature only").only_for(&["symbol"]),
         integer("depth", 1, "nesting shown (default 2)").only_for(&["outline"]),
         boolean("include_docs", "doc comments too").only_for(&["outline"]),
@@ -366,9 +375,9 @@ Errors carry a code, a hint and ready-to-run next_calls.",
 pub const SEARCH: ToolSpec = ToolSpec {
     name: "search",
     title: "Search code",
-    description: "Find code before reading it. type auto infers: glob/path -> file, trailing / -> directory, \
-identifier -> symbol (then text), else text. text is literal; regex is explicit. Ranked (definitions first), paged \
-(showing X-Y of Z, cursor); each hit has a candidate_id and the top hits come with ready-to-run reads.",
+    description: "Find code before reading it. type auto: glob/path -> file, trailing / -> directory, \
+identifier -> symbol (then text), words -> the phrase (then its terms), else text. \
+Ranked (definitions first), paged; each hit has a candidate_id, the top ones a ready read.",
     selector: None,
     params: &[
         string("query", "what to find").required().aliases(&["pattern"]).positional().max_bytes(MAX_QUERY_BYTES),
@@ -382,10 +391,10 @@ identifier -> symbol (then text), else text. text is literal; regex is explicit.
         boolean("whole_word", "match whole words"),
         bounded("max_results", 1, 100, "hits per page (default 20)").aliases(&["limit"]),
         string("cursor", "next_cursor of the previous page"),
-        integer("offset", 0, "hits to skip"),
+        integer("offset", 0, "hits to skip").unlisted(),
         choice("output", Output::CHOICES, "default matches"),
         bounded("context_lines", 0, 5, "lines around each hit"),
-        integer("max_preview_chars", 20, "characters per preview"),
+        integer("max_preview_chars", 20, "characters per preview").unlisted(),
         SESSION_ID,
         METADATA,
     ],
@@ -395,11 +404,11 @@ identifier -> symbol (then text), else text. text is literal; regex is explicit.
 pub const ANALYZE: ToolSpec = ToolSpec {
     name: "analyze",
     title: "Analyze relationships",
-    description: "Relationships of a file or symbol, as a tree (meta.nodes/edges). \
-dependencies: imports (downstream) and importers (upstream); impact: every file depending on it, nearest first; \
-calls: callers/callees; references: uses grouped by containing symbol; types: supertypes/subtypes; \
-data_flow: target function.variable (or variable + path): defs and uses in order, followed into callees. \
-Edges carry confidence exact|scoped|name_only. Ambiguous symbols list candidates as next_calls.",
+    description: "Relationships of a file or symbol, as a tree. \
+dependencies: imports and importers; impact: every file depending on it, nearest first; \
+calls: callers/callees; references: uses by containing symbol; types: super/subtypes; \
+data_flow: function.variable defs and uses, followed into callees. \
+Edges carry confidence exact|scoped|name_only; an ambiguous name lists candidates as next calls.",
     selector: Some("mode"),
     params: &[
         string("target", "file path or symbol (name, Type::method)").required().positional(),
@@ -418,11 +427,10 @@ Edges carry confidence exact|scoped|name_only. Ambiguous symbols list candidates
 pub const EDIT: ToolSpec = ToolSpec {
     name: "edit",
     title: "Edit files",
-    description: "Change files: all edits apply atomically or none (each failing edit is listed). \
+    description: "Change files: all edits apply or none (each failure listed). \
 Each edit: path + operation: replace (old_string, new_string; one exact match unless replace_all/expected_count), \
-replace_lines (start_line..end_line, new_string; \"\" deletes), insert (after line; 0 = top), create (content; overwrite), delete. \
-Guards: expected_hash (file_hash of a read), expected_text (current text of the lines). Line endings are kept. \
-Returns diffs and a transaction_id for manage undo.",
+replace_lines (start_line..end_line, new_string; \"\" deletes), insert (after line; 0 = top), create (content), delete. \
+Guards: expected_hash (a read's file_hash), expected_text. Returns diffs and a transaction_id (manage undo).",
     selector: None,
     params: &[
         Param::new("edits", ParamType::EditList(EDIT_ITEM), "the edits, applied in order").required(),
@@ -458,9 +466,8 @@ pub const EDIT_ITEM: &[Param] = &[
 pub const MANAGE: ToolSpec = ToolSpec {
     name: "manage",
     title: "Manage workspace",
-    description: "Workspace and session. undo / redo the last edit transaction (or transaction_id; \
-a file changed since is a CONFLICT unless force), history (recent transactions); status: root, index, session budget; \
-metrics: session metrics and analytics counters; guidance: how to work cheaply and the reason-code registry.",
+    description: "Workspace and session: undo/redo an edit transaction (default the last; a file changed since \
+is a CONFLICT unless force), history, status (root, index, budget), metrics, guidance (how to work cheaply, reason codes).",
     selector: Some("command"),
     params: &[
         choice("command", ManageCommand::CHOICES, "what to do").required().positional(),
@@ -471,7 +478,9 @@ metrics: session metrics and analytics counters; guidance: how to work cheaply a
         METADATA,
         integer("limit", 1, "transactions listed").only_for(&["history"]),
     ],
-    effects: Effects { read_only: false, destructive: true, idempotent: false },
+    // undo and redo write, and each is undone by the other: not destructive (status, metrics,
+    // guidance and history only read).
+    effects: Effects { read_only: false, destructive: false, idempotent: false },
 };
 
 /// Every tool, in the order `tools/list` shows them.

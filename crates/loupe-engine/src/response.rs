@@ -246,7 +246,7 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
-    /// `nodes` as `[id, line]` (an id is `path#name`, or a path; the line of its definition, left
+    /// `nodes` as `id:line` (an id is `path#name`, or a path; the line of its definition, left
     /// out for a caller, user or importer, which its edges' lines place) and
     /// `edges` as `[source, target, line, confidence]` with nodes by index, the confidence only
     /// when it is not `exact`, and the relation fifth when it is not the plain one of its mode
@@ -264,18 +264,15 @@ impl Graph {
                         && matches!(edge["relation"].as_str(), Some("calls" | "imports" | "references"))
                 })
         };
-        // `[id, line]`, or the bare id for a node without a line (a file, a module's top level,
-        // a caller shown at its edges).
+        // One shape for every node, a string: `id:line`, or the bare id for a node without a
+        // line (a file, a module's top level, a caller shown at its edges).
         let nodes = self
             .nodes
             .iter()
             .zip(&ids)
-            .map(|(node, id)| {
-                if node["line"].is_null() || shown_at_its_edges(node, id) {
-                    json!(id)
-                } else {
-                    json!([id, node["line"]])
-                }
+            .map(|(node, id)| match node["line"].as_u64() {
+                Some(line) if !shown_at_its_edges(node, id) => json!(format!("{id}:{line}")),
+                _ => json!(id),
             })
             .collect();
         let index =
@@ -527,7 +524,8 @@ impl Response {
         self.structured_at(self.metadata)
     }
 
-    /// The `structuredContent` at a given level (§3.3).
+    /// The `structuredContent` at a given level (§3.3). Its top-level fields are those of
+    /// [`STRUCTURED_FIELDS`], from which the tools' output schemas are made.
     pub fn structured_at(&self, level: MetadataLevel) -> Value {
         let act = &self.act;
         let mut object = Map::new();
@@ -607,6 +605,51 @@ impl Response {
         Value::Object(object)
     }
 }
+
+/// A top-level field of `structuredContent` as the compact levels carry it (§3.3).
+#[derive(Debug, Clone, Copy)]
+pub struct StructuredField {
+    pub name: &'static str,
+    /// Its JSON type.
+    pub json_type: &'static str,
+    /// The tools whose answers may carry it; empty: every tool.
+    pub tools: &'static [&'static str],
+    /// What it holds, where its name does not say.
+    pub description: Option<&'static str>,
+}
+
+const fn field(name: &'static str, json_type: &'static str, tools: &'static [&'static str]) -> StructuredField {
+    StructuredField { name, json_type, tools, description: None }
+}
+
+const fn described(
+    name: &'static str,
+    json_type: &'static str,
+    tools: &'static [&'static str],
+    description: &'static str,
+) -> StructuredField {
+    StructuredField { name, json_type, tools, description: Some(description) }
+}
+
+/// Every top-level field `structured_at` writes at the `minimal` and `standard` levels (`full`
+/// adds `meta`, `content`, `location` and the envelope's names): the output schemas are made
+/// from this table, and `tests/structured_faces.rs` checks every answer against it.
+pub const STRUCTURED_FIELDS: &[StructuredField] = &[
+    field("ok", "boolean", &[]),
+    field("text", "string", &[]),
+    field("error", "object", &[]),
+    field("truncated", "boolean", &[]),
+    field("next_cursor", "string", &["read", "search"]),
+    field("file_hash", "string", &["read", "edit"]),
+    field("language", "string", &["read"]),
+    field("transaction_id", "string", &["edit", "manage"]),
+    field("next_calls", "array", &[]),
+    field("reason_codes", "array", &[]),
+    described("results", "array", &["search"], "[path, line, candidate_id, shown] per hit"),
+    described("resolved_target", "string", &["analyze"], "the first node"),
+    described("nodes", "array", &["analyze"], "\"id:line\" or \"id\"; id = path#name or path"),
+    described("edges", "array", &["analyze"], "[from, to, line, confidence] by node index"),
+];
 
 fn calls_json(calls: &[NextCall]) -> Value {
     serde_json::to_value(calls).unwrap_or_default()

@@ -195,6 +195,13 @@ fn the_compact_structured_face_costs_at_most_1_3x_the_text_face_plus_40() {
 /// analyze node) as a row that holds what the line shows.
 fn the_model_reads_every_line_of_the_face(name: &str, response: &Response) {
     let structured = response.structured();
+    // Every field is one the tool's output schema declares (they are made from this table).
+    for key in structured.as_object().unwrap().keys() {
+        let declared = loupe_engine::STRUCTURED_FIELDS
+            .iter()
+            .any(|field| field.name == key && (field.tools.is_empty() || field.tools.contains(&response.tool)));
+        assert!(declared, "{name}: `{key}` is not in {}'s output schema", response.tool);
+    }
     let text = structured["text"].as_str().unwrap();
     let empty = Vec::new();
     let mut hits = structured["results"].as_array().unwrap_or(&empty).iter();
@@ -216,11 +223,13 @@ fn the_model_reads_every_line_of_the_face(name: &str, response: &Response) {
             assert!(carried, "{name}: the next call {line:?} is not in next_calls");
             continue;
         }
-        // A line the text leaves out is a row's. A node row is `[path#name, line]`, or the id
+        // A line the text leaves out is a row's. A node row is `path#name:line`, or the id
         // alone.
         if !nodes.is_empty() {
             let shows = |node: &&Value| {
-                let id = node.as_str().or_else(|| node[0].as_str()).unwrap();
+                let row = node.as_str().unwrap();
+                let id =
+                    row.rsplit_once(':').filter(|(_, line)| line.parse::<usize>().is_ok()).map_or(row, |(id, _)| id);
                 let (path, name) = id.split_once('#').unwrap_or((id, ""));
                 line.contains(path) && (name.starts_with('<') || line.contains(name))
             };
@@ -280,9 +289,10 @@ fn a_program_finds_what_it_acts_on_at_the_top_level() {
     let analyze =
         engine.call("analyze", json!({"mode": "calls", "target": "checkout", "path": "shop/checkout.py"})).structured();
     assert_eq!(analyze["resolved_target"], json!("shop/checkout.py#checkout"), "{analyze}");
-    // Nodes as `[id, line]`, edges as `[source, target, line]` by node index (a confidence
-    // fourth only when it is not exact).
-    assert_eq!(analyze["nodes"][0], json!(["shop/checkout.py#checkout", 12]), "{analyze}");
+    // Nodes in one shape, `id:line` (or the id), edges as `[source, target, line]` by node
+    // index (a confidence fourth only when it is not exact).
+    assert_eq!(analyze["nodes"][0], json!("shop/checkout.py#checkout:12"), "{analyze}");
+    assert!(analyze["nodes"].as_array().unwrap().iter().all(Value::is_string), "{analyze}");
     let edges = analyze["edges"].as_array().unwrap();
     assert!(edges.iter().any(|edge| edge[1] == json!(0) && edge[2].is_u64()), "{analyze}");
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use loupe_core::config::LegacyTools;
 use loupe_core::{ErrorCode, ToolError};
-use loupe_engine::config::{Sources, choose_root, legacy_tools, load};
+use loupe_engine::config::{Sources, choose_root, listing_config, load};
 use loupe_engine::latency::{LatencyLog, Stage};
 use loupe_engine::legacy::legacy_tool;
 use loupe_engine::{CallContext, Engine, Progress, Response, Work, params};
@@ -224,10 +224,14 @@ impl LoupeServer {
 
     /// Whether the legacy names are listed (§12): the open engine's configuration, else the
     /// one the sources give before a root is known.
-    async fn legacy_tools(&self) -> LegacyTools {
+    /// What `tools/list` shows: the legacy names' setting and whether the server is read-only.
+    async fn listing(&self) -> (LegacyTools, bool) {
         match self.engine.lock().await.as_ref() {
-            Some(engine) => engine.config().legacy_tools,
-            None => legacy_tools(&self.sources),
+            Some(engine) => (engine.config().legacy_tools, engine.config().read_only),
+            None => {
+                let config = listing_config(&self.sources);
+                (config.legacy_tools, config.read_only)
+            }
         }
     }
 
@@ -514,11 +518,12 @@ impl ServerHandler for LoupeServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools_for(self.legacy_tools().await)))
+        let (legacy, read_only) = self.listing().await;
+        Ok(ListToolsResult::with_all_items(tools_for(legacy, read_only)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools_for(LegacyTools::Listed).into_iter().find(|tool| tool.name == name)
+        tools_for(LegacyTools::Listed, false).into_iter().find(|tool| tool.name == name)
     }
 
     async fn call_tool(
