@@ -98,6 +98,23 @@ async def main(binary: str, repository: str, counter=None) -> int:
                 print(f"\n>>> {name} (refused) → {got}: {text.splitlines()[0] if text else ''}")
                 if got != code or len(text) > 1000:
                     failures += 1
+            # The workflows as prompts: listed, each expanded with its arguments, a bad one refused.
+            prompts = (await session.list_prompts()).prompts
+            print(f"\nprompts/list: {[prompt.name for prompt in prompts]}")
+            samples = {"symbol": "url_for", "target": "src/flask/app.py", "old": "url_for", "new": "link_for"}
+            for prompt in prompts:
+                given = {argument.name: samples[argument.name] for argument in prompt.arguments or [] if argument.required}
+                expanded = await session.get_prompt(prompt.name, given)
+                text = expanded.messages[0].content.text
+                print(f">>> prompt {prompt.name} {given}: {len(text)} chars, first line: {text.splitlines()[0]}")
+                if not all(value in text for value in given.values()) or " {" not in text:
+                    failures += 1
+            try:
+                await session.get_prompt("rename", {"old": "a"})
+                failures += 1
+                print("prompt rename without `new` was not refused")
+            except Exception as error:  # McpError
+                print(f">>> prompt rename without new (refused): {error}")
     if totals[0]:
         print(f"\nall calls: text {totals[0]} tokens, structured {totals[1]} tokens, {totals[1] / totals[0]:.2f}×")
     print(f"\n{failures} failure(s)")

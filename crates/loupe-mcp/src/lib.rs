@@ -22,6 +22,7 @@
 mod http;
 mod logging;
 mod message_size;
+mod prompts;
 mod server;
 mod tools;
 pub mod transport;

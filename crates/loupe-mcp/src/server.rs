@@ -21,9 +21,9 @@ use loupe_engine::latency::{LatencyLog, Stage};
 use loupe_engine::legacy::legacy_tool;
 use loupe_engine::{CallContext, Engine, Progress, Response, Work, params};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
-    ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -48,8 +48,16 @@ pub fn served_protocols() -> &'static [ProtocolVersion] {
 }
 
 /// The request methods passed on to rmcp; every other request gets -32601 at once.
-const SERVED_METHODS: &[&str] =
-    &["initialize", "ping", "server/discover", "tools/list", "tools/call", "logging/setLevel"];
+const SERVED_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "logging/setLevel",
+];
 
 /// Where a stateless request's derived session id is stated in a tool result's `_meta` (§9.1).
 pub const SESSION_META_KEY: &str = "loupe/session_id";
@@ -489,7 +497,7 @@ impl ServerHandler for LoupeServer {
     // revision this server negotiates.
     #[allow(deprecated)]
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_logging().build())
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_prompts().enable_logging().build())
             .with_server_info(Implementation::new("loupe", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(NEWEST_PROTOCOL)
             .with_instructions(INSTRUCTIONS)
@@ -520,6 +528,23 @@ impl ServerHandler for LoupeServer {
     ) -> Result<ListToolsResult, McpError> {
         let (legacy, read_only) = self.listing().await;
         Ok(ListToolsResult::with_all_items(tools_for(legacy, read_only)))
+    }
+
+    /// The workflows as prompts (`prompts.rs`), which clients offer as slash commands.
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(crate::prompts::prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        crate::prompts::get(&request.name, request.arguments.as_ref()).map(Into::into)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -66,6 +66,22 @@ async fn rmcp_client_reads_and_recovers_from_bad_calls() {
     let tools = client.list_tools(None).await.unwrap().tools;
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     assert_eq!(names, ["read", "search", "analyze", "edit", "manage"]);
+
+    // The workflows as prompts: listed, expanded with their arguments, a bad one refused.
+    let prompts = client.list_prompts(None).await.unwrap().prompts;
+    let names: Vec<&str> = prompts.iter().map(|prompt| prompt.name.as_str()).collect();
+    assert_eq!(names, ["review", "explain", "impact", "rename"]);
+    let explain = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("explain").with_arguments(arguments(json!({"symbol": "add"}))))
+        .await
+        .unwrap();
+    let guidance = serde_json::to_value(&explain.messages[0].content).unwrap()["text"].as_str().unwrap().to_owned();
+    assert!(guidance.contains(r#"search {"query":"add","type":"symbol"}"#), "{guidance}");
+    let refused = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("rename").with_arguments(arguments(json!({"old": "add"}))))
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("needs `new`"), "{refused}");
     let read = &tools[0];
     let annotations = read.annotations.as_ref().unwrap();
     assert_eq!(annotations.read_only_hint, Some(true));
