@@ -878,7 +878,7 @@ fn install_command(flags: &ConfigFlags, args: &InstallArgs, installing: bool) ->
             }
         }
         if args.agents_md.is_none() {
-            done.push_str("\nclients without hooks (Codex, Cursor…): `--agents-md AGENTS.md` adds a 7-line note on when to use loupe");
+            done.push_str("\nclients without hooks (Codex, Cursor…): `--agents-md AGENTS.md` adds a 10-line note on when to use loupe");
         }
     }
     println!("{done}");
