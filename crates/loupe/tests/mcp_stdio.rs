@@ -72,7 +72,9 @@ async fn rmcp_client_reads_and_recovers_from_bad_calls() {
     let names: Vec<&str> = prompts.iter().map(|prompt| prompt.name.as_str()).collect();
     assert_eq!(names, ["review", "explain", "impact", "rename"]);
     let explain = client
-        .get_prompt(rmcp::model::GetPromptRequestParams::new("explain").with_arguments(arguments(json!({"symbol": "add"}))))
+        .get_prompt(
+            rmcp::model::GetPromptRequestParams::new("explain").with_arguments(arguments(json!({"symbol": "add"}))),
+        )
         .await
         .unwrap();
     let guidance = serde_json::to_value(&explain.messages[0].content).unwrap()["text"].as_str().unwrap().to_owned();
