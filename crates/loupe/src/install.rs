@@ -150,8 +150,9 @@ fn is_loupe_hook(value: &Value) -> bool {
     })
 }
 
-/// The tools the Claude Code hook looks at.
-pub(crate) const HOOK_MATCHER: &str = "Grep|Glob|Read|Bash";
+/// The tools the Claude Code hook looks at: whole-file reads, as `Read` or as `cat` in `Bash`
+/// (greps and globs it leaves alone, so it is not spawned for them; `hook.rs`).
+pub(crate) const HOOK_MATCHER: &str = "Read|Bash";
 
 fn server(launch: &Launch, extra: Value) -> Value {
     let mut entry = json!({"command": launch.command, "args": ["serve"]});

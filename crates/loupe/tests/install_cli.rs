@@ -95,16 +95,23 @@ fn install_without_names_sets_up_the_clients_it_finds_and_refuses_unknown_ones()
 fn the_hook_answers_a_pre_tool_use_event_and_stays_silent_on_anything_else() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/big.py"), "def f():\n    return 1\n".repeat(600)).unwrap();
     let event = json!({
         "session_id": "s", "transcript_path": "/dev/null", "cwd": dir.path(),
-        "hook_event_name": "PreToolUse", "tool_name": "Grep",
-        "tool_input": {"pattern": "def parse_config", "output_mode": "content"},
+        "hook_event_name": "PreToolUse", "tool_name": "Read",
+        "tool_input": {"file_path": dir.path().join("src/big.py")},
     });
     let out = text(&loupe(dir.path(), dir.path(), &["hook", "claude-code", "--mode", "redirect"], &event.to_string()));
     let answer: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
     let reason = answer["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
-    assert!(reason.contains(r#"mcp__loupe__search {"query":"parse_config","type":"symbol"}"#), "{reason}");
+    assert!(reason.contains(r#"mcp__loupe__search {"query":"src/big.py","type":"file"}"#), "{reason}");
+    // A grep is left alone: its answer is as short as loupe's (bench/results/adoption.md).
+    let grep = json!({"cwd": dir.path(), "hook_event_name": "PreToolUse", "tool_name": "Grep",
+                      "tool_input": {"pattern": "def f"}});
+    let output = loupe(dir.path(), dir.path(), &["hook", "claude-code"], &grep.to_string());
+    assert!(output.status.success() && output.stdout.is_empty(), "{output:?}");
     for input in ["", "not json", "{\"tool_name\": \"Write\"}"] {
         let output = loupe(dir.path(), dir.path(), &["hook", "claude-code"], input);
         assert!(output.status.success() && output.stdout.is_empty(), "{input}: {output:?}");
