@@ -42,7 +42,11 @@ import tempfile
 import time
 from typing import Any
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, stdio_client
+
+# The token suite's counter, JSON face and server command: one definition for both benches.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tokens"))
+from suite import Counter, compact, json_view, server  # noqa: E402
 
 # The goals (issue 31, "Deliver" item 3).
 GOAL_SHARE_ROUTED = 0.80
@@ -57,31 +61,6 @@ GLOB_MAX_FILES = 100
 
 # The event fields Claude Code sends beside the call (values are placeholders).
 EVENT_BASE = {"session_id": "adoption-bench", "transcript_path": "/tmp/adoption-bench.jsonl", "permission_mode": "default"}
-
-
-# ---------------------------------------------------------------------------------------------
-# Counting
-
-
-class Counter:
-    """o200k_base counts through the COUNTER binary, memoised."""
-
-    def __init__(self, binary: str):
-        self.binary = binary
-        self.memo: dict[str, int] = {}
-
-    def __call__(self, text: str) -> int:
-        if not text:
-            return 0
-        if text not in self.memo:
-            out = subprocess.run([self.binary], input=text.encode(), capture_output=True, check=True)
-            self.memo[text] = int(out.stdout.split()[0])
-        return self.memo[text]
-
-
-def compact(value: Any) -> str:
-    """JSON.stringify: no spaces, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -230,27 +209,6 @@ def builtin_bash(inp: dict, cwd: str, rg_config: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Answer checks. A face is checked on what the model reads in it; a JSON face on its string
 # values (with their newlines) plus the JSON itself, and `results` rows ([path, line, id]).
-
-
-def json_view(face: str) -> str:
-    try:
-        value = json.loads(face)
-    except ValueError:
-        return face
-    strings: list[str] = []
-
-    def walk(v):
-        if isinstance(v, str):
-            strings.append(v)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-        elif isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-
-    walk(value)
-    return "\n".join(strings) + "\n" + face
 
 
 def result_rows(faces: list[str]) -> set[tuple[str, int]]:
@@ -413,10 +371,6 @@ class LoupeCall:
     text_tokens: int = 0
     json_tokens: int = 0
     args_tokens: int = 0
-
-
-def server(loupe: str, root: str, index_dir: str) -> StdioServerParameters:
-    return StdioServerParameters(command=loupe, args=["serve", "--root", root, "--index-dir", index_dir], cwd=root)
 
 
 async def _call(session: ClientSession, tool: str, args: dict, count: Counter) -> LoupeCall:
