@@ -170,33 +170,29 @@ fn quoted_command(command: &str) -> String {
     }
 }
 
+/// One JSON file holding loupe's server entry at `keys.loupe`: what most clients need.
+fn json_entry(path: PathBuf, keys: &'static [&'static str], value: Value) -> Vec<Target> {
+    vec![Target { path, format: Format::Json, settings: vec![Setting::Entry { keys, name: "loupe", value }] }]
+}
+
 fn claude_code(places: &Places, scope: Scope, launch: &Launch) -> Option<Vec<Target>> {
     let entry = server(launch, json!({"type": "stdio"}));
     let mut targets = match scope {
-        Scope::User => vec![Target {
-            path: places.home.join(".claude.json"),
-            format: Format::Json,
-            settings: vec![Setting::Entry { keys: &["mcpServers"], name: "loupe", value: entry }],
-        }],
+        Scope::User => json_entry(places.home.join(".claude.json"), &["mcpServers"], entry),
         Scope::Project => {
             let project = places.project.as_ref()?;
-            vec![
-                Target {
-                    path: project.join(".mcp.json"),
-                    format: Format::Json,
-                    settings: vec![Setting::Entry { keys: &["mcpServers"], name: "loupe", value: entry }],
-                },
-                // A project's servers wait for the user's approval; running install is it.
-                Target {
-                    path: project.join(".claude").join("settings.local.json"),
-                    format: Format::Json,
-                    settings: vec![Setting::Member {
-                        keys: &["enabledMcpjsonServers"],
-                        value: json!("loupe"),
-                        ours: is_loupe,
-                    }],
-                },
-            ]
+            let mut targets = json_entry(project.join(".mcp.json"), &["mcpServers"], entry);
+            // A project's servers wait for the user's approval; running install is it.
+            targets.push(Target {
+                path: project.join(".claude").join("settings.local.json"),
+                format: Format::Json,
+                settings: vec![Setting::Member {
+                    keys: &["enabledMcpjsonServers"],
+                    value: json!("loupe"),
+                    ours: is_loupe,
+                }],
+            });
+            targets
         }
     };
     if let Some(mode) = launch.hooks {
@@ -242,11 +238,7 @@ fn cursor(places: &Places, scope: Scope, launch: &Launch) -> Option<Vec<Target>>
         Scope::User => places.home.join(".cursor"),
         Scope::Project => places.project.as_ref()?.join(".cursor"),
     };
-    Some(vec![Target {
-        path: dir.join("mcp.json"),
-        format: Format::Json,
-        settings: vec![Setting::Entry { keys: &["mcpServers"], name: "loupe", value: entry }],
-    }])
+    Some(json_entry(dir.join("mcp.json"), &["mcpServers"], entry))
 }
 
 fn vscode(places: &Places, scope: Scope, launch: &Launch) -> Option<Vec<Target>> {
@@ -255,15 +247,7 @@ fn vscode(places: &Places, scope: Scope, launch: &Launch) -> Option<Vec<Target>>
         Scope::User => places.app_data.join("Code").join("User").join("mcp.json"),
         Scope::Project => places.project.as_ref()?.join(".vscode").join("mcp.json"),
     };
-    Some(vec![Target {
-        path,
-        format: Format::Json,
-        settings: vec![Setting::Entry {
-            keys: &["servers"],
-            name: "loupe",
-            value: server(launch, json!({"type": "stdio"})),
-        }],
-    }])
+    Some(json_entry(path, &["servers"], server(launch, json!({"type": "stdio"}))))
 }
 
 fn gemini(places: &Places, scope: Scope, launch: &Launch) -> Option<Vec<Target>> {
@@ -271,21 +255,12 @@ fn gemini(places: &Places, scope: Scope, launch: &Launch) -> Option<Vec<Target>>
         Scope::User => places.home.join(".gemini"),
         Scope::Project => places.project.as_ref()?.join(".gemini"),
     };
-    Some(vec![Target {
-        path: dir.join("settings.json"),
-        format: Format::Json,
-        settings: vec![Setting::Entry { keys: &["mcpServers"], name: "loupe", value: server(launch, json!({})) }],
-    }])
+    Some(json_entry(dir.join("settings.json"), &["mcpServers"], server(launch, json!({}))))
 }
 
 fn windsurf(places: &Places, scope: Scope, launch: &Launch) -> Option<Vec<Target>> {
-    (scope == Scope::User).then(|| {
-        vec![Target {
-            path: places.home.join(".codeium").join("windsurf").join("mcp_config.json"),
-            format: Format::Json,
-            settings: vec![Setting::Entry { keys: &["mcpServers"], name: "loupe", value: server(launch, json!({})) }],
-        }]
-    })
+    let path = places.home.join(".codeium").join("windsurf").join("mcp_config.json");
+    (scope == Scope::User).then(|| json_entry(path, &["mcpServers"], server(launch, json!({}))))
 }
 
 fn zed(places: &Places, scope: Scope, launch: &Launch) -> Option<Vec<Target>> {
@@ -294,11 +269,7 @@ fn zed(places: &Places, scope: Scope, launch: &Launch) -> Option<Vec<Target>> {
         Scope::User => places.config_home.join("zed").join("settings.json"),
         Scope::Project => places.project.as_ref()?.join(".zed").join("settings.json"),
     };
-    Some(vec![Target {
-        path,
-        format: Format::Json,
-        settings: vec![Setting::Entry { keys: &["context_servers"], name: "loupe", value: server(launch, json!({})) }],
-    }])
+    Some(json_entry(path, &["context_servers"], server(launch, json!({}))))
 }
 
 pub(crate) const CLIENTS: &[Client] = &[
@@ -771,7 +742,8 @@ pub(crate) struct Change {
     pub(crate) before: Option<String>,
     /// `None`: the file goes (uninstall of a file install created).
     pub(crate) after: Option<String>,
-    made: Vec<String>,
+    /// The containers (`key.key`) install creates in the file, or uninstall takes out of it.
+    containers: Vec<String>,
 }
 
 impl Change {
@@ -822,20 +794,28 @@ pub(crate) fn plan(
             }
             let created = record.containers(&target.path);
             let key = target.path.display().to_string();
-            let (text, made) = match (install, record.saved.get(&key), before.as_deref()) {
+            let (text, mut containers) = match (install, record.saved.get(&key), before.as_deref()) {
                 // As install left it: the user's own bytes go back.
                 (false, Some(saved), Some(now)) if text_hash(now) == saved.after_hash => {
                     (saved.before.clone(), Vec::new())
                 }
                 _ => edited(&target, before.as_deref(), install, &created)?,
             };
-            let file_ours = record.created.contains(&key);
-            let after = if !install && file_ours && Doc::parse(target.format, &text, &target.path)?.is_empty() {
-                None
-            } else {
-                Some(text)
-            };
-            plan.changes.push(Change { client: client.id, path: target.path, before, after, made });
+            let mut after = Some(text);
+            if !install {
+                // The containers install made that the file no longer has, and the file itself
+                // when install made it and nothing is left in it.
+                let doc = Doc::parse(target.format, after.as_deref().unwrap_or_default(), &target.path)?;
+                containers = created
+                    .iter()
+                    .filter(|keys| doc.get(&keys.split('.').collect::<Vec<_>>()).is_null())
+                    .cloned()
+                    .collect();
+                if record.created.contains(&key) && doc.is_empty() {
+                    after = None;
+                }
+            }
+            plan.changes.push(Change { client: client.id, path: target.path, before, after, containers });
         }
     }
     Ok(plan)
@@ -901,8 +881,9 @@ pub(crate) fn apply(plan: &Plan, places: &Places, install: bool) -> anyhow::Resu
                     record.created.insert(key.clone());
                 }
                 write_atomically(&path, text, change.before.as_ref().map(|_| path.as_path()))?;
-                record.created.extend(change.made.iter().map(|keys| format!("{key}#{keys}")));
+                let containers = change.containers.iter().map(|keys| format!("{key}#{keys}"));
                 if install {
+                    record.created.extend(containers);
                     if let Some(before) = &change.before {
                         // Keep the oldest original while the file stays as install left it.
                         let original = match record.saved.remove(&key) {
@@ -912,23 +893,10 @@ pub(crate) fn apply(plan: &Plan, places: &Places, install: bool) -> anyhow::Resu
                         record.saved.insert(key.clone(), Saved { before: original, after_hash: text_hash(text) });
                     }
                 } else {
-                    record.saved.remove(&key);
-                }
-                if !install {
-                    let prefix = format!("{key}#");
-                    let doc_keys: Vec<String> =
-                        record.created.iter().filter(|e| e.starts_with(&prefix)).cloned().collect();
-                    for entry in doc_keys {
-                        let keys: Vec<&str> = entry[prefix.len()..].split('.').collect();
-                        let format = if change.path.extension().is_some_and(|e| e == "toml") {
-                            Format::Toml
-                        } else {
-                            Format::Json
-                        };
-                        if Doc::parse(format, text, &change.path)?.get(&keys).is_null() {
-                            record.created.remove(&entry);
-                        }
+                    for container in containers {
+                        record.created.remove(&container);
                     }
+                    record.saved.remove(&key);
                 }
             }
             None => {
@@ -1065,7 +1033,7 @@ pub(crate) fn agents_change(path: &Path, install: bool) -> anyhow::Result<Change
         }
         (None, false) => before.clone(),
     };
-    Ok(Change { client: "agents-md", path: path.to_path_buf(), before, after, made: Vec::new() })
+    Ok(Change { client: "agents-md", path: path.to_path_buf(), before, after, containers: Vec::new() })
 }
 
 #[cfg(test)]
