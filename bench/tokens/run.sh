@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The token economy suite, in one command: fetches Flask 3.0.3 from PyPI (checked against a
 # pinned SHA-256) into bench/corpora/tokens/, makes it a git repository with one commit, sets up
-# the official MCP Python SDK in a venv beside it, runs bench/tokens/suite.py against LOUPE, and
-# writes bench/results/tokens.md and bench/results/tokens.svg. Prints the table.
+# the official MCP Python SDK in a venv beside it and Serena (serena-agent and its pyright) in
+# another, runs bench/tokens/suite.py against LOUPE, and writes bench/results/tokens.md and
+# bench/results/tokens.svg. Prints the tables.
 #
 #   bash bench/tokens/run.sh
 #   LOUPE=/path/to/loupe COUNTER=/path/to/count_tokens bash bench/tokens/run.sh
@@ -13,6 +14,7 @@
 # COUNTER  reads text on stdin, prints its o200k_base token count (default
 #          target/release/examples/count_tokens, built if absent)
 # LOUPE_COMMIT  the commit a given LOUPE was built from, for the report (optional)
+# SERENA   0: leave the Serena side out (no set-up for it); default 1
 # Extra arguments go to suite.py. Idempotent: the corpus and the venv are kept when they match;
 # every task starts from the committed tree (git reset --hard, git clean). Exit status 1 when an
 # answer does not hold or a call fails; missed token targets are reported, not asserted.
@@ -21,10 +23,13 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 bench=tokens
+want_serena=1
 # shellcheck source=bench/tokens/setup.sh
 source "$here/setup.sh"
 
 mkdir -p "$repo/bench/results"
+serena_args=()
+[[ -z "$serena_bin" ]] || serena_args=(--serena "$serena_bin" --serena-home "$serena_home")
 status=0
 "$venv/bin/python" "$here/suite.py" \
     --loupe "$LOUPE" --counter "$COUNTER" --corpus "$corpus" \
@@ -35,7 +40,8 @@ status=0
            "corpus=Flask $VERSION sdist from PyPI (sha256 ${SHA256:0:12}), $(git -C "$corpus" ls-files | wc -l) files, one commit" \
            "client=official MCP Python SDK $mcp_version; tokenizer o200k_base ($(basename "$COUNTER"))" \
            "baseline=$(rg --version | head -n1), git $(git --version | awk '{print $3}')" \
+           "serena=$serena_meta" \
            "command=bash bench/tokens/run.sh (suite at $commit)" \
-    "$@" || status=$?
+    "${serena_args[@]}" "$@" || status=$?
 [[ " $* " == *" --only "* || "$status" -ne 0 ]] || echo "wrote bench/results/tokens.md and bench/results/tokens.svg" >&2
 exit "$status"

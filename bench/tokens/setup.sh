@@ -3,7 +3,9 @@
 # SHA-256, unpacked into bench/corpora/tokens/ as a git repository with one deterministic commit),
 # the official MCP Python SDK in a venv beside it, ripgrep, and the binaries LOUPE and COUNTER
 # (built when they are the defaults and absent). Sets VERSION, SHA256, corpus, venv, LOUPE,
-# COUNTER, and for the report commit, built, cpu and mcp_version.
+# COUNTER, and for the report commit, built, cpu and mcp_version. When the sourcing script sets
+# want_serena=1 (the token suite does) and SERENA is not 0, it also sets up Serena and sets
+# serena_bin, serena_home and serena_meta (serena_bin empty when Serena is left out).
 
 VERSION=3.0.3
 SHA256=ceb27b0af3823ea2737928a4d99d125a06175b8512c445cbd9a9ce200ef76842
@@ -57,6 +59,66 @@ if ! "$venv/bin/python" -c 'import mcp' >/dev/null 2>&1; then
     echo "setting up $venv (mcp>=2,<3) ..." >&2
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet "mcp>=2,<3" >&2
+fi
+
+# Serena, the token suite's fourth side: serena-agent from PyPI in its own venv (it needs Python
+# 3.11 to 3.14), the pyright it pins installed with npm beside it (Serena would otherwise fetch it
+# through uvx on first use; this way a run needs no network), and SERENA_HOME with its settings:
+# the classic tool interface, no web dashboard, pyright's path, and the project's .serena folder
+# kept under SERENA_HOME (outside the corpus, so its git status stays clean). Idempotent: what is
+# there at the pinned versions is kept, and the settings are rewritten every time.
+SERENA_VERSION=2.1.0
+PYRIGHT_VERSION=1.1.403  # the version serena-agent 2.1.0 pins (solidlsp/language_servers/pyright_server.py)
+serena_venv="$base/.serena-venv"
+serena_ls="$base/.serena-ls"
+serena_home="$base/.serena-home"
+serena_bin=""
+serena_meta="not attempted (SERENA=0)"
+if [[ "${want_serena:-0}" == 1 && "${SERENA:-1}" != 0 ]]; then
+    serena_python=""
+    for py in python3 python3.13 python3.12 python3.11 python3.14; do
+        if command -v "$py" >/dev/null 2>&1 &&
+            "$py" -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] < (3, 15))' 2>/dev/null; then
+            serena_python="$py"
+            break
+        fi
+    done
+    if [[ -z "$serena_python" ]]; then
+        serena_meta="not attempted (no Python 3.11 to 3.14 for serena-agent)"
+        echo "$bench: no Python 3.11 to 3.14 for serena-agent; running without Serena" >&2
+    elif ! command -v npm >/dev/null 2>&1; then
+        serena_meta="not attempted (no npm for its language server)"
+        echo "$bench: no npm for Serena's language server (pyright); running without Serena" >&2
+    else
+        installed="$("$serena_venv/bin/python" -c 'import importlib.metadata as m; print(m.version("serena-agent"))' 2>/dev/null || true)"
+        if [[ "$installed" != "$SERENA_VERSION" ]]; then
+            echo "setting up $serena_venv (serena-agent==$SERENA_VERSION) ..." >&2
+            rm -rf "$serena_venv"
+            "$serena_python" -m venv "$serena_venv"
+            "$serena_venv/bin/pip" install --quiet "serena-agent==$SERENA_VERSION" >&2
+        fi
+        if [[ "$("$serena_ls/node_modules/.bin/pyright" --version 2>/dev/null || true)" != "pyright $PYRIGHT_VERSION" ]]; then
+            echo "installing pyright@$PYRIGHT_VERSION into $serena_ls ..." >&2
+            mkdir -p "$serena_ls"
+            npm install --silent --no-audit --no-fund --prefix "$serena_ls" "pyright@$PYRIGHT_VERSION" >&2
+        fi
+        if [[ ! -f "$serena_home/serena_config.yml" ]]; then
+            SERENA_HOME="$serena_home" "$serena_venv/bin/serena" init >/dev/null
+        fi
+        sed -i \
+            -e 's|^agent_interface:.*|agent_interface: tools|' \
+            -e 's|^web_dashboard:.*|web_dashboard: false|' \
+            -e 's|^web_dashboard_open_on_launch:.*|web_dashboard_open_on_launch: false|' \
+            -e "s|^ls_specific_settings:.*|ls_specific_settings: {python: {ls_path: \"$serena_ls/node_modules/.bin/pyright-langserver\"}}|" \
+            -e "s|^project_serena_folder_location:.*|project_serena_folder_location: \"$serena_home/projects/\$projectFolderName\"|" \
+            "$serena_home/serena_config.yml"
+        for key in agent_interface web_dashboard web_dashboard_open_on_launch ls_specific_settings project_serena_folder_location; do
+            grep -q "^$key:" "$serena_home/serena_config.yml" ||
+                { echo "$bench: $serena_home/serena_config.yml has no '$key:' line to set" >&2; exit 1; }
+        done
+        serena_bin="$serena_venv/bin/serena"
+        serena_meta="serena-agent $SERENA_VERSION (PyPI, Python $("$serena_venv/bin/python" -c 'import platform; print(platform.python_version())')), language server pyright $PYRIGHT_VERSION (npm), context agent, tool interface"
+    fi
 fi
 
 # The binaries.
