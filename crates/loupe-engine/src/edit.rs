@@ -55,6 +55,8 @@ struct EditSpec {
 #[derive(Debug)]
 struct Options {
     dry_run: bool,
+    /// Every file's diff, however long (a dry run always shows them).
+    diff: bool,
     create_missing_dirs: bool,
     fuzzy: bool,
     check_syntax: SyntaxCheck,

@@ -220,6 +220,14 @@ choice_enum! {
     }
 }
 
+impl ReadMode {
+    /// Whether the relevance guard (§9.5) judges a read in this mode made without a ref: not a
+    /// diff of the working tree, nor a read by an exact name or an outline (§9.7).
+    pub(crate) fn judged_by_relevance(self) -> bool {
+        matches!(self, ReadMode::File | ReadMode::Snippet)
+    }
+}
+
 choice_enum! {
     /// What `diff_preview` compares with (`against`).
     pub(crate) enum Against {
@@ -332,9 +340,9 @@ pub const READ: ToolSpec = ToolSpec {
     title: "Read code",
     description: "Read code within a budget; lines prefixed `N│` (1-based, not content). \
 Modes: file (offset/limit pages), snippet (start_line..end_line, context_lines), \
-symbol (name, Type.method or a hit's candidate_id; path disambiguates), outline (signatures; file or directory), \
+symbol (name, Type.method or a hit's candidate_id; path disambiguates), outline (names, or signatures; file or directory), \
 diff_preview (vs HEAD/INDEX; content: proposed text). \
-file/symbol/outline need a ref from search (candidate_id, or a copied next call); windows up to 200 lines do not. \
+A whole file needs a search first (a hit in it, or its candidate_id); symbol, outline and windows up to 200 lines do not. \
 Lines already sent come back as one reference line (fresh: true resends). \
 A cut answer ends with the call for the rest; file_hash guards edits.",
     selector: Some("mode"),
@@ -365,7 +373,8 @@ A cut answer ends with the call for the rest; file_hash guards edits.",
         integer("include_context", 0, "lines around").only_for(&["symbol"]).unlisted(),
         boolean("body", "false: signature only").only_for(&["symbol"]),
         integer("depth", 1, "nesting shown (default 2)").only_for(&["outline"]),
-        boolean("include_docs", "doc comments too").only_for(&["outline"]),
+        boolean("signatures", "each definition's signature (default: small files)").only_for(&["outline"]),
+        boolean("include_docs", "doc comments too").only_for(&["outline"]).unlisted(),
         choice("against", Against::CHOICES, "baseline (default HEAD)").only_for(&["diff_preview"]),
         string("content", "proposed text").only_for(&["diff_preview"]).content(),
     ],
@@ -377,7 +386,8 @@ pub const SEARCH: ToolSpec = ToolSpec {
     title: "Search code",
     description: "Find code before reading it. type auto: glob/path -> file, trailing / -> directory, \
 identifier -> symbol (then text), words -> the phrase (then its terms), else text. \
-Ranked (definitions first), paged; each hit has a candidate_id, the top ones a ready read.",
+Ranked (definitions first), paged. A hit: its line and enclosing function, or a definition's signature, \
+with a candidate_id (read it); a file hit is its path.",
     selector: None,
     params: &[
         string("query", "what to find").required().aliases(&["pattern"]).positional().max_bytes(MAX_QUERY_BYTES),
@@ -393,7 +403,7 @@ Ranked (definitions first), paged; each hit has a candidate_id, the top ones a r
         string("cursor", "next_cursor of the previous page"),
         integer("offset", 0, "hits to skip").unlisted(),
         choice("output", Output::CHOICES, "default matches"),
-        bounded("context_lines", 0, 5, "lines around each hit"),
+        bounded("context_lines", 0, 20, "lines around each hit"),
         integer("max_preview_chars", 20, "characters per preview").unlisted(),
         SESSION_ID,
         METADATA,
@@ -430,11 +440,13 @@ pub const EDIT: ToolSpec = ToolSpec {
     description: "Change files: all edits apply or none (each failure listed). \
 Each edit: path + operation: replace (old_string, new_string; one exact match unless replace_all/expected_count), \
 replace_lines (start_line..end_line, new_string; \"\" deletes), insert (after line; 0 = top), create (content), delete. \
-Guards: expected_hash (a read's file_hash), expected_text. Returns diffs and a transaction_id (manage undo).",
+Guards: expected_hash (a read's file_hash), expected_text. Returns per file +/- counts and new hash, \
+the diff when small, and a transaction_id (manage undo).",
     selector: None,
     params: &[
         Param::new("edits", ParamType::EditList(EDIT_ITEM), "the edits, applied in order").required(),
         boolean("dry_run", "diffs only, nothing written"),
+        boolean("diff", "every diff in full (default: small ones)"),
         boolean("create_missing_dirs", "create parent directories").aliases(&["create_missing_directories"]),
         boolean("fuzzy", "tolerate whitespace/indentation if the match is unique").aliases(&["ignore_mistakes"]),
         choice("check_syntax", SyntaxCheck::CHOICES, "default warn"),

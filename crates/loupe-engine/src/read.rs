@@ -39,7 +39,7 @@ enum Window {
     /// `symbol`: resolved through the index, then read like a snippet of its span.
     Symbol { path: Option<String>, include_context: usize, body: bool },
     /// `outline`: the skeleton of a file or a directory.
-    Outline { depth: usize, include_docs: bool },
+    Outline { depth: usize, include_docs: bool, signatures: Option<bool> },
     /// `diff_preview`: answered by `read/diff_preview.rs`.
     DiffPreview { against: Against, content: Option<String>, context: usize, offset: usize },
 }
@@ -139,12 +139,13 @@ impl ReadRequest {
 pub(crate) fn run(workspace: &Workspace, request: &ReadRequest, work: &Work) -> Outcome {
     let metadata = request.metadata;
     let result = match &request.window {
-        Window::Outline { depth, include_docs } => outline::outline(
+        Window::Outline { depth, include_docs, signatures } => outline::outline(
             workspace,
             &outline::OutlineRequest {
                 target: &request.target,
                 depth: *depth,
                 include_docs: *include_docs,
+                signatures: *signatures,
                 max_tokens: request.caps.max_tokens,
                 cursor: request.cursor.as_deref(),
                 original: &request.original,
@@ -178,6 +179,12 @@ pub(crate) fn run(workspace: &Workspace, request: &ReadRequest, work: &Work) -> 
                     };
                     read_window(workspace, &derived).map(|mut outcome| {
                         outcome.detail.insert("resolved_symbol".into(), resolved.to_json());
+                        // The bare name named members too: say so, with the read of each.
+                        for (shown, call) in &resolved.others {
+                            outcome.face.push(format!("also `{}`: {shown}\n", resolved.name));
+                            outcome.face.push(crate::response::next_line(call));
+                            outcome.act.next_calls.push(call.clone());
+                        }
                         outcome
                     })
                 })

@@ -233,6 +233,8 @@ pub(crate) struct HitRef {
     /// What the hit's face line shows besides its path, line and id (a text hit's line, a
     /// symbol's span and signature), when it shows more.
     pub(crate) shown: Option<String>,
+    /// A file or directory hit, shown as its path alone (its row is `[path]`).
+    pub(crate) quiet: bool,
     /// The read the hit's candidate id stands for (`read {"candidate_id": …}`).
     pub(crate) read: NextCall,
 }
@@ -656,6 +658,9 @@ fn calls_json(calls: &[NextCall]) -> Value {
 }
 
 fn hit_row(hit: &HitRef) -> Value {
+    if hit.quiet {
+        return Value::Array(vec![Value::from(hit.path.as_str())]);
+    }
     let mut row = vec![Value::from(hit.path.as_str()), hit.line.map_or(Value::Null, Value::from)];
     row.push(Value::from(hit.candidate_id.as_str()));
     if let Some(shown) = &hit.shown {

@@ -27,7 +27,11 @@ pub(crate) use parse::parse;
 
 const DEFAULT_RESULTS: usize = 20;
 const MAX_RESULTS: usize = 100;
-const MAX_CONTEXT: usize = 5;
+const MAX_CONTEXT: usize = 20;
+
+/// Context lines a page of hits holds at most, when `max_results` is not given: wide context
+/// shows fewer hits per page (`context_lines: 20` shows 4).
+const CONTEXT_PAGE_LINES: usize = 200;
 /// Verification stops after this many matching lines; the total is then a lower bound.
 const MAX_MATCHES: usize = 2000;
 /// A search that shows matches stops sooner: once this many are counted and no file left to
@@ -56,10 +60,15 @@ pub(crate) struct SearchRequest {
     case_sensitive: Option<bool>,
     whole_word: bool,
     max_results: usize,
+    /// `max_results` was given: the page is the size asked, not the exact names alone.
+    page_asked: bool,
     offset: usize,
     output: Output,
     context_lines: usize,
     preview_chars: usize,
+    /// How much of a symbol hit's signature its row shows: `max_preview_chars` when given,
+    /// else `SIGNATURE_CHARS` (a read of the symbol shows the rest).
+    signature_chars: usize,
     pub(crate) metadata: Option<MetadataLevel>,
     pub(crate) session_id: Option<String>,
     original: Map<String, Value>,
@@ -74,6 +83,9 @@ struct Filters {
     file_types: Vec<String>,
     kinds: Vec<String>,
 }
+
+/// The characters of a signature a symbol hit shows by default.
+const SIGNATURE_CHARS: usize = 72;
 
 /// One ranked result before paging.
 #[derive(Debug, Clone)]
@@ -204,4 +216,17 @@ impl Filters {
 
 fn smart_case(request: &SearchRequest) -> bool {
     request.case_sensitive.unwrap_or_else(|| request.query.chars().any(char::is_uppercase))
+}
+
+/// `Type.method`, `Type::method`, `Type/method` → (container, name); a bare name has none.
+fn split_qualified(query: &str) -> (Option<&str>, &str) {
+    for separator in ["::", ".", "/"] {
+        if let Some((container, name)) = query.rsplit_once(separator)
+            && !container.is_empty()
+            && !name.is_empty()
+        {
+            return (Some(container), name);
+        }
+    }
+    (None, query)
 }

@@ -278,11 +278,12 @@ impl SessionLayer {
                 stabilization.warnings.push((code, message.clone()));
                 stabilization.footer_messages.push(message);
             }
-            // A diff of the working tree reviews changes, not a search's results (§9.7 never
-            // gates it; relevance does not judge it either).
+            // A diff of the working tree reviews changes, not a search's results, and a read by
+            // an exact name or an outline is no guess (§9.7 does not gate them; relevance does
+            // not judge them either).
             if config.relevance != RelevanceMode::Off
                 && !pre.by_ref
-                && request.mode != ReadMode::DiffPreview
+                && request.mode.judged_by_relevance()
                 && let Some(path) = &outcome.target
                 && let Some(alternatives) = relevance::judge(session, path, request.mode == ReadMode::Outline)
             {
@@ -390,7 +391,7 @@ impl SessionLayer {
             }
         }
         if config.relevance == RelevanceMode::Block
-            && gated
+            && shape.request.mode.judged_by_relevance()
             && !pre.by_ref
             && let Some(path) = shape.target_path.as_deref()
             && let Some(alternatives) = relevance::judge(session, path, shape.request.mode == ReadMode::Outline)

@@ -150,7 +150,8 @@ fn a_cut_outline_continues_by_cursor_through_every_definition() {
 #[test]
 fn a_cut_directory_outline_continues_by_cursor() {
     let (_root, _index, engine) = indexed_source(200);
-    let mut response = engine.call("read", json!({"mode": "outline", "target": "src"}));
+    // With signatures (a directory's default is names, which fit).
+    let mut response = engine.call("read", json!({"mode": "outline", "target": "src", "signatures": true}));
     assert!(response.ok, "{}", response.face);
     assert_eq!(response.meta["truncated"], true, "{}", response.face);
     assert_eq!(response.meta["applied_limits"]["directory_outline_tokens"], 4_000, "{:?}", response.meta);
@@ -277,9 +278,9 @@ fn a_symbol_read_takes_a_candidate_id_as_its_target() {
     assert!(by_ref.ok, "{}", by_ref.face);
     assert_eq!(by_ref.meta["resolved_symbol"]["name"], "greet");
 
-    // An id the session never issued stays a name, which needs a ref of its own.
+    // An id the session never issued stays a name: read by that name, which nothing defines.
     let unknown = fixture.engine.call_in(&context, "read", json!({"mode": "symbol", "target": "qqqqqqq"}));
-    assert_eq!(unknown.error_code(), Some("SEARCH_REF_REQUIRED"), "{}", unknown.face);
+    assert_eq!(unknown.error_code(), Some("SYMBOL_NOT_FOUND"), "{}", unknown.face);
 }
 
 /// Edge 6: file, snippet and symbol reads name their language, in both structured faces.

@@ -491,7 +491,12 @@ fn offered_reads_work_for_unparsed_files_and_repeated_names() {
             assert!(replay.ok, "{search}: replaying {call} gave\n{}", replay.face);
         }
         for hit in hits {
-            let read = engine.call("read", json!({"candidate_id": hit[2]}));
+            // A file hit is its path (`[path]`): it reads by path, which the search returned.
+            let arguments = match hit.get(2) {
+                Some(id) => json!({"candidate_id": id}),
+                None => json!({"mode": "file", "target": hit[0]}),
+            };
+            let read = engine.call("read", arguments);
             assert!(read.ok, "{search}: reading {hit} gave\n{}", read.face);
         }
     }

@@ -85,15 +85,20 @@ fn gate_blocks_without_a_ref_and_allows_precision_reads() {
     let mut t = Transcript::new(&fixture);
     let refused = t.call("read", json!({"mode": "file", "target": "src/main.rs"}));
     assert_eq!(refused.error_code(), Some("SEARCH_FIRST_REQUIRED"));
-    t.step("read", json!({"mode": "outline", "target": "src/main.rs"}));
+    let outline = t.call("read", json!({"mode": "outline", "target": "src/main.rs"}));
+    assert!(outline.ok, "an outline is not a whole-file read: {}", outline.face);
+    let by_name = t.call("read", json!({"mode": "symbol", "target": "greet"}));
+    assert!(by_name.ok, "an exact name is not an aimless read: {}", by_name.face);
     let precise = t.call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 1, "end_line": 200}));
     assert!(precise.ok, "a 200-line window passes");
     let wide = t.call("read", json!({"mode": "snippet", "target": "big.txt", "start_line": 300, "end_line": 500}));
     assert_eq!(wide.error_code(), Some("SEARCH_FIRST_REQUIRED"), "201 lines do not");
     t.step("read", json!({"mode": "file", "target": "big.txt", "offset": 600, "limit": 150}));
     let search = t.call("search", json!({"query": "greet"}));
-    let no_ref = t.call("read", json!({"mode": "file", "target": "src/main.rs"}));
-    assert_eq!(no_ref.error_code(), Some("SEARCH_REF_REQUIRED"));
+    let returned = t.call("read", json!({"mode": "file", "target": "src/main.rs"}));
+    assert!(returned.ok, "a file the search returned reads by its path: {}", returned.face);
+    let no_ref = t.call("read", json!({"mode": "file", "target": "big.txt"}));
+    assert_eq!(no_ref.error_code(), Some("SEARCH_REF_REQUIRED"), "{}", no_ref.face);
     let candidate = first_candidate(&search, "src/main.rs");
     let with_ref = t.call("read", json!({"mode": "file", "target": "src/main.rs", "candidate_id": candidate}));
     assert!(with_ref.ok, "{}", with_ref.face);
@@ -134,9 +139,7 @@ fn replaying_the_next_calls_of_every_refusal_succeeds() {
     let fixture = common::session_fixture(|_| {});
     let engine = &fixture.engine;
     let refusals = [
-        json!({"mode": "file", "target": "src/main.rs"}),
-        json!({"mode": "symbol", "target": "greet"}),
-        json!({"mode": "outline", "target": "src/main.rs"}),
+        json!({"mode": "file", "target": "big.txt"}),
         json!({"mode": "snippet", "target": "big.txt", "start_line": 100, "end_line": 400}),
         json!({"mode": "file", "target": "big.txt", "offset": 10, "limit": 250}),
     ];

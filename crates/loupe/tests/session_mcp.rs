@@ -108,16 +108,20 @@ fn gate_refs_and_replayed_next_calls() {
     assert!(refused.is_error);
     assert_eq!(refused.code(), "SEARCH_FIRST_REQUIRED");
     assert_eq!(refused.reasons(), json!(["SEARCH_FIRST_REQUIRED"]));
-    for call in refused.next_calls() {
-        let replay = server.call(call["tool"].as_str().unwrap(), call["arguments"].clone());
-        assert!(!replay.is_error, "replaying {call}: {}", replay.face);
-    }
     let precise =
         server.call("read", json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 50, "end_line": 249}));
     assert!(!precise.is_error, "200 lines pass: {}", precise.face);
     let wide =
         server.call("read", json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 50, "end_line": 250}));
     assert!(wide.is_error, "201 lines do not");
+    // The refusal's next calls pass as they are (its search returns the file: the path is then
+    // a ref, so the whole file reads too).
+    for call in refused.next_calls() {
+        let replay = server.call(call["tool"].as_str().unwrap(), call["arguments"].clone());
+        assert!(!replay.is_error, "replaying {call}: {}", replay.face);
+    }
+    let whole = server.call("read", json!({"mode": "file", "target": "src/lib.rs"}));
+    assert!(!whole.is_error, "a file a search returned reads whole: {}", whole.face);
 
     let search = server.call("search", json!({"query": "fn f7()", "type": "text", "session_id": "task"}));
     assert!(!search.is_error, "{}", search.face);

@@ -20,6 +20,7 @@ fn parse_request(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError
     let mut args = Args::new(&params::EDIT, arguments)?;
     let edits = args.take_value("edits").unwrap_or(Value::Null);
     let dry_run = args.boolean("dry_run")?.unwrap_or(false);
+    let diff = args.boolean("diff")?.unwrap_or(false);
     let create_missing_dirs = args.boolean("create_missing_dirs")?.unwrap_or(false);
     let fuzzy = args.boolean("fuzzy")?.unwrap_or(false);
     let check_syntax =
@@ -55,7 +56,7 @@ fn parse_request(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError
     if !errors.is_empty() {
         return Err(combine(errors, total));
     }
-    Ok((Options { dry_run, create_missing_dirs, fuzzy, check_syntax, metadata }, specs))
+    Ok((Options { dry_run, diff, create_missing_dirs, fuzzy, check_syntax, metadata }, specs))
 }
 
 fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {

@@ -30,6 +30,10 @@ pub(super) fn render(
         (Some(id), false) => format!("edit · applied {id} · {} file(s) · +{added} -{removed}\n", reports.len()),
         (None, false) => "edit · nothing to change: the files already hold this text\n".to_owned(),
     };
+    // An applied edit's reply is a summary: the diffs when they are small (the change's
+    // neighbourhood, to see it landed where meant), else counts and the call that shows them.
+    let diff_tokens: usize = reports.iter().map(|report| tokens::count(&report.diff.text)).sum();
+    let show_diffs = options.dry_run || options.diff || diff_tokens <= SMALL_DIFF_TOKENS;
     let mut budget_chars = config.max_preview_chars;
     let mut token_budget = config.max_response_tokens.saturating_sub(REPLY_FOOTER_TOKENS);
     let mut next_calls = Vec::new();
@@ -37,15 +41,15 @@ pub(super) fn render(
     let mut files_json = Vec::new();
     let mut listed = 0;
     for report in reports {
-        let old = report.old_hash.as_ref().map_or("∅".to_owned(), ToString::to_string);
-        let new = report.new_hash.as_ref().map_or("∅".to_owned(), ToString::to_string);
+        // The new hash guards the next edit (`expected_hash`); the old one is the undo's business.
+        let hash = report.new_hash.as_ref().map_or_else(|| "deleted".to_owned(), |hash| format!("hash {hash}"));
         let syntax = match report.syntax {
             "errors" => format!("syntax errors: {}", report.syntax_errors),
             other => format!("syntax {other}"),
         };
         let fuzzy = if report.fuzzy_used { " · fuzzy match" } else { "" };
         let line = format!(
-            "{} · {} · +{} -{} · {old} → {new} · {syntax}{fuzzy}\n",
+            "{} · {} +{} -{} · {hash} · {syntax}{fuzzy}\n",
             report.path, report.change, report.diff.added, report.diff.removed
         );
         let line_tokens = tokens::count(&line);
@@ -55,7 +59,8 @@ pub(super) fn render(
         token_budget = token_budget.saturating_sub(line_tokens);
         listed += 1;
         face.push_str(&line);
-        let (shown, cut) = bounded(&report.diff.text, &mut budget_chars, &mut token_budget);
+        let (shown, cut) =
+            if show_diffs { bounded(&report.diff.text, &mut budget_chars, &mut token_budget) } else { ("", false) };
         face.push_str(shown);
         if cut {
             cuts.push(report.path.to_string());
@@ -112,6 +117,32 @@ pub(super) fn render(
             next_calls.push(NextCall::new("manage", json!({"command": "history"})));
         }
     }
+    if !show_diffs {
+        // The edit is applied: the call that shows its diff reads the files, it does not repeat
+        // the edit. In git, a diff against HEAD (one call); else the changed regions.
+        let lines: usize = reports.iter().map(|report| report.diff.added + report.diff.removed).sum();
+        let listed = &reports[..listed];
+        let in_git = crate::workspace::git::open_repository(workspace).is_ok();
+        let how = if in_git {
+            let target = match listed {
+                [only] => only.path.as_str(),
+                _ => ".",
+            };
+            next_calls.push(NextCall::new("read", json!({"mode": "diff_preview", "target": target})));
+            "the diff against HEAD"
+        } else {
+            next_calls.extend(
+                listed
+                    .iter()
+                    .take(MAX_REST_CALLS)
+                    .filter_map(|report| rest_of_diff(workspace, options, report, proposals, 0)),
+            );
+            "the changed lines"
+        };
+        face.push_str(&format!(
+            "── diffs not shown ({lines} changed lines; `diff: true` on an edit shows them); below: {how}\n"
+        ));
+    }
     if reason_codes.contains(&ReasonCode::SyntaxErrorsIntroduced) {
         face.push_str(
             "── warning: this edit leaves syntax errors in a file that parsed cleanly [SYNTAX_ERRORS_INTRODUCED]\n",
@@ -148,6 +179,9 @@ pub(super) fn render(
     detail.insert("fuzzy_used".into(), Value::Bool(reports.iter().any(|report| report.fuzzy_used)));
     outcome
 }
+
+/// Diffs up to this many tokens, all files together, are shown in an applied edit's reply.
+const SMALL_DIFF_TOKENS: usize = 150;
 
 /// What the reply keeps free of the token ceiling for its footer and next calls.
 const REPLY_FOOTER_TOKENS: usize = 500;

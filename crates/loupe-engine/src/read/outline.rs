@@ -18,6 +18,9 @@ pub(crate) struct OutlineRequest<'a> {
     pub(crate) target: &'a str,
     pub(crate) depth: usize,
     pub(crate) include_docs: bool,
+    /// Each definition's signature (`true`), its kind and name only (`false`), or whichever
+    /// the file's size calls for (`None`: signatures while they fit in `NAMES_OVER` tokens).
+    pub(crate) signatures: Option<bool>,
     pub(crate) max_tokens: Option<usize>,
     /// Where a cut outline continues (`ReadCursor::outline`).
     pub(crate) cursor: Option<&'a str>,
@@ -131,21 +134,29 @@ pub(crate) fn outline(workspace: &Workspace, request: &OutlineRequest<'_>) -> Re
         )));
     };
     let hash = ContentHash::of(&bytes);
-    let key = outline_key(&bytes, depth);
-    if let Some(cursor) = &cursor
-        && !cursor.matches(&key)
-    {
-        return Err(changed_since_cursor(request, &resolved.path));
-    }
     let definitions: Vec<Definition> = loupe_syntax::parse_with(lang, &decoded.text, Extract::Definitions)
         .definitions
         .into_iter()
         .filter(|d| d.depth < depth)
         .collect();
+    // A large file's outline is its names by kind; signatures on request (or while they fit).
+    let names = match request.signatures {
+        Some(signatures) => !signatures,
+        None => tokens::count(&render_definitions(&definitions, include_docs, false, usize::MAX, 0).0) > NAMES_OVER,
+    };
+    let key = outline_key(&bytes, depth, names);
+    if let Some(cursor) = &cursor
+        && !cursor.matches(&key)
+    {
+        return Err(changed_since_cursor(request, &resolved.path));
+    }
     let start = cursor.as_ref().map_or(0, |cursor| (cursor.next_line - 1).min(definitions.len()));
     // The path leads, as in every read's header: a read by ref (`candidate_id`) or a later look at
     // the answer would not know the file otherwise.
     let mut header = format!("{} · outline · {} lines", resolved.path, decoded.total_lines());
+    if names {
+        header.push_str(NAMES_NOTE);
+    }
     if start > 0 {
         header.push_str(&format!(" · from definition {} of {}", start + 1, definitions.len()));
     }
@@ -178,7 +189,8 @@ pub(crate) fn outline(workspace: &Workspace, request: &OutlineRequest<'_>) -> Re
             .into_iter()
             .max()
             .unwrap_or(0);
-    let (body, shown) = render_definitions(&definitions, include_docs, budget.tokens.saturating_sub(reserve), start);
+    let (body, shown) =
+        render_definitions(&definitions, include_docs, names, budget.tokens.saturating_sub(reserve), start);
     let truncated = shown < definitions.len();
     let mut face = header + &body;
     let mut next_calls = Vec::new();
@@ -270,6 +282,30 @@ fn outline_signature(definition: &Definition) -> Cow<'_, str> {
     if is_value(definition.kind) { clip(signature, VALUE_CHARS) } else { signature }
 }
 
+/// Past this many tokens of signatures, an outline asked for without `signatures` lists names.
+const NAMES_OVER: usize = 200;
+
+/// What a names-only outline's header adds: how to get the rest.
+const NAMES_NOTE: &str = " · names (signatures=true adds them)";
+
+/// A definition as a names-only outline shows it: its signature up to its name (`def get`,
+/// `pub struct Config`, `async def run`), or its kind and name when the signature does not
+/// hold the name.
+fn head(definition: &Definition) -> Cow<'_, str> {
+    let signature = definition.signature.as_str();
+    let name = definition.name.as_str();
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    let at = signature.match_indices(name).map(|(at, _)| at).find(|&at| {
+        !name.is_empty()
+            && !word(signature[..at].chars().next_back())
+            && !word(signature[at + name.len()..].chars().next())
+    });
+    match at {
+        Some(at) => Cow::Borrowed(signature[..at + name.len()].trim_start()),
+        None => format!("{} {name}", definition.kind.as_str()).into(),
+    }
+}
+
 /// Characters of a member shown inline (`types = { "AutoField": int, …`).
 const MEMBER_CHARS: usize = 40;
 
@@ -338,7 +374,13 @@ fn nested_in(definitions: &[Definition], index: usize) -> impl Iterator<Item = &
 /// Fields, enum members and properties ride on their type's line (`{ a: u32, b }`), which is
 /// what keeps an outline near a tenth of the file. A page that continues a cut outline starts at
 /// `start`: what comes before it is walked, not shown, so members already inlined stay inline.
-fn render_definitions(definitions: &[Definition], include_docs: bool, budget: usize, start: usize) -> (String, usize) {
+fn render_definitions(
+    definitions: &[Definition],
+    include_docs: bool,
+    names: bool,
+    budget: usize,
+    start: usize,
+) -> (String, usize) {
     let mut out = String::new();
     let mut used = 0;
     let mut inlined = vec![false; definitions.len()];
@@ -380,7 +422,11 @@ fn render_definitions(definitions: &[Definition], include_docs: bool, budget: us
         for (offset, child) in nested_in(definitions, index).enumerate() {
             if rides_inline(child, definition) {
                 inlined[index + 1 + offset] = true;
-                members.push(clip(Cow::Borrowed(child.signature.as_str()), MEMBER_CHARS));
+                members.push(if names {
+                    Cow::Borrowed(child.name.as_str())
+                } else {
+                    clip(Cow::Borrowed(child.signature.as_str()), MEMBER_CHARS)
+                });
             }
         }
         let lines = if definition.span.end_line > definition.span.start_line && has_listed_children(definitions, index)
@@ -389,9 +435,12 @@ fn render_definitions(definitions: &[Definition], include_docs: bool, budget: us
         } else {
             definition.span.start_line.to_string()
         };
-        let mut line = format!("{lines}\t{indent}{}", outline_signature(definition));
+        let head = if names { head(definition) } else { outline_signature(definition) };
+        let mut line = format!("{lines}\t{indent}{head}");
         if !members.is_empty() {
-            let shown: Vec<&str> = members.iter().take(INLINE_MEMBERS).map(|member| member.as_ref()).collect();
+            // Names are short: all of them. Signatures: the first few, then how many more.
+            let inline = if names { members.len() } else { INLINE_MEMBERS };
+            let shown: Vec<&str> = members.iter().take(inline).map(|member| member.as_ref()).collect();
             let more = members.len().saturating_sub(shown.len());
             let more = if more > 0 { format!(", +{more}") } else { String::new() };
             line.push_str(&format!(" {{ {}{more} }}", shown.join(", ")));
@@ -421,6 +470,8 @@ fn directory_outline(
     cursor: Option<&ReadCursor>,
 ) -> Result<Outcome, ToolError> {
     let (depth, include_docs) = (request.depth, request.include_docs);
+    // A directory's outline is its files' names by kind; signatures on request.
+    let names = request.signatures != Some(true);
     // Files over the index's size limit are not in it: they are outlined too, up to the read
     // limit; what is over that is counted in the answer, never silently left out.
     let (files, oversized): (Vec<RepoPath>, Vec<loupe_vfs::WalkEntry>) =
@@ -444,13 +495,16 @@ fn directory_outline(
     sources.dedup();
     // A cursor pages the list of files (and the definitions of one): it holds the list's hash.
     let listing: String = sources.iter().map(|path| format!("{path}\n")).collect();
-    let listing_hash = outline_key(listing.as_bytes(), depth);
+    let listing_hash = outline_key(listing.as_bytes(), depth, names);
     let (first_file, first_definition) = match cursor {
         Some(cursor) if !cursor.matches(&listing_hash) => return Err(changed_since_cursor(request, dir)),
         Some(cursor) => ((cursor.next_line - 1).min(sources.len()), cursor.window_end),
         None => (0, 0),
     };
     let mut face = format!("{dir} · outline · {} source files", sources.len());
+    if names {
+        face.push_str(NAMES_NOTE);
+    }
     if first_file > 0 || first_definition > 0 {
         face.push_str(&format!(" · from file {}", first_file + 1));
     }
@@ -509,7 +563,8 @@ fn directory_outline(
             cut_at = Some((index, start));
             break;
         }
-        let (body, shown) = render_definitions(&definitions, include_docs, budget.tokens - used - header_cost, start);
+        let (body, shown) =
+            render_definitions(&definitions, include_docs, names, budget.tokens - used - header_cost, start);
         face.push_str(&section_header);
         face.push_str(&body);
         used += header_cost + tokens::count(&body);
@@ -551,10 +606,10 @@ fn directory_outline(
     Ok(outcome.with_metadata(request.metadata))
 }
 
-/// What an outline cursor pins: the bytes outlined (a file, or a directory's list of files)
-/// and the depth, which decides which definitions are counted.
-fn outline_key(bytes: &[u8], depth: usize) -> ContentHash {
+/// What an outline cursor pins: the bytes outlined (a file, or a directory's list of files),
+/// the depth, which decides which definitions are counted, and whether it lists names only.
+fn outline_key(bytes: &[u8], depth: usize, names: bool) -> ContentHash {
     let mut keyed = bytes.to_vec();
-    keyed.extend_from_slice(format!("\0depth={depth}").as_bytes());
+    keyed.extend_from_slice(format!("\0depth={depth}\0names={names}").as_bytes());
     ContentHash::of(&keyed)
 }

@@ -97,6 +97,7 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadR
             Window::Outline {
                 depth: args.integer("depth")?.unwrap_or(2).max(1) as usize,
                 include_docs: args.boolean("include_docs")?.unwrap_or(false),
+                signatures: args.boolean("signatures")?,
             }
         }
         ReadMode::DiffPreview => {

@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 
 use super::parse::{compile_glob, significant_terms, stem};
 use super::smart_case;
-use super::{COUNTED_MATCHES, Hit, MAX_MATCHES, PARTIAL_SYMBOLS, SearchRequest};
+use super::{COUNTED_MATCHES, Hit, MAX_MATCHES, PARTIAL_SYMBOLS, SearchRequest, split_qualified};
 use crate::work::Work;
 use crate::workspace::Workspace;
 use crate::workspace::oversized::{Check, Spans};
@@ -119,18 +119,6 @@ fn kind_penalty(kind: &str) -> f64 {
         "constructor" | "constant" | "union" | "namespace" | "impl" => 0.02,
         _ => 0.05,
     }
-}
-
-fn split_qualified(query: &str) -> (Option<&str>, &str) {
-    for separator in ["::", ".", "/"] {
-        if let Some((container, name)) = query.rsplit_once(separator)
-            && !container.is_empty()
-            && !name.is_empty()
-        {
-            return (Some(container), name);
-        }
-    }
-    (None, query)
 }
 
 /// The definitions whose name holds `name_lower`, from a direct scan while the first index

@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 
 use super::render::decode_cursor;
 use super::{
-    DEFAULT_PREVIEW_CHARS, DEFAULT_RESULTS, Filters, MAX_CONTEXT, MAX_RESULTS, Output, SearchKind, SearchRequest,
+    CONTEXT_PAGE_LINES, DEFAULT_PREVIEW_CHARS, DEFAULT_RESULTS, Filters, MAX_CONTEXT, MAX_RESULTS, Output,
+    SIGNATURE_CHARS, SearchKind, SearchRequest,
 };
 use crate::args::{Args, Parsed, Rejected};
 use crate::params;
@@ -62,7 +63,8 @@ fn finish_parse(
     let case_sensitive = args.boolean("case_sensitive")?;
     let whole_word = args.boolean("whole_word")?.unwrap_or(false);
     let mut clamped = Vec::new();
-    let mut max_results = args.integer("max_results")?.map_or(DEFAULT_RESULTS, |value| value.max(1) as usize);
+    let asked_results = args.integer("max_results")?;
+    let mut max_results = asked_results.map_or(DEFAULT_RESULTS, |value| value.max(1) as usize);
     if max_results > MAX_RESULTS {
         max_results = MAX_RESULTS;
         clamped.push("max_results");
@@ -83,8 +85,11 @@ fn finish_parse(
         context_lines = MAX_CONTEXT;
         clamped.push("context_lines");
     }
-    let preview_chars =
-        args.integer("max_preview_chars")?.map_or(DEFAULT_PREVIEW_CHARS, |value| (value as usize).clamp(20, 2000));
+    let asked_preview = args.integer("max_preview_chars")?;
+    if asked_results.is_none() && context_lines > 0 {
+        max_results = max_results.min((CONTEXT_PAGE_LINES / (2 * context_lines + 1)).max(1));
+    }
+    let preview_chars = asked_preview.map_or(DEFAULT_PREVIEW_CHARS, |value| (value as usize).clamp(20, 2000));
     let metadata = args.metadata()?;
     let session_id = args.string("session_id")?;
     args.finish()?;
@@ -103,10 +108,12 @@ fn finish_parse(
         case_sensitive,
         whole_word,
         max_results,
+        page_asked: asked_results.is_some(),
         offset,
         output,
         context_lines,
         preview_chars,
+        signature_chars: if asked_preview.is_some() { preview_chars } else { SIGNATURE_CHARS },
         metadata,
         session_id,
         original,

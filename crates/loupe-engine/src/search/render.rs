@@ -67,7 +67,12 @@ pub(super) fn render(
         Output::Count => Vec::new(),
     };
     let start = request.offset.min(listed.len());
-    let end = (start + request.max_results).min(listed.len());
+    // A symbol search whose query is a definition's exact name lists those definitions; the
+    // names that only contain it (more than a few) follow on the next page (§6).
+    let exact = (used == SearchKind::Symbol && request.output == Output::Matches && start == 0)
+        .then(|| exact_names(&hits, &request.query))
+        .filter(|&exact| exact > 0 && listed.len() > exact + FEW_PARTIAL && !request.page_asked);
+    let end = (start + exact.unwrap_or(request.max_results).min(request.max_results)).min(listed.len());
     let has_more = end < listed.len();
     let next_cursor = has_more.then(|| encode_cursor(end));
     let ids: Vec<String> = hits.iter().map(candidate_id).collect();
@@ -82,8 +87,11 @@ pub(super) fn render(
     } else if total == 0 {
         reason_codes.push(ReasonCode::NoMatch);
         next_calls.push(in_session(broaden(request, used), request));
-    } else if let Some((first, _)) = listed.get(start).filter(|_| end > start) {
-        // The top hit's read, by candidate id (the read the id stands for is kept by the
+    } else if let Some((first, _)) =
+        listed.get(start).filter(|_| end > start && !matches!(used, SearchKind::File | SearchKind::Directory))
+    {
+        // The top hit's read, by candidate id (a file list is paths: an outline reads by path,
+        // §9.7) (the read the id stands for is kept by the
         // session). Every other hit reads the same way with its own id, which its row carries.
         next_calls.push(in_session(NextCall::new("read", json!({"candidate_id": ids[*first]})), request));
     }
@@ -134,13 +142,17 @@ pub(super) fn render(
     let mut face = Face::text(face);
     // The page's hits (a file by its first hit), whose ids stand for their reads.
     let mut results = (request.output != Output::Count).then(Vec::new);
+    let mut scopes = Scopes::default();
     for &(index, count) in &listed[start..end] {
         let (hit, id) = (&hits[index], &ids[index]);
         let (line, shown) = match count {
             Some(count) => (hit.path.to_string(), Some(format!("{count} match{}", if count == 1 { "" } else { "es" }))),
-            None => render_hit(workspace, hit, request),
+            None => render_hit(workspace, hit, request, &mut scopes),
         };
+        // A file or directory hit is its path: it reads by path (§9.7), so it shows no id.
+        let quiet = count.is_none() && hit.line.is_none();
         match shown.as_deref() {
+            _ if quiet => face.push_row(format!("{line}\n")),
             Some(shown) if count.is_some() => face.push_row(format!("{line}  {shown}  [{id}]\n")),
             // A hit with context: its place and id, its lines below.
             Some(block) if !line.ends_with(block) => face.push_row(format!("{line}  [{id}]\n{block}\n")),
@@ -157,6 +169,7 @@ pub(super) fn render(
                 candidate_id: id.clone(),
                 symbol: hit.symbol.as_ref().map(|symbol| symbol.symbol.name.clone()),
                 shown,
+                quiet,
                 read: read_call(workspace, hit),
             });
         }
@@ -172,7 +185,11 @@ pub(super) fn render(
         let call = NextCall { tool: "search".into(), arguments };
         // A count cut short is a lower bound, so is what remains of it.
         let plus = if lower_bound { "+" } else { "" };
-        face.push(format!("── {}{plus} more; → next page: {}\n", listed.len() - end, call.render()));
+        let partial = match exact {
+            Some(_) => format!(" whose names contain `{}`", super::split_qualified(request.query.trim()).1),
+            None => String::new(),
+        };
+        face.push(format!("── {}{plus} more{partial}; → next page: {}\n", listed.len() - end, call.render()));
     }
     if !reason_codes.is_empty() && total > 0 {
         face.push(format!("── [{}]\n", joined(&reason_codes)));
@@ -212,17 +229,30 @@ pub(super) fn render(
 
 /// A hit's face line (without its id) and what the line shows besides the hit's path and line,
 /// which its structured row carries.
-fn render_hit(workspace: &Workspace, hit: &Hit, request: &SearchRequest) -> (String, Option<String>) {
+fn render_hit(
+    workspace: &Workspace,
+    hit: &Hit,
+    request: &SearchRequest,
+    scopes: &mut Scopes,
+) -> (String, Option<String>) {
     let shown = match (&hit.symbol, hit.line) {
         (Some(symbol), _) => {
             let kind = serde_json::to_value(symbol.symbol.kind)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
-            let container = symbol.symbol.container.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
             let span = symbol.symbol.span;
-            let signature = clip(&symbol.symbol.signature, request.preview_chars);
-            let shown = format!("{}-{}  {signature}  ({kind}{container})", span.start_line, span.end_line);
+            // The signature's head: the read shows the rest. A member names its container; a
+            // definition whose signature opens with its kind (`def`, `class`, `fn`) needs no more.
+            let signature = clip(&symbol.symbol.signature, request.signature_chars);
+            let said = signature.split_whitespace().take(3).any(|word| kind_word(word, &kind));
+            let about = match (symbol.symbol.container.as_deref(), said) {
+                (Some(container), true) => format!("  (in {container})"),
+                (Some(container), false) => format!("  ({kind} in {container})"),
+                (None, true) => String::new(),
+                (None, false) => format!("  ({kind})"),
+            };
+            let shown = format!("{}-{}  {signature}{about}", span.start_line, span.end_line);
             return (format!("{}:{shown}", hit.path), Some(shown));
         }
         (None, Some(line)) if request.context_lines > 0 => {
@@ -230,25 +260,128 @@ fn render_hit(workspace: &Workspace, hit: &Hit, request: &SearchRequest) -> (Str
             if let Ok(bytes) = workspace.root().read_indexed(&hit.path, workspace.config().max_index_file_bytes)
                 && let Ok(decoded) = text::decode(&bytes)
             {
-                let first = line.saturating_sub(request.context_lines).max(1);
+                let mut first = line.saturating_sub(request.context_lines).max(1);
                 let last = (line + request.context_lines).min(decoded.total_lines());
+                // Windows that overlap the previous hit's (same file) start after it.
+                if let Some((path, shown_to)) = &scopes.shown_to
+                    && *path == hit.path
+                    && *shown_to >= first
+                {
+                    first = (*shown_to + 1).min(line);
+                }
+                scopes.shown_to = Some((hit.path.clone(), last));
+                let width = last.to_string().len();
                 for number in first..=last {
                     let marker = if number == line { '│' } else { ':' };
                     out.push_str(&format!(
-                        "{number:>6}{marker}{}\n",
+                        "{number:>width$}{marker}{}\n",
                         clip(decoded.line(number), request.preview_chars)
                     ));
                 }
             }
-            // The hit's place and id on a line of their own, its lines below.
+            // The hit's place (and the definition it is in) and id on a line of their own, its
+            // lines below.
             let block = out.trim_end().to_owned();
-            return (format!("{}:{line}", hit.path), Some(block));
+            let place = match scopes.note(workspace, &hit.path, line) {
+                Some(scope) => format!("{}:{line} (in {scope})", hit.path),
+                None => format!("{}:{line}", hit.path),
+            };
+            return (place, Some(block));
         }
-        // A hit's line without its indentation, which says nothing in a list of hits.
-        (None, Some(_)) => clip(hit.preview.trim(), request.preview_chars),
+        // A hit's line without its indentation, which says nothing in a list of hits, and the
+        // definition it is in: "where, and in which function" in one answer.
+        (None, Some(line)) => {
+            let preview = clip(hit.preview.trim(), request.preview_chars);
+            match scopes.note(workspace, &hit.path, line) {
+                Some(scope) => format!("{preview}  (in {scope})"),
+                None => preview,
+            }
+        }
         (None, None) => return (hit.path.to_string(), None),
     };
     (format!("{}:{}│{shown}", hit.path, hit.line.unwrap_or_default()), Some(shown))
+}
+
+/// Does a signature's `word` say the definition's kind (`def` a function or method, `class` a
+/// class, `fn`, `struct`, `trait`…)?
+fn kind_word(word: &str, kind: &str) -> bool {
+    match word {
+        "def" | "fn" | "func" | "function" | "sub" => matches!(kind, "function" | "method" | "constructor"),
+        "class" | "struct" | "enum" | "trait" | "interface" | "union" | "module" | "namespace" | "impl" | "type" => {
+            word == kind || (word == "type" && kind == "type_alias")
+        }
+        _ => false,
+    }
+}
+
+/// Names that only contain the query, up to this many, are listed with the exact ones: the
+/// line that would point at them costs as much.
+const FEW_PARTIAL: usize = 3;
+
+/// How many hits, from the first, define exactly the name a symbol query asks for.
+fn exact_names(hits: &[Hit], query: &str) -> usize {
+    let name = super::split_qualified(query.trim()).1;
+    hits.iter().take_while(|hit| hit.symbol.as_ref().is_some_and(|s| s.symbol.name.eq_ignore_ascii_case(name))).count()
+}
+
+/// The definitions of the files a page of text hits is in, parsed once per file.
+#[derive(Default)]
+struct Scopes {
+    files: BTreeMap<RepoPath, Vec<loupe_syntax::Definition>>,
+    /// The scope the previous row named, with its file: a run of hits in one function names
+    /// it once.
+    last: Option<(RepoPath, String)>,
+    /// The last line a context window showed, with its file.
+    shown_to: Option<(RepoPath, usize)>,
+}
+
+impl Scopes {
+    /// The scope to name on a hit's row: its enclosing definition, unless the row before named it.
+    fn note(&mut self, workspace: &Workspace, path: &RepoPath, line: usize) -> Option<String> {
+        let scope = self.enclosing(workspace, path, line);
+        let repeated = matches!((&self.last, &scope), (Some((last_path, last)), Some(scope)) if last_path == path && last == scope);
+        self.last = scope.clone().map(|scope| (path.clone(), scope));
+        scope.filter(|_| !repeated)
+    }
+
+    /// The innermost function, method or type around `line` (not starting on it: a hit on a
+    /// definition's own line shows it), as `Container.name` or `name`.
+    fn enclosing(&mut self, workspace: &Workspace, path: &RepoPath, line: usize) -> Option<String> {
+        let definitions = self.files.entry(path.clone()).or_insert_with(|| {
+            let Some(lang) = loupe_index::Lang::from_path(path.as_str()) else { return Vec::new() };
+            let Ok(bytes) = workspace.root().read_indexed(path, workspace.config().max_index_file_bytes) else {
+                return Vec::new();
+            };
+            let Ok(decoded) = text::decode(&bytes) else { return Vec::new() };
+            loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Definitions).definitions
+        });
+        let scope = definitions
+            .iter()
+            .filter(|definition| {
+                use loupe_index::SymbolKind as K;
+                matches!(
+                    definition.kind,
+                    K::Function
+                        | K::Method
+                        | K::Constructor
+                        | K::Class
+                        | K::Struct
+                        | K::Enum
+                        | K::Trait
+                        | K::Interface
+                        | K::Impl
+                        | K::Module
+                ) && definition.span.start_line <= line
+                    && line <= definition.span.end_line
+                    && definition.name_line != line
+            })
+            .max_by_key(|definition| (definition.depth, definition.span.start_line))?;
+        let separator = loupe_index::Lang::from_path(path.as_str()).map_or(".", |lang| lang.separator());
+        Some(match &scope.container {
+            Some(container) => format!("{container}{separator}{}", scope.name),
+            None => scope.name.clone(),
+        })
+    }
 }
 
 fn clip(text: &str, max_chars: usize) -> String {

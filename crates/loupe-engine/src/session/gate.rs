@@ -1,10 +1,13 @@
 //! The search → ref → read gate (§9.7).
 //!
-//! A `read` in mode `file`, `symbol` or `outline` passes when it carries a ref this session
-//! was issued (a `candidate_id` or `bundle_id` from one of its last 20 searches) that names
-//! its target, or copies the arguments of a `read` next_calls entry the session was given.
-//! Without a ref pass: precision reads (a `snippet` window or a `file` `offset`+`limit`) of
-//! at most `max_range_lines`, cursor continuations, and `diff_preview`. Every refusal carries
+//! A whole-file `read` (mode `file`) passes when it carries a ref this session was issued (a
+//! `candidate_id` or `bundle_id` from one of its last 20 searches) that names its target, when
+//! one of those searches returned its file, or when it copies the arguments of a `read`
+//! next_calls entry the session was given. Without a ref
+//! pass: reads by an exact name (`symbol`) or of an `outline`, precision reads (a `snippet`
+//! window or a `file` `offset`+`limit`) of at most `max_range_lines`, cursor continuations,
+//! and `diff_preview`. A `symbol` or `outline` read that carries a ref is still checked
+//! against it. Every refusal carries
 //! next_calls that pass when replayed as they are.
 
 use loupe_core::{ErrorCode, NextCall, ToolError};
@@ -66,13 +69,23 @@ pub(crate) fn check(shape: &ReadShape<'_>, session: Option<&Session>) -> Verdict
     {
         return Verdict::Pass { by_ref: true };
     }
+    let candidate_id = request.candidate_id.as_deref();
+    let bundle_id = request.bundle_id.as_deref();
+    // An exact name or path is not an aimless read: a symbol read answers one definition (or
+    // names the candidates), an outline has no bodies. The gate is for whole files (§9.7).
+    if candidate_id.is_none() && bundle_id.is_none() && matches!(request.mode, ReadMode::Symbol | ReadMode::Outline) {
+        return Verdict::Pass { by_ref: false };
+    }
     let windowed = match window {
         Some((first, _)) => Some(windowed_call(shape, first, max_range_lines)),
         None => window_instead(shape, max_range_lines.min(WINDOW_LINES)),
     };
-    let candidate_id = request.candidate_id.as_deref();
-    let bundle_id = request.bundle_id.as_deref();
     if candidate_id.is_none() && bundle_id.is_none() {
+        // A file one of the session's searches returned was searched for: its path is its ref
+        // (a file list shows paths, not ids).
+        if candidate_for(shape, session).is_some() {
+            return Verdict::Pass { by_ref: true };
+        }
         return refuse_without_ref(shape, session, searches, windowed, None);
     }
     let session_searches = session.map(|session| session.searches.iter()).into_iter().flatten();

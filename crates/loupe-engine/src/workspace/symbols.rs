@@ -22,6 +22,10 @@ pub(crate) struct ResolvedSymbol {
     pub(crate) signature: String,
     pub(crate) span: Span,
     pub(crate) name_line: usize,
+    /// The other definitions a bare name also names, when it was resolved to the one
+    /// top-level definition among them: each as `kind name in container path:line` and the
+    /// call that reads it.
+    pub(crate) others: Vec<(String, NextCall)>,
 }
 
 impl ResolvedSymbol {
@@ -178,6 +182,30 @@ pub(crate) fn resolve_where(
                 })
         });
     }
+    // A bare name that one top-level definition has and members of types share (`url_for`,
+    // `Flask.url_for`): the top-level one, the members named beside it (`Type.name` reads them).
+    let mut others = Vec::new();
+    if found.len() > 1 && container.is_none() && path.is_none() {
+        let top: Vec<usize> = (0..found.len()).filter(|&at| found[at].1.container.is_none()).collect();
+        if let [chosen] = top[..] {
+            let pair = found.remove(chosen);
+            others = found
+                .iter()
+                .take(MAX_CANDIDATES)
+                .map(|(path, definition)| {
+                    let container = definition.container.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
+                    let shown = format!(
+                        "{} {}{container} {path}:{}",
+                        kind_name(definition.kind),
+                        definition.name,
+                        definition.span.start_line
+                    );
+                    (shown, candidate_call(tool, path, definition, original))
+                })
+                .collect();
+            found = vec![pair];
+        }
+    }
     match found.len() {
         0 => Err(not_found(workspace, target, name, path)),
         1 => {
@@ -190,6 +218,7 @@ pub(crate) fn resolve_where(
                 signature: definition.signature,
                 span: definition.span,
                 name_line: definition.name_line,
+                others,
             })
         }
         _ => Err(ambiguous(tool, target, &found, original)),
@@ -218,6 +247,25 @@ fn not_found(workspace: &Workspace, target: &str, name: &str, path: Option<&str>
     error
 }
 
+/// The most candidates an ambiguity lists (and a resolution names beside its choice).
+const MAX_CANDIDATES: usize = 20;
+
+/// `tool` with `original`'s arguments, aimed at one definition: its file, and its container
+/// when it has one.
+fn candidate_call(tool: &str, path: &RepoPath, definition: &Definition, original: &Map<String, Value>) -> NextCall {
+    let mut arguments = original.clone();
+    if tool == "read" {
+        arguments.insert("mode".into(), Value::from("symbol"));
+    }
+    arguments.insert("path".into(), Value::from(path.as_str()));
+    arguments.remove("cursor");
+    if let Some(container) = &definition.container {
+        let separator = Lang::from_path(path.as_str()).map_or("::", Lang::separator);
+        arguments.insert("target".into(), Value::from(format!("{container}{separator}{}", definition.name)));
+    }
+    NextCall { tool: tool.to_owned(), arguments }
+}
+
 fn ambiguous(tool: &str, target: &str, found: &[(RepoPath, Definition)], original: &Map<String, Value>) -> ToolError {
     let mut listing = Vec::new();
     let mut error = ToolError::new(
@@ -225,18 +273,8 @@ fn ambiguous(tool: &str, target: &str, found: &[(RepoPath, Definition)], origina
         format!("`{target}` has {} definitions", found.len()),
         "pick one: each next call names its file (and container)",
     );
-    for (path, definition) in found.iter().take(20) {
-        let mut arguments = original.clone();
-        if tool == "read" {
-            arguments.insert("mode".into(), Value::from("symbol"));
-        }
-        arguments.insert("path".into(), Value::from(path.as_str()));
-        arguments.remove("cursor");
-        if let Some(container) = &definition.container {
-            let separator = Lang::from_path(path.as_str()).map_or("::", Lang::separator);
-            arguments.insert("target".into(), Value::from(format!("{container}{separator}{}", definition.name)));
-        }
-        error = error.with_next_call(NextCall { tool: tool.to_owned(), arguments });
+    for (path, definition) in found.iter().take(MAX_CANDIDATES) {
+        error = error.with_next_call(candidate_call(tool, path, definition, original));
         listing.push(json!({
             "path": path.as_str(),
             "line": definition.span.start_line,
