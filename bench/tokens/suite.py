@@ -407,6 +407,35 @@ def check_all(*needles: str) -> Callable[[str], str | None]:
     return check
 
 
+def check_both(*checks: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    def check(out: str) -> str | None:
+        return next((failed for failed in (c(out) for c in checks) if failed), None)
+
+    return check
+
+
+def check_either(*checks: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    """One of the checks holds (an edit's reply names the new text, or every file it changed)."""
+
+    def check(out: str) -> str | None:
+        failed = [c(out) for c in checks]
+        return None if any(f is None for f in failed) else "; ".join(f for f in failed if f)
+
+    return check
+
+
+def check_encloses(container: str, name: str) -> Callable[[str], str | None]:
+    """"In which function": the answer shows the function's definition (`def name(`) or names
+    it as the hit's enclosing definition (`(in Container.name)`)."""
+
+    def check(out: str) -> str | None:
+        if f"def {name}(" in out or f"(in {container}.{name})" in out:
+            return None
+        return f"the enclosing function {container}.{name} is not named"
+
+    return check
+
+
 def check_sites(sites: list[tuple[str, int]]) -> Callable[[str], str | None]:
     """Each (path, line) is shown: a line of the answer names the path and, after it, the line
     number (`path:591:` as rg prints it, `path:509 … at line 591` as a call tree does); or, in
@@ -568,8 +597,7 @@ def tasks(root: str) -> list[Task]:
     a, b = function_span(root, "src/flask/helpers.py", "url_for")
 
     async def body_loupe(L):
-        hits = (await L("search", {"query": "url_for", "type": "symbol"})).hits()
-        await L("read", {"candidate_id": hits[0][2]})
+        await L("read", {"mode": "symbol", "target": "url_for"})
 
     def body_base(B):
         B.rg("-n", "def url_for")
@@ -610,8 +638,7 @@ def tasks(root: str) -> list[Task]:
 
     # 3. What a module defines.
     async def module_loupe(L):
-        hits = (await L("search", {"query": "src/flask/ctx.py", "type": "file"})).hits()
-        await L("read", {"mode": "outline", "target": hits[0][0], "candidate_id": hits[0][2]})
+        await L("read", {"mode": "outline", "target": "src/flask/ctx.py"})
 
     def module_base(B):
         B.read("src/flask/ctx.py")
@@ -630,8 +657,7 @@ def tasks(root: str) -> list[Task]:
     raise_line = line_of(root, "src/flask/testing.py", message)
 
     async def raise_loupe(L):
-        hits = (await L("search", {"query": message, "type": "text"})).hits()
-        await L("read", {"candidate_id": hits[0][2]})
+        await L("search", {"query": message, "type": "text"})  # the hit names its function
 
     def raise_base(B):
         B.rg("-n", message)
@@ -647,16 +673,15 @@ def tasks(root: str) -> list[Task]:
         await S("read_file", {"relative_path": path, "start_line": line - 20, "end_line": line + 19})
 
     out.append(Task("raise", "where an error is raised, in which function", raise_base, raise_loupe,
-                    check_all(f'raise RuntimeError("{message}")', str(raise_line), "def __enter__(self) -> FlaskClient:"),
+                    check_both(check_all(f'raise RuntimeError("{message}")', str(raise_line)),
+                               check_encloses("FlaskClient", "__enter__")),
                     careful=raise_careful, serena=raise_serena))
 
     # 5. A re-read of the same function a few calls later (judged on the re-read).
     async def reread_loupe(L):
-        first = (await L("search", {"query": "url_for", "type": "symbol"})).hits()
-        await L("read", {"candidate_id": first[0][2]})
-        other = (await L("search", {"query": "Config.from_file", "type": "symbol"})).hits()
-        await L("read", {"candidate_id": other[0][2]})
-        await L("read", {"candidate_id": first[0][2]})
+        await L("read", {"mode": "symbol", "target": "url_for"})
+        await L("read", {"mode": "symbol", "target": "Config.from_file"})
+        await L("read", {"mode": "symbol", "target": "url_for"})
 
     def reread_base(B):
         B.rg("-n", "def url_for")
@@ -731,7 +756,7 @@ def tasks(root: str) -> list[Task]:
         return None
 
     out.append(Task("rename", f"rename `{old}` in {len(rename_files)} files", rename_base, rename_loupe,
-                    check_all(new), judged="last", disk_check=rename_disk, careful=rename_careful, serena=rename_serena))
+                    check_either(check_all(new), check_all(*rename_files)), judged="last", disk_check=rename_disk, careful=rename_careful, serena=rename_serena))
 
     # 7. Review the working tree after a scripted change to three files.
     changes = [("src/flask/app.py", '"SESSION_COOKIE_SAMESITE": None,', '"SESSION_COOKIE_SAMESITE": "Lax",'),
@@ -767,8 +792,7 @@ def tasks(root: str) -> list[Task]:
     package_files = sorted(os.path.join(package, f) for f in os.listdir(os.path.join(root, package)) if f.endswith(".py"))
 
     async def package_loupe(L):
-        hits = (await L("search", {"query": package + "/", "type": "directory"})).hits()
-        await L("read", {"candidate_id": hits[0][2]})
+        await L("read", {"mode": "outline", "target": package})
 
     def package_base(B):
         for p in B.rg("--files", package).split():
@@ -791,8 +815,7 @@ def tasks(root: str) -> list[Task]:
     c, d = method_span(root, "src/flask/app.py", "Flask", "make_response")
 
     async def method_loupe(L):
-        hits = (await L("search", {"query": "Flask.make_response", "type": "symbol"})).hits()
-        await L("read", {"candidate_id": hits[0][2]})
+        await L("read", {"mode": "symbol", "target": "Flask.make_response"})
 
     def method_base(B):
         B.rg("-n", "def make_response")
@@ -816,9 +839,7 @@ def tasks(root: str) -> list[Task]:
     reader = f'config["{key}"]'
 
     async def config_loupe(L):
-        hits = (await L("search", {"query": key, "type": "text"})).hits()
-        hit = next(hit for hit in hits if len(hit) > 3 and reader in (hit[3] or ""))
-        await L("read", {"candidate_id": hit[2]})
+        await L("search", {"query": key, "type": "text"})  # each hit names its function
 
     def config_base(B):
         found = B.rg("-n", key)
@@ -834,13 +855,14 @@ def tasks(root: str) -> list[Task]:
         await S("read_file", {"relative_path": path, "start_line": line - 20, "end_line": line + 19})
 
     out.append(Task("config", f"where a config key is read, in which function (`{key}`)", config_base, config_loupe,
-                    check_all(f'return app.config["{key}"]', str(key_line), "def get_cookie_samesite("),
+                    check_both(check_all(f'return app.config["{key}"]', str(key_line)),
+                               check_encloses("SessionInterface", "get_cookie_samesite")),
                     careful=config_careful, serena=config_serena))
 
     # 11. A file by name, and what it defines.
     async def file_loupe(L):
         hits = (await L("search", {"query": "testing.py", "type": "file"})).hits()
-        await L("read", {"candidate_id": hits[0][2]})
+        await L("read", {"mode": "outline", "target": hits[0][0]})
 
     def file_base(B):
         path = B.rg("--files", "-g", "**/testing.py").split()[0]
@@ -902,8 +924,7 @@ def tasks(root: str) -> list[Task]:
     hit_line = line_of(root, hit_path, needle)
 
     async def hitwindow_loupe(L):
-        hit = (await L("search", {"query": needle, "type": "text"})).hits()[0]
-        await L("read", {"mode": "snippet", "target": hit[0], "start_line": hit[1] - 20, "end_line": hit[1] + 20})
+        await L("search", {"query": needle, "type": "text", "context_lines": 20})
 
     def hitwindow_base(B):
         path = rg_hits(B.rg("-n", needle))[0][0]

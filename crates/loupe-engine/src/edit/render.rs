@@ -25,9 +25,12 @@ pub(super) fn render(
     let config = workspace.config();
     let added: usize = reports.iter().map(|report| report.diff.added).sum();
     let removed: usize = reports.iter().map(|report| report.diff.removed).sum();
+    let clean = if reports.iter().all(|report| report.syntax == "ok") { " · syntax ok" } else { "" };
     let mut face = match (&transaction_id, options.dry_run) {
-        (_, true) => format!("edit · dry run, nothing written · {} file(s) · +{added} -{removed}\n", reports.len()),
-        (Some(id), false) => format!("edit · applied {id} · {} file(s) · +{added} -{removed}\n", reports.len()),
+        (_, true) => {
+            format!("edit · dry run, nothing written · {} file(s) · +{added} -{removed}{clean}\n", reports.len())
+        }
+        (Some(id), false) => format!("edit · applied {id} · {} file(s) · +{added} -{removed}{clean}\n", reports.len()),
         (None, false) => "edit · nothing to change: the files already hold this text\n".to_owned(),
     };
     // An applied edit's reply is a summary: the diffs when they are small (the change's
@@ -43,13 +46,15 @@ pub(super) fn render(
     for report in reports {
         // The new hash guards the next edit (`expected_hash`); the old one is the undo's business.
         let hash = report.new_hash.as_ref().map_or_else(|| "deleted".to_owned(), |hash| format!("hash {hash}"));
+        // A clean parse is the header's news once, not every file's.
         let syntax = match report.syntax {
-            "errors" => format!("syntax errors: {}", report.syntax_errors),
-            other => format!("syntax {other}"),
+            "errors" => format!(" · syntax errors: {}", report.syntax_errors),
+            "ok" => String::new(),
+            other => format!(" · syntax {other}"),
         };
         let fuzzy = if report.fuzzy_used { " · fuzzy match" } else { "" };
         let line = format!(
-            "{} · {} +{} -{} · {hash} · {syntax}{fuzzy}\n",
+            "{} · {} +{} -{} · {hash}{syntax}{fuzzy}\n",
             report.path, report.change, report.diff.added, report.diff.removed
         );
         let line_tokens = tokens::count(&line);
@@ -139,9 +144,7 @@ pub(super) fn render(
             );
             "the changed lines"
         };
-        face.push_str(&format!(
-            "── diffs not shown ({lines} changed lines; `diff: true` on an edit shows them); below: {how}\n"
-        ));
+        face.push_str(&format!("── diffs not shown ({lines} changed lines); the first call below shows {how}\n"));
     }
     if reason_codes.contains(&ReasonCode::SyntaxErrorsIntroduced) {
         face.push_str(
