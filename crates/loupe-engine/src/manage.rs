@@ -369,9 +369,9 @@ fn metrics(engine: &Engine, context: &CallContext, session_id: Option<&str>) -> 
 }
 
 const GUIDANCE: &str = "How to work with loupe cheaply:
-1. search first (type auto infers symbol/text/file). Each hit has a candidate_id; the top hits come with ready-to-run reads in next_calls.
-2. read with a ref: copy a next_calls entry, or pass candidate_id / bundle_id from a search of this session (valid for its last 20 searches).
-3. Without a ref, read exact windows: snippet start_line..end_line, or file offset+limit, up to max_range_lines.
+1. Know the name? read mode symbol (name or Type.method) or mode outline (a path): no search needed.
+2. Else search (type auto infers symbol/text/file): a symbol hit has a candidate_id (read it), a text hit names the function it is in, a file hit is its path.
+3. A whole file needs a ref: a path a search of this session returned, a candidate_id / bundle_id, or a copied next_calls entry. Exact windows need none: snippet start_line..end_line, or file offset+limit, up to max_range_lines.
 4. Follow `→ next:` lines: they are the exact call that continues or fixes a result.
 5. Lines you already received unchanged come back as one reference line; pass fresh: true to get them again.
 6. Watch meta.stabilization: budget_state, warnings, reason_codes, suggested_next_action.

@@ -373,7 +373,8 @@ A cut answer ends with the call for the rest; file_hash guards edits.",
         integer("include_context", 0, "lines around").only_for(&["symbol"]).unlisted(),
         boolean("body", "false: signature only").only_for(&["symbol"]),
         integer("depth", 1, "nesting shown (default 2)").only_for(&["outline"]),
-        boolean("signatures", "each definition's signature (default: small files)").only_for(&["outline"]),
+        // Named by a names-only outline's header (`signatures=true adds them`).
+        boolean("signatures", "each definition's signature (default: small files)").only_for(&["outline"]).unlisted(),
         boolean("include_docs", "doc comments too").only_for(&["outline"]).unlisted(),
         choice("against", Against::CHOICES, "baseline (default HEAD)").only_for(&["diff_preview"]),
         string("content", "proposed text").only_for(&["diff_preview"]).content(),
@@ -386,8 +387,8 @@ pub const SEARCH: ToolSpec = ToolSpec {
     title: "Search code",
     description: "Find code before reading it. type auto: glob/path -> file, trailing / -> directory, \
 identifier -> symbol (then text), words -> the phrase (then its terms), else text. \
-Ranked (definitions first), paged. A hit: its line and enclosing function, or a definition's signature, \
-with a candidate_id (read it); a file hit is its path.",
+Ranked (definitions first), paged. Text hits name their function; symbol hits have a candidate_id to read; \
+file hits are paths.",
     selector: None,
     params: &[
         string("query", "what to find").required().aliases(&["pattern"]).positional().max_bytes(MAX_QUERY_BYTES),
@@ -440,8 +441,8 @@ pub const EDIT: ToolSpec = ToolSpec {
     description: "Change files: all edits apply or none (each failure listed). \
 Each edit: path + operation: replace (old_string, new_string; one exact match unless replace_all/expected_count), \
 replace_lines (start_line..end_line, new_string; \"\" deletes), insert (after line; 0 = top), create (content), delete. \
-Guards: expected_hash (a read's file_hash), expected_text. Returns per file +/- counts and new hash, \
-the diff when small, and a transaction_id (manage undo).",
+Guards: expected_hash (a read's file_hash), expected_text. Returns +/- and new hash per file, diffs when small, \
+a transaction_id (manage undo).",
     selector: None,
     params: &[
         Param::new("edits", ParamType::EditList(EDIT_ITEM), "the edits, applied in order").required(),

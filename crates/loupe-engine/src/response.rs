@@ -235,6 +235,8 @@ pub(crate) struct HitRef {
     pub(crate) shown: Option<String>,
     /// A file or directory hit, shown as its path alone (its row is `[path]`).
     pub(crate) quiet: bool,
+    /// The row shows the id (a symbol hit); a text hit's row is `[path, line, shown]`.
+    pub(crate) with_id: bool,
     /// The read the hit's candidate id stands for (`read {"candidate_id": …}`).
     pub(crate) read: NextCall,
 }
@@ -647,7 +649,12 @@ pub const STRUCTURED_FIELDS: &[StructuredField] = &[
     field("transaction_id", "string", &["edit", "manage"]),
     field("next_calls", "array", &[]),
     field("reason_codes", "array", &[]),
-    described("results", "array", &["search"], "[path, line, candidate_id, shown] per hit"),
+    described(
+        "results",
+        "array",
+        &["search"],
+        "per hit: [path, line, candidate_id, shown] (symbol), [path, line, shown] (text), [path] (file)",
+    ),
     described("resolved_target", "string", &["analyze"], "the first node"),
     described("nodes", "array", &["analyze"], "\"id:line\" or \"id\"; id = path#name or path"),
     described("edges", "array", &["analyze"], "[from, to, line, confidence] by node index"),
@@ -662,7 +669,9 @@ fn hit_row(hit: &HitRef) -> Value {
         return Value::Array(vec![Value::from(hit.path.as_str())]);
     }
     let mut row = vec![Value::from(hit.path.as_str()), hit.line.map_or(Value::Null, Value::from)];
-    row.push(Value::from(hit.candidate_id.as_str()));
+    if hit.with_id {
+        row.push(Value::from(hit.candidate_id.as_str()));
+    }
     if let Some(shown) = &hit.shown {
         row.push(Value::from(shown.as_str()));
     }

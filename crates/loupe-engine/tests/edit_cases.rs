@@ -472,12 +472,12 @@ fn reindex_reads_what_changed_outside_loupe() {
     assert!(search("zebra_crossing").face.contains("no results"), "the index has not seen the change yet");
     let one = workspace.engine.call("manage", json!({"command": "reindex", "path": "src/lib.rs"}));
     assert_eq!(one.face, "reindex · src/lib.rs re-read\n");
-    assert!(search("zebra_crossing").face.contains("src/lib.rs:1│"), "{}", search("zebra_crossing").face);
+    assert!(search("zebra_crossing").face.contains("src/lib.rs\n  1│"), "{}", search("zebra_crossing").face);
 
     fs::write(workspace.root.path().join("fresh.txt"), "okapi\n").unwrap();
     let all = workspace.engine.call("manage", json!({"command": "reindex"}));
     assert!(all.ok && all.face.contains("files walked") && all.face.contains("1 re-read"), "{}", all.face);
-    assert!(search("okapi").face.contains("fresh.txt:1│"), "{}", search("okapi").face);
+    assert!(search("okapi").face.contains("fresh.txt\n  1│"), "{}", search("okapi").face);
     let outside = workspace.engine.call("manage", json!({"command": "reindex", "path": "../elsewhere"}));
     assert_eq!(outside.error_code(), Some("PATH_OUTSIDE_ROOT"), "{}", outside.face);
 }

@@ -646,7 +646,7 @@ fn h6_a_cursor_passes_the_gate_only_in_the_session_it_was_issued_to() {
     let fixture = common::session_fixture(|_| {});
     let issued_to = CallContext::new("reader");
     let found = fixture.engine.call_in(&issued_to, "search", json!({"query": "line 500", "type": "text"}));
-    let candidate = found.structured()["results"][0][2].as_str().unwrap().to_owned();
+    let candidate = first_candidate(&found, "big.txt");
     let cut = fixture.engine.call_in(
         &issued_to,
         "read",

@@ -204,7 +204,7 @@ fn the_model_reads_every_line_of_the_face(name: &str, response: &Response) {
     }
     let text = structured["text"].as_str().unwrap();
     let empty = Vec::new();
-    let mut hits = structured["results"].as_array().unwrap_or(&empty).iter();
+    let mut hits = structured["results"].as_array().unwrap_or(&empty).iter().peekable();
     let nodes = structured["nodes"].as_array().unwrap_or(&empty);
     let mut kept = text.lines().peekable();
     let mut face = response.face.lines();
@@ -236,11 +236,35 @@ fn the_model_reads_every_line_of_the_face(name: &str, response: &Response) {
             assert!(nodes.iter().any(|node| shows(&node)), "{name}: no node row shows {line:?}");
             continue;
         }
-        // A hit row is `[path, line, candidate_id, shown]`, in the face's order.
+        // A text hit's row is `[path, line, shown]`; its line is `  line│shown` under a line
+        // that names its file (the path alone, before the first of a run of hits in that file).
+        let next_row = hits.peek().and_then(|hit| hit.as_array()).cloned().unwrap_or_default();
+        let text_row = next_row.len() == 3 && next_row[1].is_u64();
+        if text_row && line == next_row[0].as_str().unwrap() {
+            continue;
+        }
+        if text_row && line.starts_with("  ") {
+            let hit = hits.next().unwrap();
+            let shown = format!("  {}│{}", hit[1], hit[2].as_str().unwrap());
+            assert_eq!(line, shown, "{name}: the text hit {hit}");
+            continue;
+        }
+        // A symbol hit's row is `[path, line, candidate_id, shown]`, in the face's order.
         let hit = hits.next().unwrap_or_else(|| panic!("{name}: no row shows {line:?} ({structured})"));
         // A file or directory hit is its path alone, on both faces.
         if hit.as_array().is_some_and(|row| row.len() == 1) {
             assert_eq!(line, hit[0].as_str().unwrap(), "{name}: a file hit's row is its path");
+            continue;
+        }
+        // A text hit with context: its place, then its lines (the row's `shown`).
+        if hit.as_array().is_some_and(|row| row.len() == 3) {
+            assert!(
+                line.starts_with(&format!("{}:{}", hit[0].as_str().unwrap(), hit[1])),
+                "{name}: {line:?} is not {hit}"
+            );
+            for expected in hit[2].as_str().unwrap().lines() {
+                assert_eq!(face.next(), Some(expected), "{name}: the hit {hit}");
+            }
             continue;
         }
         let (path, id) = (hit[0].as_str().unwrap(), hit[2].as_str().unwrap());

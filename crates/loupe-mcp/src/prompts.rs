@@ -41,8 +41,8 @@ Report each problem with file:line, why it is wrong and the fix; then what you c
         description: "Explain a function, method or type: its definition, its body, who calls it and what it calls.",
         arguments: &[Argument { name: "symbol", description: "a name, Type.method or Type::method", required: true }],
         template: "Explain `{symbol}` in this repository with the loupe tools.\n\
-1. search {\"query\":{symbol:json},\"type\":\"symbol\"}: its definition, and any namesakes.\n\
-2. read the hit it offers (read {\"candidate_id\":\"…\"}): the body.\n\
+1. read {\"mode\":\"symbol\",\"target\":{symbol:json}}: its definition and body (an ambiguous name lists the candidates to pick).\n\
+2. search {\"query\":{symbol:json},\"type\":\"symbol\"} when the name is not exact: the definitions that contain it.\n\
 3. analyze {\"mode\":\"calls\",\"target\":{symbol:json}}: its callers and callees; analyze {\"mode\":\"references\",\"target\":{symbol:json}} for its other uses.\n\
 Answer what it does, its inputs and outputs, who calls it and why, and anything surprising, citing file:line.",
     },

@@ -7,8 +7,8 @@
 //! It routes only what it can map with certainty, from the call alone and the file's size:
 //!
 //! - A whole-file `Read` (or `cat FILE`, `cat -n FILE` in `Bash`) of a source file of
-//!   [`LARGE_FILE_BYTES`] or more → `search` for the file, whose answer offers the outline read
-//!   (the read gate wants that ref, §9.7).
+//!   [`LARGE_FILE_BYTES`] or more → its `outline` (names by kind with their lines; an outline
+//!   needs no search first, §9.7).
 //!
 //! Everything else is left alone, greps and globs included: their answers are already as short
 //! as loupe's (a grep for `def name` prints one line, a glob for a file name one path, against a
@@ -132,8 +132,7 @@ fn is_code(path: &str) -> bool {
     loupe_syntax::Lang::from_path(path).is_some()
 }
 
-/// A whole-file read of a large source file inside the root: find it, then read the outline
-/// the search offers.
+/// A whole-file read of a large source file inside the root: its outline.
 fn read_route(path: &Path, root: &Path) -> Option<Route> {
     let rel = relative(path, root)?;
     if rel.is_empty() || !is_code(&rel) {
@@ -141,10 +140,10 @@ fn read_route(path: &Path, root: &Path) -> Option<Route> {
     }
     let size = std::fs::metadata(path).ok().filter(std::fs::Metadata::is_file)?.len();
     (size >= LARGE_FILE_BYTES).then(|| Route {
-        tool: "search",
-        arguments: json!({"query": rel, "type": "file"}),
+        tool: "read",
+        arguments: json!({"mode": "outline", "target": rel}),
         built_in_bytes: size,
-        gives: "its hit's read is the file's outline (signatures with line numbers); then read only the lines you need",
+        gives: "the file's definitions with their lines; then read a symbol by name, or only the lines you need",
     })
 }
 
@@ -187,7 +186,7 @@ mod tests {
         let repo = repo();
         let root = repo.path();
         let app = root.join("src/pkg/app.py").display().to_string();
-        let want = Some(r#"mcp__loupe__search {"query":"src/pkg/app.py","type":"file"}"#.to_owned());
+        let want = Some(r#"mcp__loupe__read {"mode":"outline","target":"src/pkg/app.py"}"#.to_owned());
         assert_eq!(routed("Read", json!({"file_path": app}), root), want);
         // From a subdirectory, a relative path, named from the root.
         assert_eq!(routed("Read", json!({"file_path": "pkg/app.py"}), &root.join("src")), want);
@@ -240,7 +239,7 @@ mod tests {
         let repo = repo();
         let root = repo.path();
         let bash = |command: &str| routed("Bash", json!({"command": command}), root);
-        let want = Some(r#"mcp__loupe__search {"query":"src/pkg/app.py","type":"file"}"#.to_owned());
+        let want = Some(r#"mcp__loupe__read {"mode":"outline","target":"src/pkg/app.py"}"#.to_owned());
         assert_eq!(bash("cat src/pkg/app.py"), want);
         assert_eq!(bash("cat -n src/pkg/app.py"), want);
         assert_eq!(bash("less 'src/pkg/app.py'"), want);
@@ -278,12 +277,12 @@ mod tests {
         assert_eq!(output["hookEventName"], "PreToolUse");
         assert!(output.get("permissionDecision").is_none());
         let context = output["additionalContext"].as_str().unwrap();
-        assert!(context.contains(r#"mcp__loupe__search {"query":"src/pkg/app.py","type":"file"}"#), "{context}");
+        assert!(context.contains(r#"mcp__loupe__read {"mode":"outline","target":"src/pkg/app.py"}"#), "{context}");
         assert!(context.contains("the whole file is ~5500 tokens"), "{context}");
         let redirect = answer(&event, HookMode::Redirect).unwrap();
         assert_eq!(redirect["hookSpecificOutput"]["permissionDecision"], "deny");
         assert!(
-            redirect["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().contains("mcp__loupe__search")
+            redirect["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().contains("mcp__loupe__read")
         );
         for event in [
             json!({"hook_event_name": "PostToolUse", "cwd": cwd, "tool_name": "Read", "tool_input": {"file_path": app}}),

@@ -1000,10 +1000,10 @@ pub(crate) fn server_command(explicit: Option<String>, scope: Scope) -> String {
 pub(crate) const AGENTS_SNIPPET: &str = "\
 ## Code navigation: use loupe
 This repository is served by the `loupe` MCP server. Prefer its tools to grep, find and cat:
-- Find code with `search` (a symbol name, words, a regex, or a file name with type `file`); its
-  hits carry the reads to make next.
-- Read a hit's symbol or a file's outline before any whole file; then windows of lines
-  (`read` mode `snippet`, `start_line`/`end_line`).
+- Find code with `search` (a symbol name, words, a regex, or a file name with type `file`); a
+  text hit names the function it is in.
+- Read a symbol by name (`read` mode `symbol`) or a file's outline before any whole file; then
+  windows of lines (`read` mode `snippet`, `start_line`/`end_line`).
 - Before changing a function: `analyze` mode `impact` or `calls` shows who depends on it.
 - Change files with `edit` (guarded by the `file_hash` a read returned); `manage undo` reverts.
 - Answers say what they left out and end with the exact next call: follow it.

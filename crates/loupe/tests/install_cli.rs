@@ -106,7 +106,7 @@ fn the_hook_answers_a_pre_tool_use_event_and_stays_silent_on_anything_else() {
     let answer: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
     let reason = answer["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
-    assert!(reason.contains(r#"mcp__loupe__search {"query":"src/big.py","type":"file"}"#), "{reason}");
+    assert!(reason.contains(r#"mcp__loupe__read {"mode":"outline","target":"src/big.py"}"#), "{reason}");
     // A grep is left alone: its answer is as short as loupe's (bench/results/adoption.md).
     let grep = json!({"cwd": dir.path(), "hook_event_name": "PreToolUse", "tool_name": "Grep",
                       "tool_input": {"pattern": "def f"}});

@@ -438,8 +438,8 @@ fn run_session(revision: &'static str, schema_text: &str) {
         let is_error = result["isError"].as_bool().unwrap_or(false);
         assert_eq!(is_error, expect_error, "[{revision}] isError of {tool} {params}: {result}");
         if tool == "search" {
-            // Each hit is `[path, line, candidate_id]`.
-            candidate_id = result["structuredContent"]["results"][0][2].clone();
+            // The top hit's read, by its id (a text hit's row is `[path, line, shown]`).
+            candidate_id = result["structuredContent"]["next_calls"][0]["arguments"]["candidate_id"].clone();
         }
         if arguments.as_ref().is_some_and(|arguments| arguments.get("limit").is_some()) {
             // The cut read must really be cut, or its shape goes unchecked.

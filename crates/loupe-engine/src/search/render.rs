@@ -143,20 +143,39 @@ pub(super) fn render(
     // The page's hits (a file by its first hit), whose ids stand for their reads.
     let mut results = (request.output != Output::Count).then(Vec::new);
     let mut scopes = Scopes::default();
+    // The file whose text hits the rows above are listed under.
+    let mut grouped: Option<RepoPath> = None;
     for &(index, count) in &listed[start..end] {
         let (hit, id) = (&hits[index], &ids[index]);
         let (line, shown) = match count {
             Some(count) => (hit.path.to_string(), Some(format!("{count} match{}", if count == 1 { "" } else { "es" }))),
             None => render_hit(workspace, hit, request, &mut scopes),
         };
-        // A file or directory hit is its path: it reads by path (§9.7), so it shows no id.
-        let quiet = count.is_none() && hit.line.is_none();
+        // What a row shows besides the hit: a symbol hit (and a file of `output: files`) its
+        // id, which reads it; a file or directory hit is its path (it reads by path, §9.7); a
+        // text hit its line and the function it is in (which reads by name), no id.
+        let row = match (count, &hit.symbol, hit.line) {
+            (None, _, None) => Row::Path,
+            (None, None, Some(_)) => Row::Text,
+            _ => Row::WithId,
+        };
         match shown.as_deref() {
-            _ if quiet => face.push_row(format!("{line}\n")),
+            _ if row == Row::Path => face.push_row(format!("{line}\n")),
             Some(shown) if count.is_some() => face.push_row(format!("{line}  {shown}  [{id}]\n")),
-            // A hit with context: its place and id, its lines below.
-            Some(block) if !line.ends_with(block) => face.push_row(format!("{line}  [{id}]\n{block}\n")),
+            // A hit with context: its place, its lines below.
+            Some(block) if !line.ends_with(block) => face.push_row(format!("{line}\n{block}\n")),
+            // Text hits under their file's path, once per run of hits in that file.
+            Some(shown) if row == Row::Text => {
+                if grouped.as_ref() != Some(&hit.path) {
+                    face.push_row(format!("{}\n", hit.path));
+                    grouped = Some(hit.path.clone());
+                }
+                face.push_row(format!("  {}│{shown}\n", hit.line.unwrap_or_default()));
+            }
             _ => face.push_row(format!("{line}  [{id}]\n")),
+        }
+        if row != Row::Text || shown.as_deref().is_some_and(|shown| !line.ends_with(shown)) {
+            grouped = None;
         }
         results_json.push(match count {
             Some(count) => json!({"path": hit.path.as_str(), "count": count, "candidate_id": id}),
@@ -169,7 +188,8 @@ pub(super) fn render(
                 candidate_id: id.clone(),
                 symbol: hit.symbol.as_ref().map(|symbol| symbol.symbol.name.clone()),
                 shown,
-                quiet,
+                quiet: row == Row::Path,
+                with_id: row == Row::WithId,
                 read: read_call(workspace, hit),
             });
         }
@@ -322,6 +342,14 @@ const FEW_PARTIAL: usize = 3;
 fn exact_names(hits: &[Hit], query: &str) -> usize {
     let name = super::split_qualified(query.trim()).1;
     hits.iter().take_while(|hit| hit.symbol.as_ref().is_some_and(|s| s.symbol.name.eq_ignore_ascii_case(name))).count()
+}
+
+/// How a hit's row reads (see the loop in `render`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Row {
+    WithId,
+    Text,
+    Path,
 }
 
 /// The definitions of the files a page of text hits is in, parsed once per file.
