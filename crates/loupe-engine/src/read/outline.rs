@@ -418,18 +418,21 @@ fn render_definitions(
             index += run;
             continue;
         }
+        // Names ride on their definition's line, every nested one (`class A: def get, def pop`):
+        // a member reads by `A.get`, its line would only cost. Signatures: fields ride inline,
+        // the rest get lines of their own.
         let mut members: Vec<Cow<'_, str>> = Vec::new();
         for (offset, child) in nested_in(definitions, index).enumerate() {
-            if rides_inline(child, definition) {
+            if names && !inlined[index + 1 + offset] {
                 inlined[index + 1 + offset] = true;
-                members.push(if names {
-                    Cow::Borrowed(child.name.as_str())
-                } else {
-                    clip(Cow::Borrowed(child.signature.as_str()), MEMBER_CHARS)
-                });
+                members.push(head(child));
+            } else if !names && rides_inline(child, definition) {
+                inlined[index + 1 + offset] = true;
+                members.push(clip(Cow::Borrowed(child.signature.as_str()), MEMBER_CHARS));
             }
         }
-        let lines = if definition.span.end_line > definition.span.start_line && has_listed_children(definitions, index)
+        let lines = if definition.span.end_line > definition.span.start_line
+            && (names && !members.is_empty() || !names && has_listed_children(definitions, index))
         {
             format!("{}-{}", definition.span.start_line, definition.span.end_line)
         } else {
@@ -437,10 +440,12 @@ fn render_definitions(
         };
         let head = if names { head(definition) } else { outline_signature(definition) };
         let mut line = format!("{lines}\t{indent}{head}");
-        if !members.is_empty() {
-            // Names are short: all of them. Signatures: the first few, then how many more.
-            let inline = if names { members.len() } else { INLINE_MEMBERS };
-            let shown: Vec<&str> = members.iter().take(inline).map(|member| member.as_ref()).collect();
+        if names && !members.is_empty() {
+            // Names are short: all of them.
+            line.push_str(&format!(": {}", members.join(", ")));
+        } else if !members.is_empty() {
+            // Signatures: the first few, then how many more.
+            let shown: Vec<&str> = members.iter().take(INLINE_MEMBERS).map(|member| member.as_ref()).collect();
             let more = members.len().saturating_sub(shown.len());
             let more = if more > 0 { format!(", +{more}") } else { String::new() };
             line.push_str(&format!(" {{ {}{more} }}", shown.join(", ")));
