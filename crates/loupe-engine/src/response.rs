@@ -11,9 +11,9 @@
 //! The structured face (§3.3): `standard` (the default) carries what the text face says once,
 //! with what a program acts on at the top level (`ok`, `error`, `truncated`, `next_cursor`,
 //! `next_calls`, `file_hash`, `language`, `reason_codes`, `results`, `transaction_id`,
-//! `nodes`/`edges`/`resolved_target`). Its `text` is the face without the lines those fields carry: a search
-//! hit's line is its `results` row (`[path, line, candidate_id, shown]`), an analyze node's line
-//! its `nodes` row, and a `→ next:` line its `next_calls` entry. So a client that hands the model
+//! `resolved_target`). Its `text` is the face without the lines those fields carry: a search
+//! hit's line is its `results` row (`[path, line, candidate_id, shown]` for a symbol), and a
+//! `→ next:` line its `next_calls` entry; an analyze tree stays in `text`. So a client that hands the model
 //! `JSON.stringify(structuredContent)` gives it every line of the face at nearly the text's
 //! cost (a row, not the line and a row). `minimal` drops the reason codes; `full` keeps the
 //! whole face as `text` and adds the envelope (`tool`, `mode`, `target`, `meta`, `content` (the
@@ -247,61 +247,6 @@ pub(crate) struct Graph {
     pub(crate) resolved_target: Value,
     pub(crate) nodes: Vec<Value>,
     pub(crate) edges: Vec<Value>,
-}
-
-impl Graph {
-    /// `nodes` as `id:line` (an id is `path#name`, or a path; the line of its definition, left
-    /// out for a caller, user or importer, which its edges' lines place) and
-    /// `edges` as `[source, target, line, confidence]` with nodes by index, the confidence only
-    /// when it is not `exact`, and the relation fifth when it is not the plain one of its mode
-    /// (`calls`, `imports`, `references`), trailing nulls left out: the node lines, as rows.
-    fn compact(&self) -> (Value, Value) {
-        let ids: Vec<&str> = self.nodes.iter().map(|node| node["id"].as_str().unwrap_or_default()).collect();
-        // A caller, user or importer is shown where it reaches the target (its edges' lines), not
-        // at its definition: like the text face, its row leaves the definition's line out.
-        let shown_at_its_edges = |node: &Value, id: &str| {
-            let mut reached = self.edges.iter().filter(|edge| edge["source"] == id).peekable();
-            node["direction"] == "upstream"
-                && reached.peek().is_some()
-                && reached.all(|edge| {
-                    !edge["line"].is_null()
-                        && matches!(edge["relation"].as_str(), Some("calls" | "imports" | "references"))
-                })
-        };
-        // One shape for every node, a string: `id:line`, or the bare id for a node without a
-        // line (a file, a module's top level, a caller shown at its edges).
-        let nodes = self
-            .nodes
-            .iter()
-            .zip(&ids)
-            .map(|(node, id)| match node["line"].as_u64() {
-                Some(line) if !shown_at_its_edges(node, id) => json!(format!("{id}:{line}")),
-                _ => json!(id),
-            })
-            .collect();
-        let index =
-            |id: &Value| ids.iter().position(|known| Some(*known) == id.as_str()).map_or(Value::Null, Value::from);
-        let edges = self
-            .edges
-            .iter()
-            .map(|edge| {
-                let mut row = vec![index(&edge["source"]), index(&edge["target"]), edge["line"].clone()];
-                // An exact edge is the rule: only a weaker confidence is named.
-                let confidence = edge.get("confidence").filter(|confidence| *confidence != "exact");
-                row.push(confidence.cloned().unwrap_or(Value::Null));
-                let relation = edge["relation"].as_str().unwrap_or_default();
-                if !matches!(relation, "calls" | "imports" | "references") {
-                    row.push(Value::from(relation));
-                }
-                // An import has no confidence: `[source, target, line]`.
-                while row.last().is_some_and(Value::is_null) {
-                    row.pop();
-                }
-                Value::Array(row)
-            })
-            .collect();
-        (Value::Array(nodes), Value::Array(edges))
-    }
 }
 
 /// What a program acts on: typed, set by the tool and the session layer, rendered at the top
@@ -574,14 +519,13 @@ impl Response {
                 object.insert("nodes".into(), Value::Array(graph.nodes.clone()));
                 object.insert("edges".into(), Value::Array(graph.edges.clone()));
             } else {
-                let (nodes, edges) = graph.compact();
-                // The target is the first node: its id says what was resolved.
+                // The graph's lines are in `text`, as the model reads them (rows joined by node
+                // index cost a model a lookup per edge); the target is the first node: its id says
+                // what was resolved. `full` has the nodes and edges for programs.
                 object.insert(
                     "resolved_target".into(),
                     graph.nodes.first().map_or(Value::Null, |node| node["id"].clone()),
                 );
-                object.insert("nodes".into(), nodes);
-                object.insert("edges".into(), edges);
             }
         }
         if level == MetadataLevel::Full {
@@ -656,8 +600,6 @@ pub const STRUCTURED_FIELDS: &[StructuredField] = &[
         "per hit: [path, line, candidate_id, shown] (symbol), [path, line, shown] (text), [path] (file)",
     ),
     described("resolved_target", "string", &["analyze"], "the first node"),
-    described("nodes", "array", &["analyze"], "\"id:line\" or \"id\"; id = path#name or path"),
-    described("edges", "array", &["analyze"], "[from, to, line, confidence] by node index"),
 ];
 
 fn calls_json(calls: &[NextCall]) -> Value {

@@ -319,12 +319,11 @@ impl Answer {
 
     /// The compact tree: a head line, the target's line, one section per side, each node under
     /// the node that reached it, with the lines and confidence of the edges that did.
-    /// Node lines are rows of the face: the structured face carries them as `nodes` rows.
+    /// Node lines are text on both faces (`full` carries the nodes and edges as objects).
     pub(crate) fn face(&self, mode: AnalyzeMode, direction: &str, max_depth: usize) -> Face {
         let Some(root) = self.nodes.first() else { return Face::text(format!("analyze {mode}: nothing found\n")) };
-        // The target's line is node 0's row: the compact structured face carries it in `nodes`.
         let mut face = Face::text(format!("analyze {mode} · {direction}, depth ≤ {max_depth}\n"));
-        face.push_row(format!("{}\n", label(root)));
+        face.push(format!("{}\n", label(root)));
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
         for (index, node) in self.nodes.iter().enumerate() {
             if let Some(parent) = node.parent {
@@ -361,7 +360,7 @@ impl Answer {
                     (Side::Upstream, Some(place)) => place,
                     _ => format!("{}{}", label(node), edge_note(&edges_to[index])),
                 };
-                face.push_row(format!("{}{arrow} {shown}\n", "  ".repeat(indent)));
+                face.push(format!("{}{arrow} {shown}\n", "  ".repeat(indent)));
                 for &child in children[index].iter().rev() {
                     stack.push((child, indent + 1));
                 }
