@@ -385,19 +385,19 @@ fn outline_lists_runs_of_values_by_name() {
     std::fs::write(root.join("regs.h"), header).unwrap();
     let outline = project.engine.call("read", json!({"mode": "outline", "target": "regs.h"}));
     let lines: Vec<&str> = outline.face.lines().skip(1).collect();
-    assert_eq!(lines[0], "1-4\t4 macros: REG_A, REG_B, REG_C, REG_D", "{}", outline.face);
-    assert_eq!(lines[1], "5\t#define SQUARE(x) ((x) * (x))");
-    assert_eq!(lines[2], "6\t#define ONLY 1");
-    assert!(lines[3].starts_with("7\tstatic const char *long_value = ") && lines[3].ends_with('…'), "{}", lines[3]);
+    assert_eq!(lines[0], "1-4 4 macros: REG_A, REG_B, REG_C, REG_D", "{}", outline.face);
+    assert_eq!(lines[1], "5 #define SQUARE(x) ((x) * (x))");
+    assert_eq!(lines[2], "6 #define ONLY 1");
+    assert!(lines[3].starts_with("7 static const char *long_value = ") && lines[3].ends_with('…'), "{}", lines[3]);
     assert!(lines[3].chars().count() < 80, "{}", lines[3]);
-    assert_eq!(lines[4], "8\tint f(void);");
+    assert_eq!(lines[4], "8 int f(void);");
     assert_eq!(outline.meta["definitions"], json!(8));
 
     let class = "class Mapper:\n    kind = \"short\"\n    types = {\"AutoField\": int, \"BigAutoField\": int, \"SmallAutoField\": int}\n";
     std::fs::write(root.join("mapper.py"), class).unwrap();
     let outline = project.engine.call("read", json!({"mode": "outline", "target": "mapper.py"}));
     let line = outline.face.lines().nth(1).unwrap();
-    assert_eq!(line, "1\tclass Mapper: { kind = \"short\", types = {\"AutoField\": int, \"BigAutoFiel… }");
+    assert_eq!(line, "1 class Mapper: { kind = \"short\", types = {\"AutoField\": int, \"BigAutoFiel… }");
 }
 
 /// The outline's line column: every definition's first line, and its last only where the
@@ -420,12 +420,12 @@ fn outline_shows_ends_only_for_definitions_with_listed_children() {
     assert_eq!(
         outline.face,
         "point.rs · outline · 22 lines\n\
-         1\tpub struct Point { x: i32, y: i32 }\n\
-         7-14\timpl Point\n\
-         8\t  pub fn new(x: i32, y: i32) -> Self\n\
-         16-20\tmod inner\n\
-         17\t  mod deeper\n\
-         22\tfn f(s: &str) -> &str\n"
+         1 pub struct Point { x: i32, y: i32 }\n\
+         7-14 impl Point\n\
+         8   pub fn new(x: i32, y: i32) -> Self\n\
+         16-20 mod inner\n\
+         17   mod deeper\n\
+         22 fn f(s: &str) -> &str\n"
     );
     assert_eq!(outline.meta["definitions"], json!(8), "fields count, `hidden` is below the depth");
     assert_eq!(outline.meta["token_estimate"], json!(loupe_core::tokens::count(&outline.face)));
@@ -433,13 +433,13 @@ fn outline_shows_ends_only_for_definitions_with_listed_children() {
     // At depth 1 nothing nested is listed, so no line shows an end.
     let outline = project.engine.call("read", json!({"mode": "outline", "target": "point.rs", "depth": 1}));
     let lines: Vec<&str> = outline.face.lines().skip(1).collect();
-    assert_eq!(lines, ["1\tpub struct Point", "7\timpl Point", "16\tmod inner", "22\tfn f(s: &str) -> &str"]);
+    assert_eq!(lines, ["1 pub struct Point", "7 impl Point", "16 mod inner", "22 fn f(s: &str) -> &str"]);
 
     // Text in double quotes keeps its spaces.
     let source = "def join(\n    parts,\n    sep=\" ( \",\n    end=\")\",\n):\n    pass\n";
     std::fs::write(root.join("join.py"), source).unwrap();
     let outline = project.engine.call("read", json!({"mode": "outline", "target": "join.py"}));
-    assert_eq!(outline.face, "join.py · outline · 6 lines\n1\tdef join(parts, sep=\" ( \", end=\")\"):\n");
+    assert_eq!(outline.face, "join.py · outline · 6 lines\n1 def join(parts, sep=\" ( \", end=\")\"):\n");
 }
 
 /// A server restarted on a persisted index answers its first query from it: the query waits

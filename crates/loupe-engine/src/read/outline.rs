@@ -366,9 +366,10 @@ fn nested_in(definitions: &[Definition], index: usize) -> impl Iterator<Item = &
         .take_while(move |child| child.depth > parent.depth && child.span.start_line <= parent.span.end_line)
 }
 
-/// One line per definition, `line<TAB>indent signature`, until `budget` tokens are used: the
-/// line where the definition starts (its doc comment and attributes included), then a tab (the
-/// `cat -n` convention), then two spaces per level of nesting. A definition whose nested
+/// One line per definition, `line indent signature`, until `budget` tokens are used: the
+/// line where the definition starts (its doc comment and attributes included), then a space (a
+/// tab cost a token more per line in a JSON string, where it is `\t`), then two spaces per
+/// level of nesting. A definition whose nested
 /// definitions are listed shows where it ends too (`start-end`); any other definition ends
 /// before the next one listed, so its end would only repeat what the outline already bounds.
 /// Fields, enum members and properties ride on their type's line (`{ a: u32, b }`), which is
@@ -401,7 +402,7 @@ fn render_definitions(
             let more = names.len().saturating_sub(INLINE_MEMBERS * 2);
             let more = if more > 0 { format!(", +{more}") } else { String::new() };
             let line = format!(
-                "{}-{}\t{indent}{} {}: {shown}{more}\n",
+                "{}-{} {indent}{} {}: {shown}{more}\n",
                 definition.span.start_line,
                 last.span.end_line,
                 run,
@@ -418,41 +419,38 @@ fn render_definitions(
             index += run;
             continue;
         }
-        // Names ride on their definition's line, every nested one (`class A: def get, def pop`):
-        // a member reads by `A.get`, its line would only cost. Signatures: fields ride inline,
-        // the rest get lines of their own.
         let mut members: Vec<Cow<'_, str>> = Vec::new();
         for (offset, child) in nested_in(definitions, index).enumerate() {
-            if names && !inlined[index + 1 + offset] {
+            if rides_inline(child, definition) {
                 inlined[index + 1 + offset] = true;
-                members.push(head(child));
-            } else if !names && rides_inline(child, definition) {
-                inlined[index + 1 + offset] = true;
-                members.push(clip(Cow::Borrowed(child.signature.as_str()), MEMBER_CHARS));
+                // A names outline shows a member as its signature starts (`def name` for a
+                // property, `x` for a field).
+                members.push(if names {
+                    head(child)
+                } else {
+                    clip(Cow::Borrowed(child.signature.as_str()), MEMBER_CHARS)
+                });
             }
         }
-        let lines = if definition.span.end_line > definition.span.start_line
-            && (names && !members.is_empty() || !names && has_listed_children(definitions, index))
+        let lines = if definition.span.end_line > definition.span.start_line && has_listed_children(definitions, index)
         {
             format!("{}-{}", definition.span.start_line, definition.span.end_line)
         } else {
             definition.span.start_line.to_string()
         };
         let head = if names { head(definition) } else { outline_signature(definition) };
-        let mut line = format!("{lines}\t{indent}{head}");
-        if names && !members.is_empty() {
-            // Names are short: all of them.
-            line.push_str(&format!(": {}", members.join(", ")));
-        } else if !members.is_empty() {
-            // Signatures: the first few, then how many more.
-            let shown: Vec<&str> = members.iter().take(INLINE_MEMBERS).map(|member| member.as_ref()).collect();
+        let mut line = format!("{lines} {indent}{head}");
+        if !members.is_empty() {
+            // Names are short: all of them. Signatures: the first few, then how many more.
+            let inline = if names { members.len() } else { INLINE_MEMBERS };
+            let shown: Vec<&str> = members.iter().take(inline).map(|member| member.as_ref()).collect();
             let more = members.len().saturating_sub(shown.len());
             let more = if more > 0 { format!(", +{more}") } else { String::new() };
             line.push_str(&format!(" {{ {}{more} }}", shown.join(", ")));
         }
         line.push('\n');
         if include_docs && let Some(doc) = definition.doc.as_deref().and_then(|doc| doc.lines().next()) {
-            line.push_str(&format!("\t{indent}  // {doc}\n"));
+            line.push_str(&format!("{:width$} {indent}  // {doc}\n", "", width = lines.len()));
         }
         if index >= start {
             let cost = tokens::count(&line);

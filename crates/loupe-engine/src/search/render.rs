@@ -90,9 +90,9 @@ pub(super) fn render(
     } else if let Some((first, _)) =
         listed.get(start).filter(|_| end > start && !matches!(used, SearchKind::File | SearchKind::Directory))
     {
-        // The top hit's read, by candidate id (a file list is paths: an outline reads by path,
-        // §9.7) (the read the id stands for is kept by the
-        // session). Every other hit reads the same way with its own id, which its row carries.
+        // The top hit's read, by candidate id (the session keeps the read the id stands for). A
+        // symbol hit's row carries its id; a text hit reads by the name it is in, or a window; a
+        // file list is paths (an outline reads by path, §9.7), so it offers none.
         next_calls.push(in_session(NextCall::new("read", json!({"candidate_id": ids[*first]})), request));
     }
     if !request.clamped.is_empty() {

@@ -3,11 +3,10 @@
 //! A whole-file `read` (mode `file`) passes when it carries a ref this session was issued (a
 //! `candidate_id` or `bundle_id` from one of its last 20 searches) that names its target, when
 //! one of those searches returned its file, or when it copies the arguments of a `read`
-//! next_calls entry the session was given. Without a ref
-//! pass: reads by an exact name (`symbol`) or of an `outline`, precision reads (a `snippet`
-//! window or a `file` `offset`+`limit`) of at most `max_range_lines`, cursor continuations,
-//! and `diff_preview`. A `symbol` or `outline` read that carries a ref is still checked
-//! against it. Every refusal carries
+//! next_calls entry the session was given. Without a ref pass: reads by an exact name
+//! (`symbol`) or of an `outline`, precision reads (a `snippet` window or a `file`
+//! `offset`+`limit`) of at most `max_range_lines`, cursor continuations, and `diff_preview`. A
+//! `symbol` or `outline` read that carries a ref is still checked against it. Every refusal carries
 //! next_calls that pass when replayed as they are.
 
 use loupe_core::{ErrorCode, NextCall, ToolError};
