@@ -958,6 +958,16 @@ impl Index {
         hits
     }
 
+    /// The definitions of the file at `path` as the index last read it, in document order
+    /// (empty for a file it does not hold): where a line sits, without parsing the file again.
+    pub fn symbols_in(&self, path: &RepoPath) -> Vec<SymbolRecord> {
+        let state = self.read_state();
+        match state.by_path.get(path) {
+            Some(&doc) if state.files.get(doc as usize).is_some_and(|record| record.live) => state.symbols.of_file(doc),
+            _ => Vec::new(),
+        }
+    }
+
     /// Symbols whose lower-cased name contains `needle` (lower-cased) without being equal to
     /// it, whole names in byte order until at least `limit` symbols, so the cut is
     /// deterministic; the flag says whether the limit cut the list.

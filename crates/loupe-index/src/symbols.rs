@@ -494,6 +494,13 @@ impl SymbolTable {
         self.disk.is_some() && self.rows.is_empty() && self.arena.is_empty()
     }
 
+    /// The rows of `doc`, as records, in the order its parse gave them (document order).
+    pub(crate) fn of_file(&self, doc: u32) -> Vec<SymbolRecord> {
+        let Some(&(start, len)) = self.files.get(doc as usize) else { return Vec::new() };
+        let rows: Vec<u32> = (start..start + len).collect();
+        self.hits(&rows).into_iter().map(|(_, record)| record).collect()
+    }
+
     /// Rows whose lower-cased name is `name_lower`, as (doc, record), in row order.
     pub(crate) fn named(&self, name_lower: &str) -> Vec<(u32, SymbolRecord)> {
         let mut rows: Vec<u32> = Vec::new();

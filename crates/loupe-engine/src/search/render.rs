@@ -352,10 +352,11 @@ enum Row {
     Path,
 }
 
-/// The definitions of the files a page of text hits is in, parsed once per file.
+/// The definitions of the files a page of text hits is in, looked up once per file: as the
+/// index holds them (a search parses nothing), or parsed while its first build runs.
 #[derive(Default)]
 struct Scopes {
-    files: BTreeMap<RepoPath, Vec<loupe_syntax::Definition>>,
+    files: BTreeMap<RepoPath, Vec<loupe_index::SymbolRecord>>,
     /// The scope the previous row named, with its file: a run of hits in one function names
     /// it once.
     last: Option<(RepoPath, String)>,
@@ -376,12 +377,10 @@ impl Scopes {
     /// definition's own line shows it), as `Container.name` or `name`.
     fn enclosing(&mut self, workspace: &Workspace, path: &RepoPath, line: usize) -> Option<String> {
         let definitions = self.files.entry(path.clone()).or_insert_with(|| {
-            let Some(lang) = loupe_index::Lang::from_path(path.as_str()) else { return Vec::new() };
-            let Ok(bytes) = workspace.root().read_indexed(path, workspace.config().max_index_file_bytes) else {
-                return Vec::new();
-            };
-            let Ok(decoded) = text::decode(&bytes) else { return Vec::new() };
-            loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Definitions).definitions
+            match workspace.index_for_query().filter(|index| index.state() == IndexState::Ready) {
+                Some(index) => index.symbols_in(path),
+                None => parsed_definitions(workspace, path),
+            }
         });
         let scope = definitions
             .iter()
@@ -410,6 +409,17 @@ impl Scopes {
             None => scope.name.clone(),
         })
     }
+}
+
+/// A file's definitions parsed from the disk now, as the index would hold them.
+fn parsed_definitions(workspace: &Workspace, path: &RepoPath) -> Vec<loupe_index::SymbolRecord> {
+    let Some(lang) = loupe_index::Lang::from_path(path.as_str()) else { return Vec::new() };
+    let Ok(bytes) = workspace.root().read_indexed(path, workspace.config().max_index_file_bytes) else {
+        return Vec::new();
+    };
+    let Ok(decoded) = text::decode(&bytes) else { return Vec::new() };
+    let facts = loupe_syntax::parse_with(lang, &decoded.text, loupe_syntax::Extract::Declarations);
+    facts.definitions.into_iter().map(loupe_index::SymbolRecord::from).collect()
 }
 
 fn clip(text: &str, max_chars: usize) -> String {
