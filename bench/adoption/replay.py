@@ -27,7 +27,6 @@ Usage (run.sh sets it up; see bench/adoption/README.md):
 from __future__ import annotations
 
 import argparse
-import ast
 import asyncio
 import dataclasses
 import glob as globlib
@@ -46,7 +45,7 @@ from mcp import ClientSession, stdio_client
 
 # The token suite's counter, JSON face and server command: one definition for both benches.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tokens"))
-from suite import Counter, compact, json_view, server  # noqa: E402
+from suite import Counter, compact, defined_names, json_view, server  # noqa: E402
 
 # The goals (issue 31, "Deliver" item 3).
 GOAL_SHARE_ROUTED = 0.80
@@ -241,15 +240,9 @@ class Checker:
         return self.file_cache[path]
 
     def defined_names(self, path: str) -> list[str]:
-        """Top-level functions and classes of a Python file, and their methods (as `def m`)."""
-        tree = ast.parse("\n".join(self.lines(path)))
-        names = []
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.append(("class " if isinstance(node, ast.ClassDef) else "def ") + node.name)
-                if isinstance(node, ast.ClassDef):
-                    names += ["def " + m.name for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        return list(dict.fromkeys(names))
+        """Top-level functions and classes of a Python file, and their methods (as `def m`),
+        each once."""
+        return list(dict.fromkeys(defined_names(self.root, path)))
 
     @staticmethod
     def forms(path: str, cwd_rel: str) -> list[str]:

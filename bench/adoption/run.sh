@@ -34,9 +34,7 @@ status=0
     --md "$repo/bench/results/adoption.md" --notes "$here/notes.md" \
     --meta "date=$(date -u +%Y-%m-%d)" \
            "machine=$cpu, $(nproc) cores, $(uname -sr); load average at the start $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)" \
-           "loupe=$("$LOUPE" --version), $built, sha256 $(sha256sum "$LOUPE" | cut -c1-12)" \
-           "corpus=Flask $VERSION sdist from PyPI (sha256 ${SHA256:0:12}), $(git -C "$corpus" ls-files | wc -l) files, one commit" \
-           "client=official MCP Python SDK $mcp_version; tokenizer o200k_base ($(basename "$COUNTER"))" \
+           "${shared_meta[@]}" \
            "baseline=$(rg --version | head -n1), coreutils $(cat --version | head -n1 | awk '{print $NF}'), git $(git --version | awk '{print $3}')" \
            "command=bash bench/adoption/run.sh (replay at $commit)" \
     "$@" || status=$?

@@ -36,9 +36,7 @@ status=0
     --md "$repo/bench/results/tokens.md" --svg "$repo/bench/results/tokens.svg" \
     --meta "date=$(date -u +%Y-%m-%d)" \
            "machine=$cpu, $(nproc) cores, $(uname -sr)" \
-           "loupe=$("$LOUPE" --version), $built, sha256 $(sha256sum "$LOUPE" | cut -c1-12)" \
-           "corpus=Flask $VERSION sdist from PyPI (sha256 ${SHA256:0:12}), $(git -C "$corpus" ls-files | wc -l) files, one commit" \
-           "client=official MCP Python SDK $mcp_version; tokenizer o200k_base ($(basename "$COUNTER"))" \
+           "${shared_meta[@]}" \
            "baseline=$(rg --version | head -n1), git $(git --version | awk '{print $3}')" \
            "serena=$serena_meta" \
            "command=bash bench/tokens/run.sh (suite at $commit)" \

@@ -3,7 +3,7 @@
 # SHA-256, unpacked into bench/corpora/tokens/ as a git repository with one deterministic commit),
 # the official MCP Python SDK in a venv beside it, ripgrep, and the binaries LOUPE and COUNTER
 # (built when they are the defaults and absent). Sets VERSION, SHA256, corpus, venv, LOUPE,
-# COUNTER, and for the report commit, built, cpu and mcp_version. When the sourcing script sets
+# COUNTER, and for the report commit, built, cpu, mcp_version and shared_meta. When the sourcing script sets
 # want_serena=1 (the token suite does) and SERENA is not 0, it also sets up Serena and sets
 # serena_bin, serena_home and serena_meta (serena_bin empty when Serena is left out).
 
@@ -145,4 +145,10 @@ else
 fi
 cpu="$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || uname -m)"
 mcp_version="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')"
+# The report's lines on loupe, the corpus and the client, the same in both benches.
+shared_meta=(
+    "loupe=$("$LOUPE" --version), $built, sha256 $(sha256sum "$LOUPE" | cut -c1-12)"
+    "corpus=Flask $VERSION sdist from PyPI (sha256 ${SHA256:0:12}), $(git -C "$corpus" ls-files | wc -l) files, one commit"
+    "client=official MCP Python SDK $mcp_version; tokenizer o200k_base ($(basename "$COUNTER"))"
+)
 
