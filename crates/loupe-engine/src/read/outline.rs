@@ -142,7 +142,9 @@ pub(crate) fn outline(workspace: &Workspace, request: &OutlineRequest<'_>) -> Re
     // A large file's outline is its names by kind; signatures on request (or while they fit).
     let names = match request.signatures {
         Some(signatures) => !signatures,
-        None => tokens::count(&render_definitions(&definitions, include_docs, false, usize::MAX, 0).0) > NAMES_OVER,
+        // Rendered only as far as the threshold: a minified file's 125,000 definitions stop
+        // at the first few.
+        None => render_definitions(&definitions, include_docs, false, NAMES_OVER, 0).1 < definitions.len(),
     };
     let key = outline_key(&bytes, depth, names);
     if let Some(cursor) = &cursor
