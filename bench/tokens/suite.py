@@ -484,14 +484,14 @@ def check_sites(sites: list[tuple[str, int]]) -> Callable[[str], str | None]:
 
 def check_usages(sites: list[tuple[str, int]]) -> Callable[[str], str | None]:
     """Each (path, line) is shown as rg -n shows it, `path:line` (`path:line:` from rg and a
-    Serena view), under its file as loupe's text lists hits (`path`, then `  line│…`), or as a
+    Serena view), under its file as loupe's text lists hits (`path`, then `line …`), or as a
     search result `["path",line,…]` (loupe's JSON face)."""
 
     def grouped(out: str) -> set[tuple[str, int]]:
-        """loupe's text hits under their file: the path on a line of its own, then `  N│…`."""
+        """loupe's text hits under their file: the path on a line of its own, then `N …`."""
         found, current = set(), None
         for line in out.splitlines():
-            m = re.match(r"\s+(\d+)│", line)
+            m = re.match(r"(\d+) ", line)
             if m and current:
                 found.add((current, int(m[1])))
             elif line and not line[0].isspace():

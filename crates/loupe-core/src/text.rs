@@ -253,6 +253,16 @@ pub fn escape_face_text(text: &str) -> std::borrow::Cow<'_, str> {
     escape_where(text, |character| character != '\n' && character != '\t' && forges(character))
 }
 
+/// What separates a numbered line's number from its text (§3.2).
+pub const LINE_NUMBER_SEPARATOR: char = ' ';
+
+/// A numbered line as every face shows file lines (§3.2): the 1-based number, one
+/// `LINE_NUMBER_SEPARATOR`, then the line verbatim (no line feed). The number ends at the
+/// first separator, so the text is recovered exactly whatever it starts with.
+pub fn numbered_line(number: usize, line: &str) -> String {
+    format!("{number}{LINE_NUMBER_SEPARATOR}{line}")
+}
+
 /// Cuts `text` to at most `max_bytes` bytes at a UTF-8 boundary.
 pub fn truncate_at_char_boundary(text: &str, max_bytes: usize) -> &str {
     if text.len() <= max_bytes {

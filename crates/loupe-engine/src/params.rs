@@ -338,7 +338,7 @@ const SESSION_ID: Param = string("session_id", "pins the session (default: this 
 pub const READ: ToolSpec = ToolSpec {
     name: "read",
     title: "Read code",
-    description: "Read code within a budget; lines prefixed `N│` (1-based, not content). \
+    description: "Read code within a budget; lines prefixed `N ` (1-based number and one space, not content). \
 Modes: file (offset/limit pages), snippet (start_line..end_line, context_lines), \
 symbol (name, Type.method or a hit's candidate_id; path disambiguates), outline (names, or signatures; file or directory), \
 diff_preview (vs HEAD/INDEX; content: proposed text). \
@@ -400,7 +400,7 @@ file hits are paths.",
         list("kinds", "symbol kinds: function, method, class, struct..."),
         boolean("case_sensitive", "default: smart case"),
         boolean("whole_word", "match whole words"),
-        bounded("max_results", 1, 100, "hits per page (default 20)").aliases(&["limit"]),
+        bounded("max_results", 1, 100, "hits per page (default 20; text lines up to 40)").aliases(&["limit"]),
         string("cursor", "next_cursor of the previous page"),
         integer("offset", 0, "hits to skip").unlisted(),
         choice("output", Output::CHOICES, "default matches"),

@@ -10,10 +10,10 @@
 //!
 //! The structured face (§3.3): `standard` (the default) carries what the text face says once,
 //! with what a program acts on at the top level (`ok`, `error`, `truncated`, `next_cursor`,
-//! `next_calls`, `file_hash`, `language`, `reason_codes`, `results`, `transaction_id`,
-//! `resolved_target`). Its `text` is the face without the lines those fields carry: a search
-//! hit's line is its `results` row (`[path, line, candidate_id, shown]` for a symbol), and a
-//! `→ next:` line its `next_calls` entry; an analyze tree stays in `text`. So a client that hands the model
+//! `next_calls`, `file_hash`, `reason_codes`, `results`, `transaction_id`, `resolved_target`).
+//! Its `text` is the face without what those fields carry: a search hit's line is its `results`
+//! row (`[path, line, candidate_id, shown]` for a symbol), a `→ next:` line its `next_calls`
+//! entry, a read header's `· hash` its `file_hash`; an analyze tree stays in `text`. So a client that hands the model
 //! `JSON.stringify(structuredContent)` gives it every line of the face at nearly the text's
 //! cost (a row, not the line and a row). `minimal` drops the reason codes; `full` keeps the
 //! whole face as `text` and adds the envelope (`tool`, `mode`, `target`, `meta`, `content` (the
@@ -54,7 +54,8 @@ impl Lines {
 }
 
 /// One part of a text face. Parts meet at line ends, where o200k's pre-tokenizer always splits,
-/// so the face's token count is the sum of its parts' counts.
+/// so the face's token count is the sum of its parts' counts; the one part that starts inside a
+/// line, a read header's ` · hash …`, starts where it splits too (a space before punctuation).
 #[derive(Debug, Clone)]
 pub(crate) enum Part {
     Text(String),
@@ -63,8 +64,9 @@ pub(crate) enum Part {
     /// analyze node in `nodes`): the compact structured face leaves it out of `text`, so the
     /// row is the only copy a client that reads JSON hands the model.
     Row(String),
-    /// A part whose text a structured field carries whole (a legacy `read_code`'s `content`):
-    /// shown in the text face, left out of the compact structured face's `text`.
+    /// A part whose text a structured field carries whole (a legacy `read_code`'s `content`, a
+    /// read's hash in `file_hash`): shown in the text face, left out of the compact structured
+    /// face's `text`.
     Carried(Box<Part>),
 }
 
@@ -103,7 +105,7 @@ impl Part {
         }
     }
 
-    fn tokens(&self) -> usize {
+    pub(crate) fn tokens(&self) -> usize {
         match self {
             Part::Text(text) | Part::Row(text) => tokens::count(text),
             Part::Lines(lines) => lines.tokens.unwrap_or_else(|| tokens::count(&lines.rendered)),
@@ -233,12 +235,26 @@ pub(crate) struct HitRef {
     /// What the hit's face line shows besides its path, line and id (a text hit's line, a
     /// symbol's span and signature), when it shows more.
     pub(crate) shown: Option<String>,
-    /// A file or directory hit, shown as its path alone (its row is `[path]`).
-    pub(crate) quiet: bool,
-    /// The row shows the id (a symbol hit); a text hit's row is `[path, line, shown]`.
-    pub(crate) with_id: bool,
+    /// How its face line and its structured row read.
+    pub(crate) shape: RowShape,
     /// The read the hit's candidate id stands for (`read {"candidate_id": …}`).
     pub(crate) read: NextCall,
+}
+
+/// How a hit reads on both faces (§3.3, §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowShape {
+    /// A file or directory hit: its path alone, `[path]`.
+    Path,
+    /// A file of `output: files`: its path and how many hits it has, `[path, count]`.
+    Count(usize),
+    /// A symbol hit: `[path, line, candidate_id, shown]`, the id reads it.
+    Symbol,
+    /// A text hit with context lines: its place, then its lines, `[path, line, shown]`.
+    Window,
+    /// A text hit listed under its file's path: its row is its file's, `[path, line, shown,
+    /// …]`, with a `line, shown` pair for each hit in that file.
+    UnderPath,
 }
 
 /// The graph an `analyze` answer carries, as the envelope shows it.
@@ -495,9 +511,6 @@ impl Response {
         if let Some(hash) = &act.file_hash {
             object.insert("file_hash".into(), Value::from(hash.as_str()));
         }
-        if let Some(language) = act.language {
-            object.insert("language".into(), Value::from(language));
-        }
         if let Some(id) = &act.transaction_id {
             object.insert("transaction_id".into(), Value::from(id.as_str()));
         }
@@ -510,7 +523,7 @@ impl Response {
         if let Some(results) = act.results.as_ref().filter(|results| !results.is_empty()) {
             // `[path, line, candidate_id, shown]` per hit, in rank order: the row is the hit's
             // line for a client that reads JSON (keys on 20 hits would cost more than the hits).
-            let rows: Vec<Value> = results.iter().map(hit_row).collect();
+            let rows = hit_rows(results);
             object.insert("results".into(), Value::Array(rows));
         }
         if let Some(graph) = &act.graph {
@@ -589,7 +602,6 @@ pub const STRUCTURED_FIELDS: &[StructuredField] = &[
     field("truncated", "boolean", &[]),
     field("next_cursor", "string", &["read", "search"]),
     field("file_hash", "string", &["read", "edit"]),
-    field("language", "string", &["read"]),
     field("transaction_id", "string", &["edit", "manage"]),
     field("next_calls", "array", &[]),
     field("reason_codes", "array", &[]),
@@ -597,7 +609,7 @@ pub const STRUCTURED_FIELDS: &[StructuredField] = &[
         "results",
         "array",
         &["search"],
-        "per hit: [path, line, candidate_id, shown] (symbol), [path, line, shown] (text), [path] (file)",
+        "per hit: [path, line, candidate_id, shown] (symbol), [path] (file), [path, count] (output files); per file: [path, line, shown, …] (text: a line, shown pair per hit)",
     ),
     described("resolved_target", "string", &["analyze"], "the first node"),
 ];
@@ -606,18 +618,37 @@ fn calls_json(calls: &[NextCall]) -> Value {
     serde_json::to_value(calls).unwrap_or_default()
 }
 
+/// The structured rows of a page of hits: one per hit, except that text hits in one file share
+/// their file's row, which goes on with a `line, shown` pair for each further hit (as the text
+/// face lists them under the path once).
+fn hit_rows(results: &[HitRef]) -> Vec<Value> {
+    let mut rows: Vec<Value> = Vec::new();
+    let mut previous: Option<&HitRef> = None;
+    for hit in results {
+        let under_path = |hit: &HitRef| hit.shape == RowShape::UnderPath;
+        let same_file = previous.is_some_and(|previous| under_path(previous) && previous.path == hit.path);
+        match rows.last_mut().and_then(Value::as_array_mut) {
+            Some(row) if same_file && under_path(hit) => {
+                row.push(hit.line.map_or(Value::Null, Value::from));
+                row.push(hit.shown.as_deref().map_or(Value::Null, Value::from));
+            }
+            _ => rows.push(hit_row(hit)),
+        }
+        previous = Some(hit);
+    }
+    rows
+}
+
 fn hit_row(hit: &HitRef) -> Value {
-    if hit.quiet {
-        return Value::Array(vec![Value::from(hit.path.as_str())]);
-    }
-    let mut row = vec![Value::from(hit.path.as_str()), hit.line.map_or(Value::Null, Value::from)];
-    if hit.with_id {
-        row.push(Value::from(hit.candidate_id.as_str()));
-    }
-    if let Some(shown) = &hit.shown {
-        row.push(Value::from(shown.as_str()));
-    }
-    Value::Array(row)
+    let path = Value::from(hit.path.as_str());
+    let line = hit.line.map_or(Value::Null, Value::from);
+    let shown = hit.shown.as_deref().map_or(Value::Null, Value::from);
+    Value::Array(match hit.shape {
+        RowShape::Path => vec![path],
+        RowShape::Count(count) => vec![path, Value::from(count)],
+        RowShape::Symbol => vec![path, line, Value::from(hit.candidate_id.as_str()), shown],
+        RowShape::Window | RowShape::UnderPath => vec![path, line, shown],
+    })
 }
 
 fn hit_json(hit: &HitRef) -> Value {

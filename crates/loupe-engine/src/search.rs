@@ -26,6 +26,10 @@ use render::render;
 pub(crate) use parse::parse;
 
 const DEFAULT_RESULTS: usize = 20;
+/// A page of line hits listed one per row holds at most this many hits…
+const LINE_PAGE: usize = 40;
+/// …and at most this many characters of their lines (about 800 tokens).
+const LINE_PAGE_CHARS: usize = 3000;
 const MAX_RESULTS: usize = 100;
 const MAX_CONTEXT: usize = 20;
 
@@ -104,7 +108,13 @@ impl SearchRequest {
     /// Where the page asked for ends in the ranked hits, when the answer shows hits (not
     /// files or counts, which need every match counted).
     fn page_end(&self) -> Option<usize> {
-        (self.output == Output::Matches).then_some(self.offset + self.max_results)
+        (self.output == Output::Matches).then_some(self.offset + self.max_results.max(self.line_page().unwrap_or(0)))
+    }
+
+    /// How many line hits (one per row) a page may hold, when its size is loupe's to choose:
+    /// no `max_results` asked, no context lines. The page also stops at `LINE_PAGE_CHARS`.
+    fn line_page(&self) -> Option<usize> {
+        (self.output == Output::Matches && self.context_lines == 0 && !self.page_asked).then_some(LINE_PAGE)
     }
 
     /// The arguments as given, to build follow-up calls from.

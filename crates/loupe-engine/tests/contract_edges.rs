@@ -283,7 +283,8 @@ fn a_symbol_read_takes_a_candidate_id_as_its_target() {
     assert_eq!(unknown.error_code(), Some("SYMBOL_NOT_FOUND"), "{}", unknown.face);
 }
 
-/// Edge 6: file, snippet and symbol reads name their language, in both structured faces.
+/// Edge 6: file, snippet and symbol reads name their language in the full envelope (§4: the
+/// compact face carries only what a program acts on, and the path says it to the model).
 #[test]
 fn reads_name_their_language() {
     let fixture = crate::common::fixture();
@@ -295,11 +296,12 @@ fn reads_name_their_language() {
     ] {
         let response = fixture.engine.call("read", arguments.clone());
         assert!(response.ok, "{}", response.face);
-        assert_eq!(response.structured()["language"], "rust", "{arguments}");
+        assert!(response.structured().get("language").is_none(), "{arguments}");
         assert_eq!(response.structured_at(MetadataLevel::Full)["meta"]["language"], "rust", "{arguments}");
     }
     let text = fixture.engine.call("read", json!({"mode": "file", "target": "big.txt", "limit": 2}));
-    assert!(text.structured().get("language").is_none(), "a file loupe does not parse names none");
+    let full = text.structured_at(MetadataLevel::Full);
+    assert!(full["meta"].get("language").is_none(), "a file loupe does not parse names none");
 }
 
 /// Edge 7: a ref for another target says which, as data a program acts on.

@@ -122,6 +122,20 @@ fn cases() -> Vec<(&'static str, Value)> {
             edit(json!([{"path": "src/lib.rs", "old_string": "pub fn ad(a: i32, b: i64)", "new_string": "x"}])),
         ),
         (
+            // §3.2: a read's `N ` prefixes copied into old_string are named, not guessed at.
+            "replace_with_line_numbers_named",
+            edit(
+                json!([{"path": "py/app.py", "old_string": "2     if True:\n3         print('hi')", "new_string": "x"}]),
+            ),
+        ),
+        (
+            // §3.2: the prefix's space taken for indentation is named too.
+            "replace_with_the_prefix_space_named",
+            edit(
+                json!([{"path": "py/app.py", "old_string": "     if True:\n         print('hi')", "new_string": "x"}]),
+            ),
+        ),
+        (
             "replace_fuzzy_indentation",
             json!({"fuzzy": true, "edits": [{"path": "py/app.py", "old_string": "if True:\n    print('hi')", "new_string": "if False:\n    print('bye')"}]}),
         ),
@@ -472,12 +486,12 @@ fn reindex_reads_what_changed_outside_loupe() {
     assert!(search("zebra_crossing").face.contains("no results"), "the index has not seen the change yet");
     let one = workspace.engine.call("manage", json!({"command": "reindex", "path": "src/lib.rs"}));
     assert_eq!(one.face, "reindex · src/lib.rs re-read\n");
-    assert!(search("zebra_crossing").face.contains("src/lib.rs\n  1│"), "{}", search("zebra_crossing").face);
+    assert!(search("zebra_crossing").face.contains("src/lib.rs\n1 "), "{}", search("zebra_crossing").face);
 
     fs::write(workspace.root.path().join("fresh.txt"), "okapi\n").unwrap();
     let all = workspace.engine.call("manage", json!({"command": "reindex"}));
     assert!(all.ok && all.face.contains("files walked") && all.face.contains("1 re-read"), "{}", all.face);
-    assert!(search("okapi").face.contains("fresh.txt\n  1│"), "{}", search("okapi").face);
+    assert!(search("okapi").face.contains("fresh.txt\n1 "), "{}", search("okapi").face);
     let outside = workspace.engine.call("manage", json!({"command": "reindex", "path": "../elsewhere"}));
     assert_eq!(outside.error_code(), Some("PATH_OUTSIDE_ROOT"), "{}", outside.face);
 }

@@ -181,7 +181,7 @@ fn cursor_on_a_changed_file_is_a_conflict_with_a_working_retry() {
     let retry = fixture.engine.call("read", error["next_calls"][0]["arguments"].clone());
     assert!(retry.ok, "{}", retry.face);
     assert_eq!(retry.location.as_ref().unwrap().line, Some(15));
-    assert!(retry.face.contains("  15│changed"), "{}", retry.face);
+    assert!(retry.face.contains("15 changed"), "{}", retry.face);
 }
 
 /// Every `next_calls` entry of every error case is itself a valid call (it may fail for a

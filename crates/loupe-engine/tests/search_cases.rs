@@ -320,7 +320,7 @@ fn a_count_cut_short_is_shown_as_a_lower_bound() {
     let total = found.meta["total"].as_u64().unwrap();
     assert!((500..900).contains(&total), "{total}");
     assert!(found.face.contains(&format!("of {total}+")), "{}", found.face);
-    assert!(found.face.contains(&format!("── {}+ more;", total - 20)), "{}", found.face);
+    assert!(found.face.contains(&format!("── {}+ more;", total - 40)), "{}", found.face);
 }
 
 /// Text search scans each file once and checks only the lines where a match can start: the
@@ -587,14 +587,48 @@ fn words_are_a_phrase_first_and_terms_start_words() {
     project.engine.refresh_index(&|_, _| {});
     let phrase = project.engine.call("search", json!({"query": "import os"}));
     assert!(phrase.face.starts_with("search \"import os\" · text (auto) · showing 1–1 of 1"), "{}", phrase.face);
-    assert!(phrase.face.contains("tool.py\n  1│import os"), "{}", phrase.face);
+    assert!(phrase.face.contains("tool.py\n1 import os"), "{}", phrase.face);
     let terms = project.engine.call("search", json!({"query": "import os verbosely"}));
     assert!(terms.face.contains("no exact phrase; searched the terms import, os, verbosely"), "{}", terms.face);
-    assert!(terms.face.contains("other.py\n  1│import sys, os"), "{}", terms.face);
+    assert!(terms.face.contains("other.py\n1 import sys, os"), "{}", terms.face);
     // `os` inside `verbose` does not count.
     let inside = project.engine.call("search", json!({"query": "pick os"}));
-    assert!(inside.face.contains("tool.py\n  1│import os"), "{}", inside.face);
+    assert!(inside.face.contains("tool.py\n1 import os"), "{}", inside.face);
     assert!(!inside.face.contains("verbose = True"), "{}", inside.face);
     let camel = project.engine.call("search", json!({"query": "server name"}));
-    assert!(camel.face.contains("\n  4│osName = 1  (in Server)\n"), "{}", camel.face);
+    assert!(camel.face.contains("\n4 osName = 1  (in Server)\n"), "{}", camel.face);
+}
+
+/// §6: a page of text hits lists each file's hits together under its path (files in the order
+/// of their best hit, lines in order), and the structured face has one row per file, `[path, line, shown, …]`;
+/// a page of one-line hits is sized by what it shows (up to 40), not 20.
+#[test]
+fn a_page_of_text_hits_lists_each_file_once() {
+    let project = project();
+    let root = project.engine.root_path().to_path_buf();
+    // Ranked: the two definitions first (a.py:3, b.py:1), then a.py's uses.
+    std::fs::write(root.join("a.py"), "print(zeta_q)\nprint(zeta_q)\nzeta_q = 1\n").unwrap();
+    std::fs::write(root.join("b.py"), "zeta_q = 2\n").unwrap();
+    let many: String = (0..30).map(|n| format!("zeta_q.append({n})\n")).collect();
+    std::fs::write(root.join("c.py"), many).unwrap();
+    project.engine.refresh_index(&|_, _| {});
+    let found = project.engine.call("search", json!({"query": "zeta_q", "type": "text"}));
+    assert!(found.ok, "{}", found.face);
+    assert!(found.face.contains("showing 1–34 of 34"), "{}", found.face);
+    for path in ["a.py", "b.py", "c.py"] {
+        assert_eq!(found.face.lines().filter(|line| *line == path).count(), 1, "{path}: {}", found.face);
+    }
+    assert!(
+        found.face.contains("\na.py\n1 print(zeta_q)\n2 print(zeta_q)\n3 zeta_q = 1\nb.py\n1 zeta_q = 2\n"),
+        "{}",
+        found.face
+    );
+    let rows = found.structured()["results"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(rows[0], json!(["a.py", 1, "print(zeta_q)", 2, "print(zeta_q)", 3, "zeta_q = 1"]));
+    assert_eq!(rows[1], json!(["b.py", 1, "zeta_q = 2"]));
+    assert_eq!(rows[2].as_array().unwrap().len(), 1 + 2 * 30);
+    // A page size asked for is the page size.
+    let asked = project.engine.call("search", json!({"query": "zeta_q", "type": "text", "max_results": 2}));
+    assert!(asked.face.contains("showing 1–2 of 34"), "{}", asked.face);
 }

@@ -208,8 +208,17 @@ fn the_model_reads_every_line_of_the_face(name: &str, response: &Response) {
     let nodes = structured["nodes"].as_array().unwrap_or(&empty);
     let mut kept = text.lines().peekable();
     let mut face = response.face.lines();
+    // The `line, shown` pairs of the text row whose path line came last.
+    let mut pairs: std::collections::VecDeque<String> = std::collections::VecDeque::new();
     while let Some(line) = face.next() {
         if kept.peek() == Some(&line) {
+            kept.next();
+            continue;
+        }
+        // A read's header: its hash is `file_hash`, the text has the rest of the line.
+        if let Some(hash) = structured["file_hash"].as_str()
+            && kept.peek().copied() == Some(line.replacen(&format!(" · hash {hash}"), "", 1).as_str())
+        {
             kept.next();
             continue;
         }
@@ -236,17 +245,20 @@ fn the_model_reads_every_line_of_the_face(name: &str, response: &Response) {
             assert!(nodes.iter().any(|node| shows(&node)), "{name}: no node row shows {line:?}");
             continue;
         }
-        // A text hit's row is `[path, line, shown]`; its line is `  line│shown` under a line
-        // that names its file (the path alone, before the first of a run of hits in that file).
-        let next_row = hits.peek().and_then(|hit| hit.as_array()).cloned().unwrap_or_default();
-        let text_row = next_row.len() == 3 && next_row[1].is_u64();
-        if text_row && line == next_row[0].as_str().unwrap() {
+        // A file's text hits are one row, `[path, line, shown, line, shown, …]`: the path alone
+        // on a line, then a line `line shown` for each pair, in the row's order.
+        if pairs.front() == Some(&line.to_owned()) {
+            pairs.pop_front();
             continue;
         }
-        if text_row && line.starts_with("  ") {
-            let hit = hits.next().unwrap();
-            let shown = format!("  {}│{}", hit[1], hit[2].as_str().unwrap());
-            assert_eq!(line, shown, "{name}: the text hit {hit}");
+        assert!(pairs.is_empty(), "{name}: the text hits {pairs:?} are not shown in the row's order");
+        let next_row = hits.peek().and_then(|hit| hit.as_array()).cloned().unwrap_or_default();
+        let text_row = next_row.len() % 2 == 1 && next_row.len() >= 3 && next_row[1].is_u64();
+        if text_row && line == next_row[0].as_str().unwrap() {
+            hits.next();
+            for pair in next_row[1..].chunks(2) {
+                pairs.push_back(format!("{} {}", pair[0], pair[1].as_str().unwrap()));
+            }
             continue;
         }
         // A symbol hit's row is `[path, line, candidate_id, shown]`, in the face's order.
@@ -254,6 +266,13 @@ fn the_model_reads_every_line_of_the_face(name: &str, response: &Response) {
         // A file or directory hit is its path alone, on both faces.
         if hit.as_array().is_some_and(|row| row.len() == 1) {
             assert_eq!(line, hit[0].as_str().unwrap(), "{name}: a file hit's row is its path");
+            continue;
+        }
+        // A file of `output: files` is its path and its count.
+        if hit.as_array().is_some_and(|row| row.len() == 2) {
+            let count = hit[1].as_u64().unwrap();
+            let plural = if count == 1 { "" } else { "es" };
+            assert_eq!(line, format!("{}  {count} match{plural}", hit[0].as_str().unwrap()), "{name}");
             continue;
         }
         // A text hit with context: its place, then its lines (the row's `shown`).
@@ -299,7 +318,7 @@ fn a_program_finds_what_it_acts_on_at_the_top_level() {
     let read = engine.call("read", offered["arguments"].clone());
     assert!(read.ok, "{}", read.face);
     assert!(read.face.contains(&format!("{} · lines", first[0].as_str().unwrap())), "{}", read.face);
-    assert!(read.face.contains(&format!("{}│def checkout", first[1])), "{}", read.face);
+    assert!(read.face.contains(&format!("{} def checkout", first[1])), "{}", read.face);
     // An id the session was never given is no read.
     let unknown = engine.call("read", json!({"candidate_id": "aaaaaaa"}));
     assert_eq!(unknown.error_code(), Some("INVALID_ARGS"), "{}", unknown.face);
@@ -338,8 +357,11 @@ fn every_level_carries_the_text_and_full_adds_the_envelope() {
     let arguments = |level: &str| json!({"mode": "snippet", "target": "shop/checkout.py", "start_line": 1, "end_line": 3, "metadata": level});
     let minimal = engine.call_in(&CallContext::new("minimal"), "read", arguments("minimal"));
     let full = engine.call_in(&CallContext::new("full"), "read", arguments("full"));
-    assert_eq!(minimal.structured()["text"], Value::from(minimal.face.as_str()));
-    assert!(minimal.structured().get("meta").is_none() && minimal.structured()["file_hash"].is_string());
+    // The compact text is the face without the header's hash, which `file_hash` carries.
+    let hash = minimal.structured()["file_hash"].as_str().unwrap().to_owned();
+    assert!(minimal.face.contains(&format!(" · hash {hash}\n")), "{}", minimal.face);
+    assert_eq!(minimal.structured()["text"], Value::from(minimal.face.replacen(&format!(" · hash {hash}"), "", 1)));
+    assert!(minimal.structured().get("meta").is_none());
     let envelope = full.structured();
     assert_eq!(envelope["text"], Value::from(full.face.as_str()));
     assert_eq!(

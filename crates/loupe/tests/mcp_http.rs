@@ -146,7 +146,7 @@ fn http_sessions_are_connections_of_one_engine() {
     // The hit's id is this session's: it reads here, and the other session never saw it.
     let read = server.call(&first, &[], 3, "read", json!({"candidate_id": hit[2]}));
     assert_eq!(read["isError"], false, "{read}");
-    assert!(read["content"][0]["text"].as_str().unwrap().contains("1│pub fn parse_config"), "{read}");
+    assert!(read["content"][0]["text"].as_str().unwrap().contains("1 pub fn parse_config"), "{read}");
     let elsewhere = server.call(&second, &[], 2, "read", json!({"candidate_id": hit[2]}));
     assert_eq!(elsewhere["isError"], true, "{elsewhere}");
     let status = |session: &str| {

@@ -51,12 +51,10 @@ pub(crate) fn measure(
         lap(3, &mut samples);
         black_box(root.is_ignored(&resolved.path, false));
         lap(4, &mut samples);
-        let width = last.max(first).ilog10() as usize + 1;
-        let width = width.max(4);
         let mut payload = String::new();
         let mut chars = 0;
         for number in first..=last {
-            let line = format!("{number:>width$}│{}\n", decoded.line(number));
+            let line = text::numbered_line(number, decoded.line(number)) + "\n";
             chars += line.chars().count();
             payload.push_str(&line);
         }

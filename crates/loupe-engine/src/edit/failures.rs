@@ -90,16 +90,31 @@ pub(super) fn no_match(state: &FileState, text: &str, spans: &[Span], old: &str,
     for (score, number) in &scored {
         let span = spans[number - 1];
         let line = &text[span.start..span.end];
-        listing.push_str(&format!("\n  {number:>5}│{}", loupe_core::text::truncate_at_char_boundary(line, 200)));
+        listing.push('\n');
+        listing.push_str(&text::numbered_line(*number, text::truncate_at_char_boundary(line, 200)));
         closest.push(json!({"line": number, "text": quoted(line), "similarity": (score * 100.0).round() / 100.0}));
     }
+    // The two ways a model miscopies a numbered read (§3.2): the prefixes themselves, or the
+    // separator's space taken for indentation. Named only when the corrected text is there.
+    let carried = carried_line_numbers(old)
+        .map(|(first, stripped)| (format!("its lines start with a read's line numbers ({first}, …)"), stripped))
+        .or_else(|| {
+            let shifted: Option<String> = old.split_inclusive('\n').map(|line| line.strip_prefix(' ')).collect();
+            shifted.map(|stripped| ("each line has one leading space more than the file".to_owned(), stripped))
+        })
+        .filter(|(_, stripped)| !stripped.trim().is_empty() && text.contains(stripped.as_str()));
     let mut message = format!("`old_string` was not found in `{}`", state.path);
+    if let Some((why, _)) = &carried {
+        message.push_str(&format!(" as sent: {why}, and without that it is there"));
+    }
     if listing.is_empty() {
         message.push_str(" (no similar line)");
     } else {
         message.push_str(&format!("; closest lines:{listing}"));
     }
-    let hint = if fuzzy {
+    let hint = if carried.is_some() {
+        "a read's `N ` prefix (the number and one space) is not content: send the text after it"
+    } else if fuzzy {
         "no unique whitespace-tolerant match either; copy the exact text from a fresh read"
     } else {
         "copy the exact text from a fresh read (whitespace counts), or pass fuzzy=true to tolerate whitespace and indentation"
@@ -112,6 +127,27 @@ pub(super) fn no_match(state: &FileState, text: &str, spans: &[Span], old: &str,
         ));
     }
     error
+}
+
+/// `old_string` as a model sometimes sends it: each line still carrying a read's numbered-line
+/// prefix (§3.2, or `cat -n`'s and older faces' forms), numbers consecutive. Returns the first
+/// number and the text without the prefixes.
+fn carried_line_numbers(old: &str) -> Option<(usize, String)> {
+    let mut first = None;
+    let mut stripped = String::new();
+    for (offset, line) in old.split_inclusive('\n').enumerate() {
+        let trimmed = line.trim_start_matches(' ');
+        let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+        let number: usize = trimmed[..digits].parse().ok()?;
+        let rest = &trimmed[digits..];
+        let text = [" ", "\t", "│", "→", ":"].iter().find_map(|separator| rest.strip_prefix(separator))?;
+        let first = *first.get_or_insert(number);
+        if number != first + offset {
+            return None;
+        }
+        stripped.push_str(text);
+    }
+    Some((first?, stripped))
 }
 
 pub(super) fn ambiguous(
@@ -128,7 +164,8 @@ pub(super) fn ambiguous(
         let number = line_of(spans, *start);
         let span = spans[number - 1];
         let line = &text[span.start..span.end];
-        listing.push_str(&format!("\n  {number:>5}│{}", loupe_core::text::truncate_at_char_boundary(line, 200)));
+        listing.push('\n');
+        listing.push_str(&text::numbered_line(number, text::truncate_at_char_boundary(line, 200)));
         let neighbour = |at: usize| spans.get(at).map(|span| quoted(&text[span.start..span.end]));
         let before = number.checked_sub(2).and_then(neighbour);
         matches.push(json!({"line": number, "text": quoted(line), "before": before, "after": neighbour(number)}));

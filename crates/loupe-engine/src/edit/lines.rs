@@ -48,7 +48,8 @@ pub(super) fn line_of(spans: &[Span], offset: usize) -> usize {
 pub(super) fn numbered(text: &str, first: usize) -> String {
     let mut out = String::new();
     for (offset, span) in line_spans(text).iter().enumerate() {
-        out.push_str(&format!("  {:>5}│{}\n", first + offset, &text[span.start..span.end]));
+        out.push_str(&loupe_core::text::numbered_line(first + offset, &text[span.start..span.end]));
+        out.push('\n');
     }
     out.trim_end_matches('\n').to_owned()
 }

@@ -68,6 +68,8 @@ pub(super) fn read_window(workspace: &Workspace, request: &ReadRequest) -> Resul
     // `max_tokens`. The cursor has a fixed length, so a placeholder costs the same.
     let placeholder = with_args(request, &[("cursor", Value::from("A".repeat(28)))], CURSOR_REPLACES);
     let overhead = tokens::count(&face_parts.header(window_last, request.preview_none))
+        + face_parts.hash().tokens()
+        + 1
         + tokens::count(&face_parts.footer(
             window_last,
             Some(budget.token_limit),
@@ -90,11 +92,10 @@ pub(super) fn read_window(workspace: &Workspace, request: &ReadRequest) -> Resul
         .with_detail("needed_tokens", Value::from(needed)));
     }
 
-    let width = digits(window_last.max(first)).max(4);
     let (payload, last_shown, payload_cut, line_kept, payload_tokens) = if request.preview_none || total == 0 {
         (String::new(), first.saturating_sub(1), None, None, Some(0))
     } else {
-        cut_payload(&decoded, (first, budget.last_by_lines), width, &budget, budget.token_limit.value - overhead)
+        cut_payload(&decoded, (first, budget.last_by_lines), &budget, budget.token_limit.value - overhead)
     };
     let cut_by = if request.preview_none { None } else { payload_cut.or(budget.line_cut) };
     let truncated = !request.preview_none && total > 0 && last_shown < window_last;
@@ -126,6 +127,8 @@ pub(super) fn read_window(workspace: &Workspace, request: &ReadRequest) -> Resul
     let footer = face_parts.footer(last_shown, shown_cut, &reason_codes, line_kept.is_some(), &next_calls);
     let shown_any = !request.preview_none && total > 0 && last_shown >= first;
     let mut face = Face::text(header);
+    face.parts.push(face_parts.hash());
+    face.push("\n");
     if shown_any {
         face.parts.push(Part::Lines(Lines {
             first,
@@ -292,8 +295,13 @@ impl FaceParts<'_> {
         if self.ignored {
             header.push_str(" · gitignored");
         }
-        header.push_str(&format!(" · hash {}\n", self.file_hash));
         header
+    }
+
+    /// The header's end, the hash edits are guarded by: the structured face carries it as
+    /// `file_hash`, so its `text` leaves it out (`Part::Carried`).
+    fn hash(&self) -> Part {
+        Part::Carried(Box::new(Part::text(format!(" · hash {}", self.file_hash))))
     }
 
     /// The cut, the reason codes, a mid-line cut, and the calls that continue.
@@ -336,20 +344,19 @@ impl FaceParts<'_> {
 fn cut_payload(
     decoded: &Decoded,
     (first, last): (usize, usize),
-    width: usize,
     budget: &Budget,
     token_budget: usize,
 ) -> (String, usize, Option<Limit>, Option<usize>, Option<usize>) {
     let (chars, bytes, token_limit) = (budget.chars, budget.bytes, budget.token_limit);
     let byte_budget = bytes.map_or(usize::MAX, |limit| limit.value);
-    let prefix_len = format!("{first:>width$}│").len();
-    let first_line = || format!("{first:>width$}│{}\n", decoded.line(first));
+    let prefix_len = text::numbered_line(first, "").len();
+    let first_line = || text::numbered_line(first, decoded.line(first)) + "\n";
     let mut payload = String::new();
     let mut used_chars = 0;
     let mut line_ends: Vec<usize> = Vec::new(); // payload length after each line
     let mut cut_by = None;
     for number in first..=last {
-        let line = format!("{number:>width$}│{}\n", decoded.line(number));
+        let line = text::numbered_line(number, decoded.line(number)) + "\n";
         let line_chars = line.chars().count();
         let over = if used_chars + line_chars > chars.value {
             Some(chars)
@@ -553,8 +560,4 @@ fn preview_names(names: &[String]) -> String {
     let shown: Vec<&str> = names.iter().take(12).map(String::as_str).collect();
     let more = names.len().saturating_sub(shown.len());
     if more > 0 { format!("{} … and {more} more", shown.join(", ")) } else { shown.join(", ") }
-}
-
-fn digits(number: usize) -> usize {
-    number.max(1).ilog10() as usize + 1
 }

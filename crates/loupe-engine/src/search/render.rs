@@ -7,9 +7,9 @@ use loupe_core::{NextCall, RepoPath, text};
 use loupe_index::IndexState;
 use serde_json::{Map, Value, json};
 
-use super::{Found, Hit, Output, SearchKind, SearchRequest};
+use super::{Found, Hit, LINE_PAGE_CHARS, Output, SearchKind, SearchRequest};
 use crate::reasons::{ReasonCode, joined};
-use crate::response::{Face, HitRef, Outcome};
+use crate::response::{Face, HitRef, Outcome, RowShape};
 use crate::workspace::Workspace;
 
 /// Hex digits of a bundle id.
@@ -72,7 +72,36 @@ pub(super) fn render(
     let exact = (used == SearchKind::Symbol && request.output == Output::Matches && start == 0)
         .then(|| exact_names(&hits, &request.query))
         .filter(|&exact| exact > 0 && listed.len() > exact + FEW_PARTIAL && !request.page_asked);
-    let end = (start + exact.unwrap_or(request.max_results).min(request.max_results)).min(listed.len());
+    // Line hits listed one per row (no context, no page size asked) page by what they show:
+    // up to `LINE_PAGE` hits within `LINE_PAGE_CHARS` characters of their lines.
+    let line_page = request.line_page().filter(|_| hits.iter().all(|hit| hit.symbol.is_none() && hit.line.is_some()));
+    let page = match (exact, line_page) {
+        (Some(exact), _) => exact.min(request.max_results),
+        (None, Some(line_page)) => {
+            let mut chars = 0;
+            let fits = listed[start..].iter().take(line_page).take_while(|(index, _)| {
+                chars += hits[*index].preview.trim().chars().count().min(request.preview_chars) + 1;
+                chars <= LINE_PAGE_CHARS
+            });
+            fits.count().max(1)
+        }
+        (None, None) => request.max_results,
+    };
+    let end = (start + page).min(listed.len());
+    // A page of line hits lists each file's hits together, files in the order of their best
+    // hit, each file's in line order: the path once, its lines under it (§6).
+    let mut shown_page = listed[start..end].to_vec();
+    if request.output == Output::Matches && shown_page.iter().all(|(index, _)| hits[*index].symbol.is_none()) {
+        let mut first_seen: Vec<&RepoPath> = Vec::new();
+        for (index, _) in &shown_page {
+            if !first_seen.contains(&&hits[*index].path) {
+                first_seen.push(&hits[*index].path);
+            }
+        }
+        shown_page.sort_by_key(|(index, _)| {
+            (first_seen.iter().position(|path| **path == hits[*index].path), hits[*index].line)
+        });
+    }
     let has_more = end < listed.len();
     let next_cursor = has_more.then(|| encode_cursor(end));
     let ids: Vec<String> = hits.iter().map(candidate_id).collect();
@@ -87,9 +116,9 @@ pub(super) fn render(
     } else if total == 0 {
         reason_codes.push(ReasonCode::NoMatch);
         next_calls.push(in_session(broaden(request, used), request));
-    } else if let Some((first, _)) =
-        listed.get(start).filter(|_| end > start && !matches!(used, SearchKind::File | SearchKind::Directory))
-    {
+    } else if let Some((first, _)) = listed.get(start).filter(|_| {
+        end > start && request.output != Output::Files && !matches!(used, SearchKind::File | SearchKind::Directory)
+    }) {
         // The top hit's read, by candidate id (the session keeps the read the id stands for). A
         // symbol hit's row carries its id; a text hit reads by the name it is in, or a window; a
         // file list is paths (an outline reads by path, §9.7), so it offers none.
@@ -145,36 +174,39 @@ pub(super) fn render(
     let mut scopes = Scopes::default();
     // The file whose text hits the rows above are listed under.
     let mut grouped: Option<RepoPath> = None;
-    for &(index, count) in &listed[start..end] {
+    for &(index, count) in &shown_page {
         let (hit, id) = (&hits[index], &ids[index]);
         let (line, shown) = match count {
             Some(count) => (hit.path.to_string(), Some(format!("{count} match{}", if count == 1 { "" } else { "es" }))),
             None => render_hit(workspace, hit, request, &mut scopes),
         };
-        // What a row shows besides the hit: a symbol hit (and a file of `output: files`) its
-        // id, which reads it; a file or directory hit is its path (it reads by path, §9.7); a
-        // text hit its line and the function it is in (which reads by name), no id.
-        let row = match (count, &hit.symbol, hit.line) {
-            (None, _, None) => Row::Path,
-            (None, None, Some(_)) => Row::Text,
-            _ => Row::WithId,
+        // What a row shows besides the hit: a symbol hit its id, which reads it; a file or
+        // directory hit, and a file of `output: files`, its path (and count): a file list is
+        // paths, which read by path (§9.7); a text hit its line and the function it is in
+        // (which reads by name), no id.
+        let shape = match (count, &hit.symbol, hit.line, shown.as_deref()) {
+            (Some(count), ..) => RowShape::Count(count),
+            (None, _, None, _) => RowShape::Path,
+            (None, Some(_), ..) => RowShape::Symbol,
+            (None, None, Some(_), Some(block)) if !line.ends_with(block) => RowShape::Window,
+            (None, None, Some(_), _) => RowShape::UnderPath,
         };
-        match shown.as_deref() {
-            _ if row == Row::Path => face.push_row(format!("{line}\n")),
-            Some(shown) if count.is_some() => face.push_row(format!("{line}  {shown}  [{id}]\n")),
+        match (shape, shown.as_deref()) {
+            (RowShape::Path, _) => face.push_row(format!("{line}\n")),
+            (RowShape::Count(_), Some(shown)) => face.push_row(format!("{line}  {shown}\n")),
             // A hit with context: its place, its lines below.
-            Some(block) if !line.ends_with(block) => face.push_row(format!("{line}\n{block}\n")),
+            (RowShape::Window, Some(block)) => face.push_row(format!("{line}\n{block}\n")),
             // Text hits under their file's path, once per run of hits in that file.
-            Some(shown) if row == Row::Text => {
+            (RowShape::UnderPath, Some(shown)) => {
                 if grouped.as_ref() != Some(&hit.path) {
                     face.push_row(format!("{}\n", hit.path));
                     grouped = Some(hit.path.clone());
                 }
-                face.push_row(format!("  {}│{shown}\n", hit.line.unwrap_or_default()));
+                face.push_row(format!("{}\n", text::numbered_line(hit.line.unwrap_or_default(), shown)));
             }
             _ => face.push_row(format!("{line}  [{id}]\n")),
         }
-        if row != Row::Text || shown.as_deref().is_some_and(|shown| !line.ends_with(shown)) {
+        if shape != RowShape::UnderPath {
             grouped = None;
         }
         results_json.push(match count {
@@ -188,8 +220,7 @@ pub(super) fn render(
                 candidate_id: id.clone(),
                 symbol: hit.symbol.as_ref().map(|symbol| symbol.symbol.name.clone()),
                 shown,
-                quiet: row == Row::Path,
-                with_id: row == Row::WithId,
+                shape,
                 read: read_call(workspace, hit),
             });
         }
@@ -290,13 +321,9 @@ fn render_hit(
                     first = (*shown_to + 1).min(line);
                 }
                 scopes.shown_to = Some((hit.path.clone(), last));
-                let width = last.to_string().len();
                 for number in first..=last {
-                    let marker = if number == line { '│' } else { ':' };
-                    out.push_str(&format!(
-                        "{number:>width$}{marker}{}\n",
-                        clip(decoded.line(number), request.preview_chars)
-                    ));
+                    out.push_str(&text::numbered_line(number, &clip(decoded.line(number), request.preview_chars)));
+                    out.push('\n');
                 }
             }
             // The hit's place (and the definition it is in) and id on a line of their own, its
@@ -319,7 +346,7 @@ fn render_hit(
         }
         (None, None) => return (hit.path.to_string(), None),
     };
-    (format!("{}:{}│{shown}", hit.path, hit.line.unwrap_or_default()), Some(shown))
+    (format!("{}:{}", hit.path, text::numbered_line(hit.line.unwrap_or_default(), &shown)), Some(shown))
 }
 
 /// Does a signature's `word` say the definition's kind (`def` a function or method, `class` a
@@ -342,14 +369,6 @@ const FEW_PARTIAL: usize = 3;
 fn exact_names(hits: &[Hit], query: &str) -> usize {
     let name = super::split_qualified(query.trim()).1;
     hits.iter().take_while(|hit| hit.symbol.as_ref().is_some_and(|s| s.symbol.name.eq_ignore_ascii_case(name))).count()
-}
-
-/// How a hit's row reads (see the loop in `render`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Row {
-    WithId,
-    Text,
-    Path,
 }
 
 /// The definitions of the files a page of text hits is in, looked up once per file: as the

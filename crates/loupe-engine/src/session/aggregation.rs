@@ -243,7 +243,7 @@ mod tests {
 
     fn face() -> Face {
         let mut face = Face::text("a.rs · lines 1–4 of 4 · hash h\n");
-        let rendered = "   1│one\n   2│two\n   3│three\n   4│four\n".to_owned();
+        let rendered = "1 one\n2 two\n3 three\n4 four\n".to_owned();
         face.parts.push(Part::Lines(Lines { first: 1, rendered, tokens: None, last_cut: false }));
         face.push("→ next: x\n");
         face
@@ -260,7 +260,7 @@ mod tests {
         let elided_runs = [Elided { first: 2, last: 3, read: 1 }];
         assert_eq!(
             elided(&elided_runs),
-            "a.rs · lines 1–4 of 4 · hash h\n   1│one\n── lines 2–3 unchanged since read #1 (fresh: true resends)\n   4│four\n→ next: x\n"
+            "a.rs · lines 1–4 of 4 · hash h\n1 one\n── lines 2–3 unchanged since read #1 (fresh: true resends)\n4 four\n→ next: x\n"
         );
         assert_eq!(rewrite_text("one\r\ntwo\r\nthree\r\nfour", 1, &elided_runs), "one\r\nfour");
         let adjacent = [Elided { first: 1, last: 2, read: 2 }, Elided { first: 3, last: 4, read: 1 }];
