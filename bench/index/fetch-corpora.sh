@@ -6,7 +6,8 @@
 #   bash bench/index/fetch-corpora.sh django zod      # a subset
 #
 # Corpora, each from a package registry:
-#   linux     Debian `linux-source-6.12` (apt-get download, dpkg-deb -x, untar the inner tarball)
+#   linux     Debian `linux-source-6.12`, else `linux-source-6.1` (apt-get download, dpkg-deb -x,
+#             untar the inner tarball; LINUX_SOURCE_PACKAGE picks one)
 #   linux4    four copies of linux (about 350k files, 6 GB), only when named (bench/index/scale.sh)
 #   django    the Django sdist from PyPI (pip download --no-binary :all: --no-deps)
 #   rust-src  Debian `rust-src`: the rustc source tree it ships (/usr/src/rustc-*: compiler,
@@ -92,24 +93,32 @@ fetch_tools() {
 }
 
 fetch_linux() {
-    local version deb tarball work
-    version="${LINUX_DEB_VERSION:-$(apt_candidate linux-source-6.12)}"
-    stamp_ok linux "linux-source-6.12 $version" && return 0
-    deb="$(apt_fetch linux-source-6.12 "$version")"
+    local package version deb tarball work
+    # 6.12 comes from bookworm's security archive; when apt cannot reach it (or it has dropped the
+    # build), bookworm's own 6.1 is the tree. LINUX_SOURCE_PACKAGE picks one.
+    package="${LINUX_SOURCE_PACKAGE:-}"
+    if [[ -z "$package" ]]; then
+        for package in linux-source-6.12 linux-source-6.1; do
+            apt_candidate "$package" > /dev/null 2>&1 && break
+        done
+    fi
+    version="${LINUX_DEB_VERSION:-$(apt_candidate "$package")}"
+    stamp_ok linux "$package $version" && return 0
+    deb="$(apt_fetch "$package" "$version")"
     work="$base/.linux.tmp"
     rm -rf "$work" && mkdir -p "$work"
     dpkg-deb -x "$deb" "$work/deb"
-    tarball="$(ls "$work"/deb/usr/src/linux-source-6.12.tar.* | head -n1)"
+    tarball="$(ls "$work"/deb/usr/src/"$package".tar.* | head -n1)"
     echo "untarring $(basename "$tarball") ..." >&2
     tar -xf "$tarball" -C "$work"
     # Debian appends "ignore everything at the top level" (`/*`, `!/debian/`) to the kernel's
     # .gitignore for its packaging repository. Inside a git work tree (this one) that rule hides
     # the whole tree from loupe and rg alike; drop it so the tree has upstream's ignore rules.
-    sed -i -e '/^\/\*$/d' -e '/^!\/debian\/$/d' "$work/linux-source-6.12/.gitignore"
+    sed -i -e '/^\/\*$/d' -e '/^!\/debian\/$/d' "$work/$package/.gitignore"
     rm -rf "$base/linux"
-    mv "$work/linux-source-6.12" "$base/linux"
+    mv "$work/$package" "$base/linux"
     rm -rf "$work"
-    stamp_set linux "linux-source-6.12 $version"
+    stamp_set linux "$package $version"
 }
 
 # Linux ×4, a monorepo-sized tree for the cost-against-size bench (bench/index/scale.sh): four

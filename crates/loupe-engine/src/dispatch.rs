@@ -34,12 +34,12 @@ pub(crate) enum ToolCall {
 }
 
 impl ToolCall {
-    /// Whether the answer waits for a first index build: symbol and outline reads, analyze,
-    /// and the searches that are not answered by a direct scan meanwhile.
+    /// Whether the answer waits for a first index build: symbol and outline reads, and analyze.
     fn needs_index(&self) -> bool {
         match self {
             ToolCall::Read(request) => matches!(request.mode, ReadMode::Symbol | ReadMode::Outline),
-            ToolCall::Search(request) => request.waits_for_index(),
+            // A search never waits: meanwhile it is a bounded scan of the files (§7).
+            ToolCall::Search(_) => false,
             ToolCall::Analyze(_) => true,
             ToolCall::Edit(_) | ToolCall::Manage(_) => false,
         }

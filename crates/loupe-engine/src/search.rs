@@ -46,15 +46,6 @@ const DEFAULT_PREVIEW_CHARS: usize = 200;
 /// Symbols with a partial name match considered per search, after every exact match.
 const PARTIAL_SYMBOLS: usize = 2000;
 
-impl SearchRequest {
-    /// Whether the answer waits for a first index build: a text or regex search does not,
-    /// it is answered at once by a direct scan of the files (§7), which the build steps aside
-    /// for (`Index::foreground`).
-    pub(crate) fn waits_for_index(&self) -> bool {
-        !matches!(self.kind, SearchKind::Text | SearchKind::Regex)
-    }
-}
-
 /// A `search` call, parsed once.
 #[derive(Debug, Clone)]
 pub(crate) struct SearchRequest {
@@ -135,6 +126,7 @@ pub(crate) fn run(workspace: &Workspace, request: &SearchRequest, work: &Work) -
 fn execute(workspace: &Workspace, request: &SearchRequest, work: &Work) -> Result<Outcome, ToolError> {
     let index = workspace.index_for_query();
     let index_state = index.map_or(IndexState::Building, |index| index.state());
+
     let (effective, inferred) = match request.kind {
         SearchKind::Auto => (infer(&request.query), true),
         kind => (kind, false),
@@ -142,7 +134,7 @@ fn execute(workspace: &Workspace, request: &SearchRequest, work: &Work) -> Resul
     let mut fell_back = false;
     let searched_all = |(hits, lower_bound): (Vec<Hit>, bool)| (hits, lower_bound, 0);
     let mut hits = match effective {
-        SearchKind::Symbol => searched_all(symbol_hits(workspace, request)),
+        SearchKind::Symbol => searched_all(symbol_hits(workspace, request, work)),
         SearchKind::File => searched_all(file_hits(workspace, request, false)),
         SearchKind::Directory => searched_all(file_hits(workspace, request, true)),
         SearchKind::Regex => text_hits(workspace, request, true, request.page_end(), work)?,

@@ -20,6 +20,11 @@ use std::time::{Duration, Instant};
 /// `index_state: building`.
 pub(crate) const INDEX_WAIT: Duration = Duration::from_secs(10);
 
+/// While the first index build runs, a search is a direct scan of the files bounded by this
+/// much time (on one core, the build not paused for it): an agent searching every second gets
+/// its answers at once and the build keeps its pace (issue 35, docs/decisions.md).
+pub(crate) const BUILDING_SCAN: Duration = Duration::from_millis(250);
+
 /// How often the wait reports progress.
 const INDEX_POLL: Duration = Duration::from_millis(250);
 
@@ -46,6 +51,8 @@ pub(crate) enum Stopped {
     TimeBudget(Duration),
     /// The heap grew by more than the call's memory budget (`max_call_mb`, in MiB) while it ran.
     MemoryBudget(u64),
+    /// The first index build runs: a direct scan stopped at its budget (`BUILDING_SCAN`).
+    Building(Duration),
 }
 
 impl Stopped {
@@ -55,6 +62,7 @@ impl Stopped {
             Stopped::Cancelled => ("cancelled", serde_json::Value::Bool(true)),
             Stopped::TimeBudget(budget) => ("time_budget_secs", serde_json::Value::from(budget.as_secs())),
             Stopped::MemoryBudget(mib) => ("memory_budget_mib", serde_json::Value::from(mib)),
+            Stopped::Building(budget) => ("building_scan_ms", serde_json::Value::from(budget.as_millis() as u64)),
         }
     }
 
@@ -66,6 +74,9 @@ impl Stopped {
                 format!("stopped at the call's time budget ({} s, `max_call_secs`)", budget.as_secs())
             }
             Stopped::MemoryBudget(mib) => format!("stopped at the call's memory budget ({mib} MiB, `max_call_mb`)"),
+            Stopped::Building(budget) => {
+                format!("the index is building: a {} ms scan, files likeliest to hold it first", budget.as_millis())
+            }
         }
     }
 }
@@ -80,6 +91,8 @@ pub struct Work {
     last: Mutex<Option<(u64, Instant)>>,
     /// The call's time budget and when it runs out, set once when the engine takes the call.
     deadline: OnceLock<(Duration, Instant)>,
+    /// A direct scan's budget while the first index build runs, and when it runs out.
+    scan_deadline: OnceLock<(Duration, Instant)>,
     /// The call's memory budget in MiB and the heap's size when the call began.
     memory: OnceLock<(u64, u64)>,
     /// Checks since the heap was last read: it is read every `HEAP_CHECK_EVERY` checks.
@@ -123,6 +136,11 @@ impl Work {
         let _ = self.deadline.set((budget, Instant::now() + budget));
     }
 
+    /// Bounds the call's scans of the files while the first index build runs (once).
+    pub(crate) fn start_scan_budget(&self, budget: Duration) {
+        let _ = self.scan_deadline.set((budget, Instant::now() + budget));
+    }
+
     /// Why the work should stop now, if it should: the caller cancelled it, or its time or
     /// memory budget ran out. Every loop that can run long checks it and answers with what it
     /// has, cut; once it says stop, it keeps saying it, and `stopped_early` remembers it.
@@ -148,6 +166,11 @@ impl Work {
             && Instant::now() >= *deadline
         {
             return Some(Stopped::TimeBudget(*budget));
+        }
+        if let Some((budget, deadline)) = self.scan_deadline.get()
+            && Instant::now() >= *deadline
+        {
+            return Some(Stopped::Building(*budget));
         }
         let (mib, start) = self.memory.get()?;
         if self.over_memory.load(Ordering::Relaxed) {

@@ -22,6 +22,7 @@ use loupe_core::Config;
 use loupe_index::{Index, IndexOptions};
 use loupe_vfs::{Exclusions, Journal, Root, VfsError, WalkOptions};
 
+use crate::work::Work;
 use crate::workspace::oversized::OversizedFilters;
 use crate::workspace::proposals::ProposedTexts;
 use crate::workspace::relations::Relations;
@@ -77,6 +78,16 @@ pub(crate) struct Workspace {
     pub(crate) oversized: OversizedFilters,
     /// The entries the last direct walk could not enter or name (`unwalkable`).
     scanned_unwalkable: std::sync::atomic::AtomicUsize,
+    /// The running build's walk with each path's words, made once for the scans that order
+    /// it while the build runs (`files_to_scan`).
+    scan_list: std::sync::Mutex<Option<Arc<ScanList>>>,
+}
+
+/// The files a build walked, each with its path's words (`words_of`), for ordering scans.
+#[derive(Debug)]
+struct ScanList {
+    walked: Arc<Vec<loupe_vfs::WalkEntry>>,
+    words: Vec<Box<[Box<str>]>>,
 }
 
 impl Workspace {
@@ -111,6 +122,7 @@ impl Workspace {
             proposed: Default::default(),
             oversized: Default::default(),
             scanned_unwalkable: Default::default(),
+            scan_list: Default::default(),
         })
     }
 
@@ -226,6 +238,48 @@ impl Workspace {
     /// The source files (a language loupe parses) whose text holds `name`, any case, with the
     /// bytes read: where a definition of it can be while the first index build runs and the
     /// name map is not there yet (§7). A direct scan, as `rg -il` would do.
+    /// What a direct scan reads while the first build runs: the files the build walked (a walk
+    /// now, before the build's is done) and those over the index's size limit, the files
+    /// likeliest to hold `query` first (`likeliest_first`). While a server's build runs, the
+    /// scan that follows is bounded (`BUILDING_SCAN`, from when the list is ready: a walk of
+    /// Linux takes longer than the budget, and a scan with no files finds nothing).
+    pub(crate) fn files_to_scan(
+        &self,
+        query: &str,
+        work: &Work,
+    ) -> (Vec<loupe_core::RepoPath>, Vec<loupe_vfs::WalkEntry>) {
+        let listed = self.listed_for_scan(query);
+        if self.building_in_background() {
+            work.start_scan_budget(crate::work::BUILDING_SCAN);
+        }
+        listed
+    }
+
+    fn listed_for_scan(&self, query: &str) -> (Vec<loupe_core::RepoPath>, Vec<loupe_vfs::WalkEntry>) {
+        let walked = self.index().and_then(|index| Some((index.walked()?, index.oversized())));
+        let Some((walked, oversized)) = walked else {
+            let walk = self.walk_all();
+            let words: Vec<_> = walk.files.iter().map(|entry| path_words(entry.path.as_str())).collect();
+            let order = likeliest_first(&words, query);
+            let files = order.into_iter().map(|at| walk.files[at].path.clone()).collect();
+            return (files, walk.oversized);
+        };
+        let list = {
+            let mut slot = self.scan_list.lock().unwrap_or_else(|poison| poison.into_inner());
+            match slot.as_ref().filter(|list| Arc::ptr_eq(&list.walked, &walked)) {
+                Some(list) => Arc::clone(list),
+                None => {
+                    let words = walked.iter().map(|entry| path_words(entry.path.as_str())).collect();
+                    let list = Arc::new(ScanList { walked, words });
+                    *slot = Some(Arc::clone(&list));
+                    list
+                }
+            }
+        };
+        let order = likeliest_first(&list.words, query);
+        (order.into_iter().map(|at| list.walked[at].path.clone()).collect(), oversized)
+    }
+
     pub(crate) fn source_files_mentioning(&self, name: &str) -> Vec<(loupe_core::RepoPath, Vec<u8>)> {
         let Ok(finder) = regex::bytes::RegexBuilder::new(&regex::escape(name)).case_insensitive(true).build() else {
             return Vec::new();
@@ -264,6 +318,53 @@ impl Workspace {
     pub(crate) fn is_watching(&self) -> bool {
         self.watcher.lock().is_ok_and(|slot| slot.is_some())
     }
+}
+
+/// The order (indices into `paths`, each a path's words) in which a scan reads the files: by how
+/// many of `query`'s words their own words hold, then in walk order. `tcp_v4_connect`
+/// puts `net/ipv4/tcp_ipv4.c` (`tcp`, `v4`) before `arch/`, `schedule_timeout` puts
+/// `kernel/time/timer.c` and `kernel/sched/` early. A scan cut short by its budget has then
+/// read the files likeliest to hold the answer (issue 35).
+fn likeliest_first(paths: &[Box<[Box<str>]>], query: &str) -> Vec<usize> {
+    let words = words_of(query, 3);
+    let relevance = |own: &[Box<str>]| {
+        words
+            .iter()
+            .filter(|word| own.iter().any(|part| part.contains(word.as_str()) || word.contains(&**part)))
+            .count()
+    };
+    let mut order: Vec<(std::cmp::Reverse<usize>, usize)> =
+        paths.iter().enumerate().map(|(at, own)| (std::cmp::Reverse(relevance(own)), at)).collect();
+    order.sort_unstable();
+    order.into_iter().map(|(_, at)| at).collect()
+}
+
+/// A path's words, as `likeliest_first` compares them.
+fn path_words(path: &str) -> Box<[Box<str>]> {
+    words_of(path, 3).into_iter().map(String::into_boxed_str).collect()
+}
+
+/// The lowercase words of a query or a path: split at anything not a letter or digit and at
+/// camelCase humps; at least `min` characters long, or two with a digit (`v4`).
+fn words_of(text: &str, min: usize) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for character in text.chars().chain(std::iter::once(' ')) {
+        let hump = character.is_uppercase() && previous_lower;
+        if !character.is_alphanumeric() || hump {
+            let long_enough = word.len() >= min || (word.len() >= 2 && word.chars().any(|c| c.is_ascii_digit()));
+            if long_enough && !words.contains(&word) {
+                words.push(std::mem::take(&mut word));
+            }
+            word.clear();
+        }
+        if character.is_alphanumeric() {
+            word.extend(character.to_lowercase());
+        }
+        previous_lower = character.is_lowercase();
+    }
+    words
 }
 
 /// `$XDG_CACHE_HOME/loupe/<workspace_hash>` (§2), outside the repository.
@@ -313,4 +414,47 @@ const INDEX_START_DELAY: std::time::Duration = std::time::Duration::from_millis(
 
 fn index_threads() -> usize {
     std::thread::available_parallelism().map_or(2, usize::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{likeliest_first, path_words, words_of};
+
+    #[test]
+    fn words_split_at_separators_and_humps() {
+        assert_eq!(words_of("tcp_v4_connect", 3), ["tcp", "v4", "connect"]);
+        assert_eq!(words_of("getLoadDotenv", 3), ["get", "load", "dotenv"]);
+        assert_eq!(words_of("net/ipv4/tcp_ipv4.c", 3), ["net", "ipv4", "tcp"]);
+        assert_eq!(words_of("Kernel panic - not syncing", 3), ["kernel", "panic", "not", "syncing"]);
+        assert!(words_of("a b", 3).is_empty());
+    }
+
+    /// A scan cut by its budget has read the files whose paths hold the query's words (or a
+    /// word of one holds the other: `ipv4` holds `v4`, `schedule` holds `sched`), then the rest
+    /// in walk order.
+    #[test]
+    fn the_likeliest_files_come_first() {
+        let paths = [
+            "arch/x86/kernel/time.c",
+            "drivers/net/tcp_offload.c",
+            "include/net/tcp.h",
+            "kernel/sched/core.c",
+            "kernel/time/timer.c",
+            "net/ipv4/tcp_ipv4.c",
+        ];
+        let words: Vec<_> = paths.iter().map(|path| path_words(path)).collect();
+        let order =
+            |query: &str| -> Vec<&str> { likeliest_first(&words, query).into_iter().map(|at| paths[at]).collect() };
+        let tcp = order("tcp_v4_connect");
+        assert_eq!(tcp[0], "net/ipv4/tcp_ipv4.c", "{tcp:?}");
+        assert_eq!(&tcp[1..3], ["drivers/net/tcp_offload.c", "include/net/tcp.h"], "{tcp:?}");
+        let timeout = order("schedule_timeout");
+        assert_eq!(
+            &timeout[..3],
+            ["arch/x86/kernel/time.c", "kernel/sched/core.c", "kernel/time/timer.c"],
+            "{timeout:?}"
+        );
+        // No word to go by: walk order.
+        assert_eq!(order("x"), paths);
+    }
 }

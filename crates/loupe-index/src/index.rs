@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use loupe_core::{ContentHash, RepoPath, text};
@@ -164,21 +164,6 @@ enum Change {
     Other,
 }
 
-/// The longest a build's worker waits for calls being answered before it takes its next file:
-/// a client that calls without pause slows the build, never stops it.
-const FOREGROUND_YIELD: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// A call being answered (`Index::foreground`); the build's workers wait while one is held.
-pub struct Foreground<'a> {
-    index: &'a Index,
-}
-
-impl Drop for Foreground<'_> {
-    fn drop(&mut self) {
-        self.index.foreground.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 pub struct Index {
     root: Root,
     options: IndexOptions,
@@ -201,10 +186,6 @@ pub struct Index {
     file_delay_micros: AtomicU64,
     /// Per-file stage times of the refresh in progress (`RefreshStats::stages`).
     stage_clock: StageClock,
-    /// Calls being answered meanwhile (`Index::foreground`): a build's workers wait for them
-    /// between files (bounded by `FOREGROUND_YIELD`), so a direct scan answering a search
-    /// during the first build has the cores.
-    foreground: AtomicUsize,
     /// Bumped whenever the tables change, so derived state (the relationship graphs) knows
     /// when to rebuild.
     generation: AtomicU64,
@@ -214,6 +195,9 @@ pub struct Index {
     /// The files the last walk found over `max_file_bytes`: not indexed, so a text search
     /// scans them itself (§7: never "nothing" when the answer may lie where the index is not).
     oversized: Mutex<Vec<WalkEntry>>,
+    /// The files the running refresh walked, for queries answered by a direct scan meanwhile:
+    /// they need not walk the tree again (a walk of Linux is most of a bounded scan's time).
+    walked: Mutex<Option<Arc<Vec<WalkEntry>>>>,
     /// What the last walk could not read (`Walk::unwalkable`).
     unwalkable: std::sync::atomic::AtomicUsize,
 }
@@ -264,10 +248,10 @@ impl Index {
             interrupted: AtomicBool::new(false),
             file_delay_micros: AtomicU64::new(0),
             stage_clock: StageClock::default(),
-            foreground: AtomicUsize::new(0),
             generation: AtomicU64::new(0),
             changes: Mutex::new(std::collections::VecDeque::new()),
             oversized: Mutex::new(Vec::new()),
+            walked: Mutex::new(None),
             unwalkable: std::sync::atomic::AtomicUsize::new(0),
         }
     }
@@ -367,22 +351,6 @@ impl Index {
         self.file_delay_micros.store(delay.as_micros() as u64, Ordering::Relaxed);
     }
 
-    /// Marks a call being answered until the guard drops: a running build's workers pause
-    /// between files meanwhile (each for at most `FOREGROUND_YIELD`), so the answer is not
-    /// slowed by the build competing for the cores.
-    pub fn foreground(&self) -> Foreground<'_> {
-        self.foreground.fetch_add(1, Ordering::AcqRel);
-        Foreground { index: self }
-    }
-
-    /// Waits while a call is being answered, for at most `FOREGROUND_YIELD`.
-    fn yield_to_foreground(&self) {
-        let started = std::time::Instant::now();
-        while self.foreground.load(Ordering::Acquire) > 0 && started.elapsed() < FOREGROUND_YIELD {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-    }
-
     fn is_interrupted(&self) -> bool {
         self.interrupted.load(Ordering::Acquire)
     }
@@ -419,7 +387,8 @@ impl Index {
             .walk_all(WalkOptions { max_file_bytes: self.options.max_file_bytes, threads: self.options.threads });
         *self.oversized.lock().unwrap_or_else(|poison| poison.into_inner()) = walk.oversized;
         self.unwalkable.store(walk.unwalkable, Ordering::Relaxed);
-        let walked = walk.files;
+        let walked = Arc::new(walk.files);
+        *self.walked.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(Arc::clone(&walked));
         let mut stats = RefreshStats {
             walked: walked.len(),
             walk_millis: started.elapsed().as_millis(),
@@ -433,7 +402,7 @@ impl Index {
             let state = self.read_state();
             let mut to_check: Vec<(WalkEntry, Option<u32>)> = Vec::new();
             let mut seen: HashSet<u32> = HashSet::new();
-            for entry in &walked {
+            for entry in walked.iter() {
                 match state.by_path.get(&entry.path) {
                     Some(&doc) => {
                         seen.insert(doc);
@@ -814,7 +783,6 @@ impl Index {
         if delay > 0 {
             std::thread::sleep(std::time::Duration::from_micros(delay));
         }
-        self.yield_to_foreground();
         let clock = &self.stage_clock;
         let reading = Instant::now();
         let Ok(bytes) = self.root.read_indexed(&entry.path, self.options.max_file_bytes) else {
@@ -992,6 +960,12 @@ impl Index {
 
     pub fn oversized(&self) -> Vec<WalkEntry> {
         self.oversized.lock().unwrap_or_else(|poison| poison.into_inner()).clone()
+    }
+
+    /// The files (within the index's size limit) the last refresh walked, once its walk is
+    /// done: while a first build runs, what a direct scan reads instead of walking again.
+    pub fn walked(&self) -> Option<Arc<Vec<WalkEntry>>> {
+        self.walked.lock().unwrap_or_else(|poison| poison.into_inner()).clone()
     }
 
     /// Live files, in path order.

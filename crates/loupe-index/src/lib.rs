@@ -40,7 +40,7 @@ pub mod trigram;
 mod watch;
 
 pub use error::IndexError;
-pub use index::{BuildStages, Foreground, Index, IndexOptions, IndexState, IndexStatus, RefreshStats, SymbolHit};
+pub use index::{BuildStages, Index, IndexOptions, IndexState, IndexStatus, RefreshStats, SymbolHit};
 pub use links::FileLinks;
 pub use loupe_syntax::{Lang, Span, SymbolKind};
 pub use records::{FileRecord, SymbolRecord};

@@ -411,22 +411,3 @@ fn a_checkpoint_that_covers_the_tree_is_persisted_complete() {
     drop(index);
     assert!(open(dir.path(), index_dir.path()).load_snapshot(), "the snapshot on disk is complete now");
 }
-
-/// A build steps aside for a call being answered (a direct scan during the first build): its
-/// workers wait while a `foreground` guard is held, and go on when it drops.
-#[test]
-fn a_build_waits_while_a_call_is_answered_in_the_foreground() {
-    let (dir, index_dir) = workspace();
-    let index = Arc::new(open(dir.path(), index_dir.path()));
-    let guard = index.foreground();
-    let building = Arc::clone(&index);
-    let started = Instant::now();
-    let build = std::thread::spawn(move || building.refresh(&|_, _| {}));
-    std::thread::sleep(Duration::from_millis(400));
-    assert_eq!(index.state(), IndexState::Building, "the build went on while a call was answered");
-    drop(guard);
-    let stats = build.join().unwrap();
-    assert!(started.elapsed() >= Duration::from_millis(400));
-    assert_eq!(stats.reindexed, 3);
-    assert_eq!(index.state(), IndexState::Ready);
-}

@@ -16,7 +16,7 @@ use crate::work::Work;
 use crate::workspace::Workspace;
 use crate::workspace::oversized::{Check, Spans};
 
-pub(super) fn symbol_hits(workspace: &Workspace, request: &SearchRequest) -> (Vec<Hit>, bool) {
+pub(super) fn symbol_hits(workspace: &Workspace, request: &SearchRequest, work: &Work) -> (Vec<Hit>, bool) {
     let Some(index) = workspace.index_for_query() else { return (Vec::new(), false) };
     let query = request.query.trim();
     let (container, name) = split_qualified(query);
@@ -31,7 +31,7 @@ pub(super) fn symbol_hits(workspace: &Workspace, request: &SearchRequest) -> (Ve
         candidates.extend(partial);
         (candidates, cut)
     } else {
-        (scanned_symbols(workspace, request, &name_lower), false)
+        (scanned_symbols(workspace, request, &name_lower, work), false)
     };
     let mut hits = Vec::new();
     for hit in candidates {
@@ -124,15 +124,33 @@ fn kind_penalty(kind: &str) -> f64 {
 /// The definitions whose name holds `name_lower`, from a direct scan while the first index
 /// build runs (§7: a search never answers "nothing" from half an index): every source file in
 /// scope whose text holds the name, parsed now.
-fn scanned_symbols(workspace: &Workspace, request: &SearchRequest, name_lower: &str) -> Vec<loupe_index::SymbolHit> {
-    let _foreground = workspace.index().map(|index| index.foreground());
+fn scanned_symbols(
+    workspace: &Workspace,
+    request: &SearchRequest,
+    name_lower: &str,
+    work: &Work,
+) -> Vec<loupe_index::SymbolHit> {
+    let Ok(finder) = regex::bytes::RegexBuilder::new(&regex::escape(name_lower)).case_insensitive(true).build() else {
+        return Vec::new();
+    };
     let mut found = Vec::new();
-    for (path, bytes) in workspace.source_files_mentioning(name_lower) {
+    // The source files likeliest to define it first, read until the scan's budget (§7).
+    let (files, _) = workspace.files_to_scan(&request.query, work);
+    for path in files {
+        if work.stopped().is_some() {
+            break;
+        }
         let Some(lang) = loupe_index::Lang::from_path(path.as_str()) else { continue };
-        let Ok(decoded) = text::decode(&bytes) else { continue };
         if !request.filters.admits(&path) {
             continue;
         }
+        let Ok(bytes) = workspace.root().read_indexed(&path, workspace.config().max_index_file_bytes) else {
+            continue;
+        };
+        if !finder.is_match(&bytes) {
+            continue;
+        }
+        let Ok(decoded) = text::decode(&bytes) else { continue };
         let file_hash = loupe_core::ContentHash::of(&bytes);
         for definition in loupe_syntax::parse(lang, &decoded.text).definitions {
             if definition.name.to_lowercase().contains(name_lower) {
@@ -309,14 +327,11 @@ pub(super) fn text_hits(
         trigram::plan_literal(&request.query)
     };
     let ready = workspace.index_for_query().filter(|index| index.state() == IndexState::Ready);
-    // A direct scan while the first build runs: the build steps aside for it (bounded).
-    let _foreground = if ready.is_none() { workspace.index().map(|index| index.foreground()) } else { None };
+    // A direct scan while the first build runs: the files likeliest to hold the query first,
+    // on one core beside the build, until the scan's budget (§7).
     let (mut candidates, oversized): (Vec<RepoPath>, Vec<loupe_vfs::WalkEntry>) = match ready {
         Some(index) => (index.text_candidates(&plan), index.oversized()),
-        None => {
-            let walk = workspace.walk_all();
-            (walk.files.into_iter().map(|entry| entry.path).collect(), walk.oversized)
-        }
+        None => workspace.files_to_scan(&request.query, work),
     };
     // Files over the index's size limit are not in it: they are scanned here, up to the read
     // limit; what is over that too is counted and named in the answer, never silently missed.
@@ -367,8 +382,12 @@ pub(super) fn text_hits(
             indexed = candidates.len() - kept,
             "candidates"
         );
-        candidates.sort();
-        candidates.dedup();
+        // In path order, as ranked ties are; a scan while the index builds keeps its order
+        // (likeliest first: the files over the limit, never in the build's walk, come last).
+        if ready.is_some() {
+            candidates.sort();
+            candidates.dedup();
+        }
     }
     // Lines that define a symbol named like the query rank as definitions, and files whose
     // path holds the query rank higher too: both are verified first, so a search cut short
@@ -387,9 +406,10 @@ pub(super) fn text_hits(
     let (defining, named): (Vec<RepoPath>, Vec<RepoPath>) =
         first.into_iter().partition(|path| definition_lines.contains_key(path));
     let tiers = [defining.len(), named.len(), rest.len()];
-    // `Settled` relies on the rest being in path order, as ties are ranked.
+    // `Settled` relies on the rest being in path order, as ties are ranked; a scan while the
+    // index builds keeps its likeliest-first order and is cut by its budget instead.
     let mut rest = rest;
-    if !rest.is_sorted() {
+    if ready.is_some() && !rest.is_sorted() {
         rest.sort();
     }
     let candidates: Vec<RepoPath> = defining.into_iter().chain(named).chain(rest).collect();
@@ -398,7 +418,8 @@ pub(super) fn text_hits(
     // tier can reach is lower, and the page settles sooner.
     let exact_case_possible =
         !is_regex || trigram::max_match_len(&pattern, !case_sensitive).is_none_or(|max| max >= request.query.len());
-    let mut settled = page_end.map(|page_end| Settled::new(page_end, tiers, exact_case_possible));
+    let mut settled =
+        page_end.filter(|_| ready.is_some()).map(|page_end| Settled::new(page_end, tiers, exact_case_possible));
     let verifier = Verifier {
         workspace,
         index: ready.map(|index| &**index),
@@ -414,7 +435,7 @@ pub(super) fn text_hits(
     // MAX_MATCHES falls where a single thread would put it.
     let mut hits = Vec::new();
     let mut lower_bound = false;
-    let threads = loupe_core::parallel::cores();
+    let threads = if ready.is_some() { loupe_core::parallel::cores() } else { 1 };
     let total = candidates.len() as u64;
     loupe_core::parallel::map_in_order(
         &candidates,
