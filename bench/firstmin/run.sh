@@ -42,7 +42,7 @@ for name in "${corpora[@]}"; do
         section="$("$venv/bin/python" "$here/firstmin.py" --loupe "$LOUPE" \
             --corpus "$name=bench/corpora/index/$name" --work "$work" \
             --json "$work/$name-$run.json")"
-        sections+=("${section/### $name/### $name, run $run}")
+        sections+=("${section/\#\#\# $name (/\#\#\# $name, run $run (}")
     done
 done
 

@@ -235,9 +235,6 @@ impl Workspace {
         }
     }
 
-    /// The source files (a language loupe parses) whose text holds `name`, any case, with the
-    /// bytes read: where a definition of it can be while the first index build runs and the
-    /// name map is not there yet (§7). A direct scan, as `rg -il` would do.
     /// What a direct scan reads while the first build runs: the files the build walked (a walk
     /// now, before the build's is done) and those over the index's size limit, the files
     /// likeliest to hold `query` first (`likeliest_first`). While a server's build runs, the
@@ -280,6 +277,9 @@ impl Workspace {
         (order.into_iter().map(|at| list.walked[at].path.clone()).collect(), oversized)
     }
 
+    /// The source files (a language loupe parses) whose text holds `name`, any case, with the
+    /// bytes read: where a definition of it can be while the first index build runs and the
+    /// name map is not there yet (§7). A direct scan, as `rg -il` would do.
     pub(crate) fn source_files_mentioning(&self, name: &str) -> Vec<(loupe_core::RepoPath, Vec<u8>)> {
         let Ok(finder) = regex::bytes::RegexBuilder::new(&regex::escape(name)).case_insensitive(true).build() else {
             return Vec::new();

@@ -327,8 +327,10 @@ pub(super) fn text_hits(
         trigram::plan_literal(&request.query)
     };
     let ready = workspace.index_for_query().filter(|index| index.state() == IndexState::Ready);
-    // A direct scan while the first build runs: the files likeliest to hold the query first,
-    // on one core beside the build, until the scan's budget (§7).
+    // A direct scan while a server's first build runs: the files likeliest to hold the query
+    // first, on one core beside the build, until the scan's budget (§7). A command's direct
+    // scan (no build running) reads everything, on every core, in path order.
+    let bounded = ready.is_none() && workspace.building_in_background();
     let (mut candidates, oversized): (Vec<RepoPath>, Vec<loupe_vfs::WalkEntry>) = match ready {
         Some(index) => (index.text_candidates(&plan), index.oversized()),
         None => workspace.files_to_scan(&request.query, work),
@@ -384,7 +386,7 @@ pub(super) fn text_hits(
         );
         // In path order, as ranked ties are; a scan while the index builds keeps its order
         // (likeliest first: the files over the limit, never in the build's walk, come last).
-        if ready.is_some() {
+        if !bounded {
             candidates.sort();
             candidates.dedup();
         }
@@ -409,7 +411,7 @@ pub(super) fn text_hits(
     // `Settled` relies on the rest being in path order, as ties are ranked; a scan while the
     // index builds keeps its likeliest-first order and is cut by its budget instead.
     let mut rest = rest;
-    if ready.is_some() && !rest.is_sorted() {
+    if !bounded && !rest.is_sorted() {
         rest.sort();
     }
     let candidates: Vec<RepoPath> = defining.into_iter().chain(named).chain(rest).collect();
@@ -418,8 +420,7 @@ pub(super) fn text_hits(
     // tier can reach is lower, and the page settles sooner.
     let exact_case_possible =
         !is_regex || trigram::max_match_len(&pattern, !case_sensitive).is_none_or(|max| max >= request.query.len());
-    let mut settled =
-        page_end.filter(|_| ready.is_some()).map(|page_end| Settled::new(page_end, tiers, exact_case_possible));
+    let mut settled = page_end.filter(|_| !bounded).map(|page_end| Settled::new(page_end, tiers, exact_case_possible));
     let verifier = Verifier {
         workspace,
         index: ready.map(|index| &**index),
@@ -435,7 +436,7 @@ pub(super) fn text_hits(
     // MAX_MATCHES falls where a single thread would put it.
     let mut hits = Vec::new();
     let mut lower_bound = false;
-    let threads = if ready.is_some() { loupe_core::parallel::cores() } else { 1 };
+    let threads = if bounded { 1 } else { loupe_core::parallel::cores() };
     let total = candidates.len() as u64;
     loupe_core::parallel::map_in_order(
         &candidates,
