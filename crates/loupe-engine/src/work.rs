@@ -75,7 +75,7 @@ impl Stopped {
             }
             Stopped::MemoryBudget(mib) => format!("stopped at the call's memory budget ({mib} MiB, `max_call_mb`)"),
             Stopped::Building(budget) => {
-                format!("the index is building: a {} ms scan, files likeliest to hold it first", budget.as_millis())
+                format!("a {} ms scan of the files likeliest to hold it, not all of them", budget.as_millis())
             }
         }
     }

@@ -90,6 +90,13 @@ struct ScanList {
     words: Vec<Box<[Box<str>]>>,
 }
 
+impl ScanList {
+    fn of(walked: Arc<Vec<loupe_vfs::WalkEntry>>) -> ScanList {
+        let words = walked.iter().map(|entry| path_words(entry.path.as_str())).collect();
+        ScanList { walked, words }
+    }
+}
+
 impl Workspace {
     /// Opens the workspace on `config.root` (which `config::load` always sets).
     pub(crate) fn open(config: Config) -> Result<Workspace, OpenError> {
@@ -182,6 +189,8 @@ impl Workspace {
             // The build is over: calls no longer wait for it (an index left `building`, as a
             // damaged one is, answers from a direct scan rather than make every call wait).
             workspace.building_in_background.store(false, std::sync::atomic::Ordering::Release);
+            // Only the scans of a running build read the ordered list: it goes with the build.
+            *workspace.scan_list.lock().unwrap_or_else(|poison| poison.into_inner()) = None;
             let Some(stats) = stats else { return };
             if stats.interrupted {
                 // The session is ending: what was built is kept as a checkpoint, nothing to watch.
@@ -235,46 +244,40 @@ impl Workspace {
         }
     }
 
-    /// What a direct scan reads while the first build runs: the files the build walked (a walk
-    /// now, before the build's is done) and those over the index's size limit, the files
-    /// likeliest to hold `query` first (`likeliest_first`). While a server's build runs, the
-    /// scan that follows is bounded (`BUILDING_SCAN`, from when the list is ready: a walk of
-    /// Linux takes longer than the budget, and a scan with no files finds nothing).
+    /// What a direct scan reads, and the files over the index's size limit. While a server's
+    /// first build runs: the files the build walked (a walk now, before the build's is done),
+    /// likeliest to hold `query` first (`likeliest_first`), and the scan that follows is bounded
+    /// (`BUILDING_SCAN`, from when the list is ready: a walk of Linux takes longer than the
+    /// budget, and a scan with no files finds nothing). Otherwise every file, in walk order.
     pub(crate) fn files_to_scan(
         &self,
         query: &str,
         work: &Work,
     ) -> (Vec<loupe_core::RepoPath>, Vec<loupe_vfs::WalkEntry>) {
-        let listed = self.listed_for_scan(query);
-        if self.building_in_background() {
-            work.start_scan_budget(crate::work::BUILDING_SCAN);
-        }
-        listed
-    }
-
-    fn listed_for_scan(&self, query: &str) -> (Vec<loupe_core::RepoPath>, Vec<loupe_vfs::WalkEntry>) {
-        let walked = self.index().and_then(|index| Some((index.walked()?, index.oversized())));
-        let Some((walked, oversized)) = walked else {
+        if !self.building_in_background() {
             let walk = self.walk_all();
-            let words: Vec<_> = walk.files.iter().map(|entry| path_words(entry.path.as_str())).collect();
-            let order = likeliest_first(&words, query);
-            let files = order.into_iter().map(|at| walk.files[at].path.clone()).collect();
-            return (files, walk.oversized);
-        };
-        let list = {
-            let mut slot = self.scan_list.lock().unwrap_or_else(|poison| poison.into_inner());
-            match slot.as_ref().filter(|list| Arc::ptr_eq(&list.walked, &walked)) {
-                Some(list) => Arc::clone(list),
-                None => {
-                    let words = walked.iter().map(|entry| path_words(entry.path.as_str())).collect();
-                    let list = Arc::new(ScanList { walked, words });
-                    *slot = Some(Arc::clone(&list));
-                    list
-                }
-            }
-        };
+            return (walk.files.into_iter().map(|entry| entry.path).collect(), walk.oversized);
+        }
+        let (list, oversized) = self.scan_list();
+        work.start_scan_budget(crate::work::BUILDING_SCAN);
         let order = likeliest_first(&list.words, query);
         (order.into_iter().map(|at| list.walked[at].path.clone()).collect(), oversized)
+    }
+
+    /// The build's walk with its paths' words (made once per walk), or a walk of its own
+    /// before the build's is done.
+    fn scan_list(&self) -> (Arc<ScanList>, Vec<loupe_vfs::WalkEntry>) {
+        let Some((walked, oversized)) = self.index().and_then(|index| Some((index.walked()?, index.oversized())))
+        else {
+            let walk = self.walk_all();
+            return (Arc::new(ScanList::of(Arc::new(walk.files))), walk.oversized);
+        };
+        let mut slot = self.scan_list.lock().unwrap_or_else(|poison| poison.into_inner());
+        let list = match slot.as_ref().filter(|list| Arc::ptr_eq(&list.walked, &walked)) {
+            Some(list) => Arc::clone(list),
+            None => Arc::clone(slot.insert(Arc::new(ScanList::of(walked)))),
+        };
+        (list, oversized)
     }
 
     /// The source files (a language loupe parses) whose text holds `name`, any case, with the

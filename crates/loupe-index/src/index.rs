@@ -196,7 +196,7 @@ pub struct Index {
     /// scans them itself (§7: never "nothing" when the answer may lie where the index is not).
     oversized: Mutex<Vec<WalkEntry>>,
     /// The files the running refresh walked, for queries answered by a direct scan meanwhile:
-    /// they need not walk the tree again (a walk of Linux is most of a bounded scan's time).
+    /// they need not walk the tree again (a walk of Linux is more than a bounded scan's time).
     walked: Mutex<Option<Arc<Vec<WalkEntry>>>>,
     /// What the last walk could not read (`Walk::unwalkable`).
     unwalkable: std::sync::atomic::AtomicUsize,
@@ -463,6 +463,8 @@ impl Index {
             tracing::warn!("could not persist the index: {error}");
         }
         stats.persist_millis = persisting.elapsed().as_millis();
+        // The walk served the direct scans of the refresh that ran; it is stale now.
+        *self.walked.lock().unwrap_or_else(|poison| poison.into_inner()) = None;
         stats.millis = started.elapsed().as_millis();
         stats
     }
@@ -962,8 +964,9 @@ impl Index {
         self.oversized.lock().unwrap_or_else(|poison| poison.into_inner()).clone()
     }
 
-    /// The files (within the index's size limit) the last refresh walked, once its walk is
-    /// done: while a first build runs, what a direct scan reads instead of walking again.
+    /// The files (within the index's size limit) the running refresh walked, once its walk is
+    /// done and until the refresh ends: while a first build runs, what a direct scan reads
+    /// instead of walking again.
     pub fn walked(&self) -> Option<Arc<Vec<WalkEntry>>> {
         self.walked.lock().unwrap_or_else(|poison| poison.into_inner()).clone()
     }

@@ -150,30 +150,24 @@ pub(super) fn render(
         }
         Output::Count => face.push('\n'),
     }
-    match stopped {
+    if let Some(stopped @ crate::work::Stopped::Building(_)) = stopped {
         // A scan while the first build runs, cut at its budget: what it read, and when the same
         // search sees every file.
-        Some(crate::work::Stopped::Building(budget)) => {
-            let built = workspace
-                .index()
-                .map(|index| index.status())
-                .map_or(String::new(), |status| format!(", {} of {} files", status.files_done, status.files_total));
-            face.push_str(&format!(
-                "(index still building{built}: a {} ms scan of the files likeliest to hold it, not all of them; \
-                 the same search once it is ready sees every file)\n",
-                budget.as_millis()
-            ));
-        }
-        Some(stopped) => {
-            if index_state == IndexState::Building {
-                face.push_str("(index still building: answered by a direct scan of the files)\n");
-            }
-            face.push_str(&format!("({}: not every file was searched; narrow `path` or `glob`)\n", stopped.words()));
-        }
-        None if index_state == IndexState::Building => {
+        let built = workspace
+            .index()
+            .map(|index| index.status())
+            .map_or(String::new(), |status| format!(", {} of {} files", status.files_done, status.files_total));
+        face.push_str(&format!(
+            "(index still building{built}: {}; the same search once it is ready sees every file)\n",
+            stopped.words()
+        ));
+    } else {
+        if index_state == IndexState::Building {
             face.push_str("(index still building: answered by a direct scan of the files)\n");
         }
-        None => {}
+        if let Some(stopped) = stopped {
+            face.push_str(&format!("({}: not every file was searched; narrow `path` or `glob`)\n", stopped.words()));
+        }
     }
     if not_searched > 0 {
         face.push_str(&format!(
