@@ -150,9 +150,9 @@ fn is_loupe_hook(value: &Value) -> bool {
     })
 }
 
-/// The tools the Claude Code hook looks at: whole-file reads, as `Read` or as `cat` in `Bash`
-/// (greps and globs it leaves alone, so it is not spawned for them; `hook.rs`).
-pub(crate) const HOOK_MATCHER: &str = "Read|Bash";
+/// The tools the Claude Code hook looks at: whole-file reads and greps, as `Read` and `Grep` or
+/// as `cat` and `rg` in `Bash` (globs it leaves alone, so it is not spawned for them; `hook.rs`).
+pub(crate) const HOOK_MATCHER: &str = "Read|Grep|Bash";
 
 fn server(launch: &Launch, extra: Value) -> Value {
     let mut entry = json!({"command": launch.command, "args": ["serve"]});
