@@ -220,7 +220,7 @@ def loupe_total(result):
     if "total" in meta:
         return meta["total"], bool(meta.get("total_is_lower_bound"))
     text = result["content"][0]["text"]
-    found = re.search(r"showing \S+ of ([\d,]+)(\+?)", text)
+    found = re.search(r"hits \S+ of ([\d,]+)(\+?)", text) or re.match(r"([\d,]+)() hits?\b", text)
     if found:
         return int(found.group(1).replace(",", "")), bool(found.group(2))
     return 0, False

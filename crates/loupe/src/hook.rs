@@ -55,7 +55,8 @@ impl Route {
     }
 
     fn message(&self) -> String {
-        let cost = self.built_in_bytes.map_or(String::new(), |bytes| format!(" (the whole file is ~{} tokens)", bytes / 4));
+        let cost =
+            self.built_in_bytes.map_or(String::new(), |bytes| format!(" (the whole file is ~{} tokens)", bytes / 4));
         format!("loupe answers this with fewer tokens: {}: {}{cost}.", self.call(), self.gives)
     }
 }
@@ -266,7 +267,8 @@ const BODY_CONTEXT: u64 = 10;
 /// A definition's pattern: `def name`, `class Name\b`, `^def name\(`, `class\s+Name`, and the
 /// same with `fn`, `func`, `function`, `struct`, `trait`, `interface`, `enum`, `type`.
 fn definition(pattern: &str) -> Option<&str> {
-    const KEYWORDS: &[&str] = &["def", "class", "fn", "func", "function", "struct", "trait", "interface", "enum", "type"];
+    const KEYWORDS: &[&str] =
+        &["def", "class", "fn", "func", "function", "struct", "trait", "interface", "enum", "type"];
     let rest = pattern.strip_prefix('^').unwrap_or(pattern);
     let (keyword, rest) = rest.split_once(' ').or_else(|| rest.split_once("\\s+"))?;
     if !KEYWORDS.contains(&keyword.trim_start_matches("async ")) {
@@ -324,7 +326,9 @@ fn mostly_code(dir: &Path) -> bool {
             budget -= 1;
             let name = entry.file_name().to_string_lossy().into_owned();
             match entry.file_type() {
-                Ok(kind) if kind.is_dir() && depth < 1 && !name.starts_with('.') => dirs.push((entry.path(), depth + 1)),
+                Ok(kind) if kind.is_dir() && depth < 1 && !name.starts_with('.') => {
+                    dirs.push((entry.path(), depth + 1))
+                }
                 Ok(kind) if kind.is_file() => *(if is_code(&name) { &mut code } else { &mut other }) += 1,
                 _ => {}
             }

@@ -330,14 +330,15 @@ fn the_cache_command_lists_indexes_and_prunes_those_of_gone_roots() {
 #[test]
 fn next_steps_are_loupe_commands_with_the_ref_resolved() {
     let dir = workspace();
-    let face = stdout(&loupe(dir.path(), &["search", "--type", "text", "v7 = 7"], &[]));
+    std::fs::write(dir.path().join("src/greet.rs"), "pub fn greet() -> u8 {\n    7\n}\n").unwrap();
+    let face = stdout(&loupe(dir.path(), &["search", "--type", "symbol", "greet"], &[]));
     let next = face.lines().find(|line| line.starts_with("→ next: ")).unwrap_or_else(|| panic!("{face}"));
-    assert!(next.starts_with("→ next: loupe read --mode snippet src/lib.rs "), "{face}");
+    assert!(next.starts_with("→ next: loupe read "), "{face}");
     assert!(!next.contains("candidate") && !next.contains('{'), "{face}");
     // And the command it names runs.
     let words: Vec<&str> = next["→ next: loupe ".len()..].split(' ').collect();
     let output = loupe(dir.path(), &words, &[]);
-    assert!(output.status.success() && stdout(&output).contains("7 let v7 = 7;"), "{output:?}");
+    assert!(output.status.success() && stdout(&output).contains("1 pub fn greet() -> u8 {"), "{output:?}");
 }
 
 /// `loupe completions zsh | head -1`: the closed pipe ends the output, not in a panic.

@@ -116,40 +116,57 @@ pub(super) fn render(
     } else if total == 0 {
         reason_codes.push(ReasonCode::NoMatch);
         next_calls.push(in_session(broaden(request, used), request));
-    } else if let Some((first, _)) = listed.get(start).filter(|_| {
-        end > start && request.output != Output::Files && !matches!(used, SearchKind::File | SearchKind::Directory)
-    }) {
-        // The top hit's read, by candidate id (the session keeps the read the id stands for). A
-        // symbol hit's row carries its id; a text hit reads by the name it is in, or a window; a
-        // file list is paths (an outline reads by path, §9.7), so it offers none.
+    } else if let Some((first, _)) = listed
+        .get(start)
+        .filter(|(first, _)| end > start && request.output == Output::Matches && hits[*first].symbol.is_some())
+    {
+        // The top definition's read, by candidate id (the session keeps the read the id stands
+        // for). Only a symbol hit offers one: a text hit already shows its line and the function
+        // it is in (which reads by name), and a file list is paths (an outline reads by path,
+        // §9.7); a next call there would be a guess that costs every answer its tokens.
         next_calls.push(in_session(NextCall::new("read", json!({"candidate_id": ids[*first]})), request));
     }
     if !request.clamped.is_empty() {
         reason_codes.push(ReasonCode::BudgetSoftLimit);
     }
 
-    // The text face.
+    // The text face. Its first line says how much of the answer the page shows, and what
+    // `auto` searched; the query is the caller's own words and is named only when nothing
+    // matched (§6).
     let total_text = if lower_bound { format!("{total}+") } else { total.to_string() };
-    let mut face = format!("search {:?} · {used}", request.query);
+    let mut searched = String::new();
     if inferred && used == SearchKind::Terms {
         // A question is not searched as one literal: the face says what was searched instead.
-        face.push_str(&format!(
-            " (auto: {}searched the terms {}; ranked by terms matched)",
+        searched = format!(
+            "{used} (auto: {}searched the terms {}; ranked by terms matched)",
             if fell_back { "no exact phrase; " } else { "" },
             terms.join(", ")
-        ));
+        );
     } else if inferred {
-        face.push_str(if fell_back { " (auto: no symbol matched, fell back to text)" } else { " (auto)" });
+        searched =
+            format!("{used}{}", if fell_back { " (auto: no symbol matched, fell back to text)" } else { " (auto)" });
     }
-    match request.output {
-        _ if total == 0 && stopped.is_some() => face.push_str(" · no results in the files searched\n"),
-        _ if total == 0 => face.push_str(" · no results\n"),
-        Output::Matches => face.push_str(&format!(" · showing {}–{end} of {total_text}\n", start + 1)),
-        Output::Files => {
-            face.push_str(&format!(" · showing files {}–{end} of {} ({total_text} matches)\n", start + 1, listed.len()))
+    let complete = start == 0 && end == listed.len() && !lower_bound;
+    let plural = |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
+    let shown = match request.output {
+        _ if total == 0 => None,
+        Output::Matches if complete => Some(plural(total, "hit")),
+        Output::Matches => Some(format!("hits {}–{end} of {total_text}", start + 1)),
+        Output::Files if complete => Some(format!("{}, {total_text} matches", plural(listed.len(), "file"))),
+        Output::Files => Some(format!("files {}–{end} of {}, {total_text} matches", start + 1, listed.len())),
+        Output::Count => None,
+    };
+    let mut face = match shown {
+        _ if total == 0 => {
+            let searched = if searched.is_empty() { used.to_string() } else { searched };
+            let nothing = if stopped.is_some() { "no results in the files searched" } else { "no results" };
+            format!("search {:?} · {searched} · {nothing}\n", request.query)
         }
-        Output::Count => face.push('\n'),
-    }
+        Some(shown) if searched.is_empty() => format!("{shown}\n"),
+        Some(shown) => format!("{shown} · {searched}\n"),
+        None if searched.is_empty() => String::new(),
+        None => format!("{searched}\n"),
+    };
     if let Some(stopped @ crate::work::Stopped::Building(_)) = stopped {
         // A scan while the first build runs, cut at its budget: what it read, and when the same
         // search sees every file.
@@ -206,7 +223,7 @@ pub(super) fn render(
         };
         match (shape, shown.as_deref()) {
             (RowShape::Path, _) => face.push_row(format!("{line}\n")),
-            (RowShape::Count(_), Some(shown)) => face.push_row(format!("{line}  {shown}\n")),
+            (RowShape::Count(count), _) => face.push_row(format!("{line} {count}\n")),
             // A hit with context: its place, its lines below.
             (RowShape::Window, Some(block)) => face.push_row(format!("{line}\n{block}\n")),
             // Text hits under their file's path, once per run of hits in that file.
