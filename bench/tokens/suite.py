@@ -498,8 +498,21 @@ def check_usages(sites: list[tuple[str, int]]) -> Callable[[str], str | None]:
                 current = line.strip()
         return found
 
+    def rows(out: str) -> set[tuple[str, int]]:
+        """loupe's JSON rows of text hits: `[path, line, shown, line, shown, …]`, one per file."""
+        found = set()
+        for line in out.splitlines():
+            try:
+                value = json.loads(line) if line.startswith("{") else None
+            except ValueError:
+                continue
+            for row in (value or {}).get("results") or []:
+                if isinstance(row, list) and len(row) >= 3 and len(row) % 2 == 1 and isinstance(row[0], str):
+                    found.update((row[0], n) for n in row[1::2] if isinstance(n, int))
+        return found
+
     def check(out: str) -> str | None:
-        under = grouped(out)
+        under = grouped(out) | rows(out)
         missing = [f"{p}:{n}" for p, n in sites
                    if (p, n) not in under and not re.search(rf'(?<![\w./-]){re.escape(p)}(?::|",){n}(?!\d)', out)]
         return f"{len(missing)} of {len(sites)} usages not shown, e.g. {missing[:3]}" if missing else None
