@@ -23,7 +23,12 @@ pub(crate) const INDEX_WAIT: Duration = Duration::from_secs(10);
 /// While the first index build runs, a search is a direct scan of the files bounded by this
 /// much time (on one core, the build not paused for it): an agent searching every second gets
 /// its answers at once and the build keeps its pace (issue 35, docs/decisions.md).
-pub(crate) const BUILDING_SCAN: Duration = Duration::from_millis(250);
+pub(crate) const BUILDING_SCAN: Duration = Duration::from_millis(100);
+
+/// While the first index build runs, the files a page of text hits is in are parsed for the
+/// definitions their hits are in (`(in name)`) for at most this long; hits in files past it
+/// show no definition.
+pub(crate) const BUILDING_NOTES: Duration = Duration::from_millis(50);
 
 /// How often the wait reports progress.
 const INDEX_POLL: Duration = Duration::from_millis(250);

@@ -201,7 +201,12 @@ pub(super) fn render(
     let mut face = Face::text(face);
     // The page's hits (a file by its first hit), whose ids stand for their reads.
     let mut results = (request.output != Output::Count).then(Vec::new);
-    let mut scopes = Scopes::default();
+    let mut scopes = Scopes {
+        parse_until: workspace
+            .building_in_background()
+            .then(|| std::time::Instant::now() + crate::work::BUILDING_NOTES),
+        ..Scopes::default()
+    };
     // The file whose text hits the rows above are listed under.
     let mut grouped: Option<RepoPath> = None;
     for &(index, count) in &shown_page {
@@ -411,6 +416,9 @@ struct Scopes {
     last: Option<(RepoPath, String)>,
     /// The last line a context window showed, with its file.
     shown_to: Option<(RepoPath, usize)>,
+    /// While the first build runs, files are parsed for their definitions until then
+    /// (`work::BUILDING_NOTES`); after it, a file not parsed yet names none.
+    parse_until: Option<std::time::Instant>,
 }
 
 impl Scopes {
@@ -428,6 +436,7 @@ impl Scopes {
         let definitions = self.files.entry(path.clone()).or_insert_with(|| {
             match workspace.index_for_query().filter(|index| index.state() == IndexState::Ready) {
                 Some(index) => index.symbols_in(path),
+                None if self.parse_until.is_some_and(|until| std::time::Instant::now() >= until) => Vec::new(),
                 None => parsed_definitions(workspace, path),
             }
         });
