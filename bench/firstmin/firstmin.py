@@ -154,8 +154,13 @@ async def settled(loupe: str, root: str, index_dir: str, queries, rounds: int) -
 
 
 def timed(command: list[str]) -> float:
+    """A peer's run, in a session of its own as the MCP SDK starts the server (`stdio_client`:
+    `start_new_session`). Where the kernel groups CPU time by session (Linux's autogroup), a
+    peer left in the bench's session shared one group with the busy core and got 2/3 of the
+    machine against the server's 1/2: `loupe index` alone then took 1.2× less CPU share than
+    the served build it is compared with (docs/decisions.md)."""
     started = time.monotonic()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, start_new_session=True)
     return time.monotonic() - started
 
 
@@ -169,7 +174,7 @@ def percentile(values: list[float], p: float) -> float:
 
 def busy_core() -> subprocess.Popen:
     """Another process keeping one core busy, as a laptop is never quiet."""
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
 
 
 def main() -> None:

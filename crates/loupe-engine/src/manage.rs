@@ -263,8 +263,7 @@ fn git_status(engine: &Engine) -> Result<(Option<String>, loupe_git::Dirty), Opt
         }
         None => engine
             .workspace()
-            .root()
-            .walk(engine.workspace().walk_options())
+            .files_now()
             .into_iter()
             .map(|entry| (entry.path.to_string(), entry.size, entry.mtime_ns))
             .collect(),

@@ -168,7 +168,7 @@ fn scanned_symbols(
 pub(super) fn file_hits(workspace: &Workspace, request: &SearchRequest, directories: bool) -> (Vec<Hit>, bool) {
     let files: Vec<RepoPath> = match workspace.index_for_query().filter(|index| index.state() == IndexState::Ready) {
         Some(index) => index.files().into_iter().map(|record| record.path).collect(),
-        None => workspace.root().walk(workspace.walk_options()).into_iter().map(|entry| entry.path).collect(),
+        None => workspace.files_now().into_iter().map(|entry| entry.path).collect(),
     };
     let query = request.query.trim().trim_end_matches('/');
     let query_lower = query.to_lowercase();
