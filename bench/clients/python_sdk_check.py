@@ -71,12 +71,22 @@ async def main(binary: str, repository: str, counter=None) -> int:
 
             for name, arguments in CALLS:
                 if arguments.get("candidate_id") == "FROM_LAST_SEARCH":
-                    arguments = dict(arguments, candidate_id=last_hits[0]["candidate_id"])
+                    # A symbol hit's row carries its id; a text hit's is its path and line, a
+                    # file's its path (§6): read by what the row gives.
+                    row = last_hits[0]
+                    rest = {key: value for key, value in arguments.items() if key != "candidate_id"}
+                    if len(row) == 4:
+                        arguments = dict(rest, candidate_id=row[2])
+                    elif len(row) >= 3:
+                        arguments = {"mode": "snippet", "target": row[0], "start_line": max(1, row[1] - 3), "end_line": row[1] + 3}
+                    else:
+                        arguments = {"mode": "outline", **rest, "target": row[0]}
                 # A progress token lets the server wait for its first index build (§7).
                 result = await session.call_tool(name, arguments, progress_callback=progress)
                 if name == "search":
-                    # Each hit is `[path, line, candidate_id]` (§3.3).
-                    last_hits = [{"candidate_id": hit[2]} for hit in (result.structured_content or {}).get("results") or []]
+                    # A row per hit (§3.3): `[path, line, candidate_id, shown]` for a symbol,
+                    # `[path, line, shown, …]` for a file's text hits, `[path]` for a file.
+                    last_hits = [hit for hit in (result.structured_content or {}).get("results") or [] if isinstance(hit, list)]
                 text = result.content[0].text if result.content else ""
                 # What Claude Code and Codex hand the model: JSON.stringify(structuredContent).
                 structured = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
