@@ -271,7 +271,7 @@ fn definition(pattern: &str) -> Option<&str> {
         &["def", "class", "fn", "func", "function", "struct", "trait", "interface", "enum", "type"];
     let rest = pattern.strip_prefix('^').unwrap_or(pattern);
     let (keyword, rest) = rest.split_once(' ').or_else(|| rest.split_once("\\s+"))?;
-    if !KEYWORDS.contains(&keyword.trim_start_matches("async ")) {
+    if !KEYWORDS.contains(&keyword) {
         return None;
     }
     let name = ["\\b", "\\(", "("].iter().find_map(|end| rest.strip_suffix(end)).unwrap_or(rest);

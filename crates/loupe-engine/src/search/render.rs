@@ -212,7 +212,8 @@ pub(super) fn render(
     for &(index, count) in &shown_page {
         let (hit, id) = (&hits[index], &ids[index]);
         let (line, shown) = match count {
-            Some(count) => (hit.path.to_string(), Some(format!("{count} match{}", if count == 1 { "" } else { "es" }))),
+            // A file of `output: files`: its path, and its count (`RowShape::Count`).
+            Some(_) => (hit.path.to_string(), None),
             None => render_hit(workspace, hit, request, &mut scopes),
         };
         // What a row shows besides the hit: a symbol hit its id, which reads it; a file or
