@@ -538,95 +538,155 @@ fn module_symbol(path: &RepoPath, lang: Lang) -> SymbolRef {
 
 fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
     let root = answer.root_symbol(target);
+    let complete = reference_sites(view, target, &mut |path, facts, sites| {
+        if answer.full() {
+            return false;
+        }
+        let mut lines: Vec<(usize, Confidence)> = sites.iter().map(|site| (site.line, site.confidence)).collect();
+        lines.dedup_by_key(|(line, _)| *line);
+        for (line, confidence) in lines {
+            let user = match enclosing(facts, line, true) {
+                Some(definition) => SymbolRef::from_definition(path, facts.lang, definition),
+                None => module_symbol(path, facts.lang),
+            };
+            let Some(node) = answer.add_symbol(&user, root, Side::Upstream, 1) else { return false };
+            answer.add_edge(user.id(), target.id(), "references", Some(confidence), Some(line), node);
+        }
+        true
+    });
+    answer.truncated |= !complete;
+}
+
+/// One use of a symbol: where its name is written, and how sure the resolution is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Site {
+    pub(crate) line: usize,
+    /// 1-based byte column of the name.
+    pub(crate) column: usize,
+    /// The name as written there: the symbol's own, or an alias an import gave it.
+    pub(crate) name: String,
+    pub(crate) confidence: Confidence,
+}
+
+/// Every use of `target` in the workspace (its definition not included), file by file in path
+/// order, each file's sites in source order, handed to `each` with the file's facts; `each`
+/// answers whether to go on. Returns whether every file was seen (not stopped by `each`, a
+/// cancellation or a budget). `analyze references` and `edit`'s symbol operations share it.
+pub(crate) fn reference_sites(
+    view: &View<'_>,
+    target: &SymbolRef,
+    each: &mut dyn FnMut(&RepoPath, &FileFacts, &[Site]) -> bool,
+) -> bool {
     let files = same_family(mentioning(view, target), target.lang);
     let parsed = files.chunks(FILES_PER_CHUNK).flat_map(|chunk| chunk.iter().zip(view.facts_of(chunk)));
     for (path, facts) in parsed {
-        if answer.full() || view.work().stopped().is_some() {
-            answer.truncated = true;
-            return;
+        if view.work().stopped().is_some() {
+            return false;
         }
         let Some(lang) = Lang::from_path(path.as_str()) else { continue };
-        let path = path.clone();
         let Some(facts) = facts else { continue };
-        let mut uses: Vec<(usize, Confidence)> = Vec::new();
-        if matches!(lang, Lang::C | Lang::Cpp) && path != target.path && is_header(&path) {
-            // A header's prototype of a function defined in a source file is a use of it.
-            for definition in facts.definitions.iter().filter(|definition| definition.name == target.name) {
-                uses.push((definition.name_line, Confidence::Scoped));
+        let sites = sites_in(view, path, lang, &facts, target);
+        if !sites.is_empty() && !each(path, &facts, &sites) {
+            return false;
+        }
+    }
+    true
+}
+
+fn sites_in(view: &View<'_>, path: &RepoPath, lang: Lang, facts: &FileFacts, target: &SymbolRef) -> Vec<Site> {
+    let mut sites: Vec<Site> = Vec::new();
+    let site = |definition: &Definition, confidence| Site {
+        line: definition.name_line,
+        column: definition.name_column,
+        name: definition.name.clone(),
+        confidence,
+    };
+    if matches!(lang, Lang::C | Lang::Cpp) && *path != target.path && is_header(path) {
+        // A header's prototype of a function defined in a source file is a use of it.
+        for definition in facts.definitions.iter().filter(|definition| definition.name == target.name) {
+            sites.push(site(definition, Confidence::Scoped));
+        }
+    }
+    let file_confidence = reference_confidence(view, path, lang, target, &facts.definitions);
+    if let Some(file_confidence) = file_confidence {
+        // `impl Config {`: a Rust impl block names its type.
+        for definition in &facts.definitions {
+            if definition.kind == SymbolKind::Impl && definition.name == target.name && is_type_kind(target.kind) {
+                sites.push(site(definition, file_confidence));
             }
         }
-        let file_confidence = reference_confidence(view, &path, lang, target, &facts.definitions);
-        if let Some(file_confidence) = file_confidence {
-            // `impl Config {`: a Rust impl block names its type.
-            for definition in &facts.definitions {
-                if definition.kind == SymbolKind::Impl && definition.name == target.name && is_type_kind(target.kind) {
-                    uses.push((definition.name_line, file_confidence));
-                }
-            }
+    }
+    let names = loupe_graph::local_names(view, path, &target.name);
+    // One line's uses are judged once per name: a line holds the same call many times only in
+    // minified code.
+    let mut judged: Vec<(usize, String, Option<Confidence>)> = Vec::new();
+    for reference in &facts.references {
+        if !names.contains(&reference.name) || (*path == target.path && reference.line == target.line) {
+            continue;
         }
-        let names = loupe_graph::local_names(view, &path, &target.name);
-        let mut last_line = 0;
-        for reference in &facts.references {
-            if !names.contains(&reference.name) || (path == target.path && reference.line == target.line) {
-                continue;
+        let site_here = facts.calls.iter().find(|site| site.line == reference.line && site.column == reference.column);
+        let known = judged
+            .iter()
+            .find(|(line, name, _)| site_here.is_none() && *line == reference.line && *name == reference.name);
+        let confidence = match known {
+            Some((_, _, confidence)) => *confidence,
+            None => {
+                let confidence = judge(view, path, lang, target, reference, site_here, file_confidence);
+                if site_here.is_none() {
+                    judged.push((reference.line, reference.name.clone(), confidence));
+                }
+                confidence
             }
-            if reference.line == last_line {
-                continue;
-            }
-            // A use that is a call is judged by the call's own resolution, one on an import
-            // line by where that import leads.
-            let site = facts.calls.iter().find(|site| site.line == reference.line && site.column == reference.column);
-            let on_import: loupe_graph::ResolvedImports =
-                view.imports(&path).iter().filter(|(import, _)| import.line == reference.line).cloned().collect();
-            let confidence = if let Some(site) = site {
-                let resolved = resolve_call(view, &path, lang, site);
-                // `Item(…)` runs `Item.__init__`: a use of the class too.
-                let constructs = |callee: &SymbolRef| {
-                    callee.is_constructor()
-                        && callee.path == target.path
-                        && callee.owner() == Some(target.name.as_str())
-                };
-                match resolved.iter().find(|(callee, _)| same_symbol(callee, target) || constructs(callee)) {
-                    Some((_, confidence)) => *confidence,
-                    None => continue,
-                }
-            } else if !on_import.is_empty() {
-                let leads_there = on_import.iter().any(|(_, files)| files.contains(&target.path));
-                // A re-export: the imported file defines no such name itself but imports the
-                // target (by name or glob) from its file.
-                let defines = |file: &RepoPath| view.named(&target.name).iter().any(|symbol| &symbol.path == file);
-                let via_reexport = on_import.iter().any(|(_, files)| {
-                    files.iter().filter(|file| !defines(file)).any(|file| {
-                        view.imports(file).iter().any(|(inner, inner_files)| {
-                            inner_files.contains(&target.path)
-                                && inner.names.iter().any(|name| name == "*" || name.ends_with(target.name.as_str()))
-                        })
-                    })
-                });
-                match (leads_there, via_reexport) {
-                    (true, _) => Confidence::Exact,
-                    (false, true) => Confidence::Scoped,
-                    (false, false) => continue,
-                }
-            } else {
-                match file_confidence {
-                    Some(confidence) => confidence,
-                    None => continue,
-                }
-            };
-            last_line = reference.line;
-            uses.push((reference.line, confidence));
-        }
-        uses.sort_by_key(|(line, _)| *line);
-        uses.dedup_by_key(|(line, _)| *line);
-        for (line, confidence) in uses {
-            let user = match enclosing(&facts, line, true) {
-                Some(definition) => SymbolRef::from_definition(&path, lang, definition),
-                None => module_symbol(&path, lang),
-            };
-            let Some(node) = answer.add_symbol(&user, root, Side::Upstream, 1) else { return };
-            answer.add_edge(user.id(), target.id(), "references", Some(confidence), Some(line), node);
-        }
+        };
+        let Some(confidence) = confidence else { continue };
+        sites.push(Site { line: reference.line, column: reference.column, name: reference.name.clone(), confidence });
+    }
+    sites.sort_by_key(|site| (site.line, site.column));
+    sites.dedup_by_key(|site| (site.line, site.column));
+    sites
+}
+
+/// How sure it is that `reference` in `path` means `target`; `None`: it does not.
+fn judge(
+    view: &View<'_>,
+    path: &RepoPath,
+    lang: Lang,
+    target: &SymbolRef,
+    reference: &loupe_syntax::Reference,
+    call: Option<&loupe_syntax::CallSite>,
+    file_confidence: Option<Confidence>,
+) -> Option<Confidence> {
+    // A use that is a call is judged by the call's own resolution, one on an import line by
+    // where that import leads.
+    if let Some(call) = call {
+        let resolved = resolve_call(view, path, lang, call);
+        // `Item(…)` runs `Item.__init__`: a use of the class too.
+        let constructs = |callee: &SymbolRef| {
+            callee.is_constructor() && callee.path == target.path && callee.owner() == Some(target.name.as_str())
+        };
+        return resolved.iter().find(|(callee, _)| same_symbol(callee, target) || constructs(callee)).map(|(_, c)| *c);
+    }
+    let on_import: loupe_graph::ResolvedImports =
+        view.imports(path).iter().filter(|(import, _)| import.line == reference.line).cloned().collect();
+    if on_import.is_empty() {
+        return file_confidence;
+    }
+    let leads_there = on_import.iter().any(|(_, files)| files.contains(&target.path));
+    // A re-export: the imported file defines no such name itself but imports the target (by
+    // name or glob) from its file.
+    let defines = |file: &RepoPath| view.named(&target.name).iter().any(|symbol| &symbol.path == file);
+    let via_reexport = on_import.iter().any(|(_, files)| {
+        files.iter().filter(|file| !defines(file)).any(|file| {
+            view.imports(file).iter().any(|(inner, inner_files)| {
+                inner_files.contains(&target.path)
+                    && inner.names.iter().any(|name| name == "*" || name.ends_with(target.name.as_str()))
+            })
+        })
+    });
+    match (leads_there, via_reexport) {
+        (true, _) => Some(Confidence::Exact),
+        (false, true) => Some(Confidence::Scoped),
+        (false, false) => None,
     }
 }
 

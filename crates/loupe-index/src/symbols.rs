@@ -1330,6 +1330,8 @@ mod tests {
             doc: None,
             span: Span { start_line: line, end_line: line + 2 },
             name_line: line,
+            name_column: 4,
+            body: None,
             depth: usize::from(container.is_some()),
         }
     }

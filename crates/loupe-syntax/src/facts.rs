@@ -197,6 +197,12 @@ pub struct Definition {
     pub span: Span,
     /// The line of the name itself.
     pub name_line: usize,
+    /// The name's 1-based byte column on `name_line`.
+    pub name_column: usize,
+    /// The body as byte offsets into the parsed text: from where the head a body replacement
+    /// keeps ends (the `{` of a block; in Python after the `:`, or after the docstring) to the
+    /// definition's end. `None` for a definition without a body (a prototype, a field).
+    pub body: Option<(usize, usize)>,
     /// Number of enclosing definitions (0 = top level).
     pub depth: usize,
 }

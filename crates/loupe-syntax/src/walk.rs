@@ -135,6 +135,9 @@ pub(crate) struct Def<'a> {
     pub(crate) signature_node: Option<Node<'a>>,
     /// The signature ends here (the body's start); the signature node's end when `None`.
     pub(crate) body: Option<usize>,
+    /// What a body replacement keeps ends here, when not at `body` (Python: after the `:`, or
+    /// after the docstring).
+    pub(crate) head_end: Option<usize>,
     /// A scope inside the current container (a Go receiver type, C++ `Foo::` of `Foo::bar`).
     pub(crate) container: Option<String>,
     /// How many of the innermost open scopes this definition is not inside (a C typedef
@@ -431,6 +434,7 @@ impl<'a> Walker<'a> {
             span_node: None,
             signature_node: None,
             body: None,
+            head_end: None,
             container: None,
             outside_scopes: 0,
             opens_scope: true,
@@ -452,6 +456,8 @@ impl<'a> Walker<'a> {
                 (doc, Span { start_line: first_row + 1, end_line: last_row(outer) + 1 })
             }
         };
+        let end = def.span_node.unwrap_or(outer).end_byte();
+        let body = def.head_end.or(def.body).filter(|&start| start <= end).map(|start| (start, end));
         let mut signature = match def.signature {
             Some(signature) => signature,
             None => self.signature(def.signature_node.unwrap_or(outer), def.body),
@@ -494,6 +500,8 @@ impl<'a> Walker<'a> {
             doc,
             span,
             name_line: def.name_node.start_position().row + 1,
+            name_column: def.name_node.start_position().column + 1,
+            body,
             depth: visible,
         });
         self.facts.definitions.len() - 1

@@ -147,6 +147,7 @@ fn function<'a>(w: &mut Walker<'a>, node: Node<'a>) {
     let mut cursor = node.walk();
     let colon = node.children(&mut cursor).filter(|child| child.kind() == ":").last();
     def.body = colon.map(|colon| colon.end_byte()).or(body.map(|body| body.start_byte()));
+    def.head_end = head_end(node, body);
     def.doc = body.and_then(|body| docstring(w, body));
     w.define(def);
 }
@@ -179,8 +180,24 @@ fn class<'a>(w: &mut Walker<'a>, node: Node<'a>) {
     def.outer = if decorated { w.depth - 1 } else { w.depth };
     def.signature_node = Some(node);
     def.body = body.map(|body| body.start_byte());
+    def.head_end = head_end(node, body);
     def.doc = body.and_then(|body| docstring(w, body));
     w.define(def);
+}
+
+/// Where a body replacement starts: after the docstring, else after the header's `:`.
+fn head_end(node: Node<'_>, body: Option<Node<'_>>) -> Option<usize> {
+    let first = body.and_then(|body| body.named_child(0));
+    if let Some(first) = first
+        && first.kind() == "expression_statement"
+        && first.named_child_count() == 1
+        && first.named_child(0).is_some_and(|string| string.kind() == "string")
+    {
+        return Some(first.end_byte());
+    }
+    let mut cursor = node.walk();
+    let colon = node.children(&mut cursor).filter(|child| child.kind() == ":").last();
+    colon.map(|colon| colon.end_byte())
 }
 
 /// The docstring of a body: its first statement when that is a string.
