@@ -13,6 +13,8 @@ pub enum ErrorCode {
     FileNotFound,
     SymbolNotFound,
     AmbiguousSymbol,
+    SymbolInUse,
+    NameCollision,
     AmbiguousMatch,
     NoMatch,
     PathOutsideRoot,
@@ -35,11 +37,13 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 23] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::InvalidArgs,
         ErrorCode::FileNotFound,
         ErrorCode::SymbolNotFound,
         ErrorCode::AmbiguousSymbol,
+        ErrorCode::SymbolInUse,
+        ErrorCode::NameCollision,
         ErrorCode::AmbiguousMatch,
         ErrorCode::NoMatch,
         ErrorCode::PathOutsideRoot,
@@ -67,6 +71,8 @@ impl ErrorCode {
             ErrorCode::FileNotFound => "FILE_NOT_FOUND",
             ErrorCode::SymbolNotFound => "SYMBOL_NOT_FOUND",
             ErrorCode::AmbiguousSymbol => "AMBIGUOUS_SYMBOL",
+            ErrorCode::SymbolInUse => "SYMBOL_IN_USE",
+            ErrorCode::NameCollision => "NAME_COLLISION",
             ErrorCode::AmbiguousMatch => "AMBIGUOUS_MATCH",
             ErrorCode::NoMatch => "NO_MATCH",
             ErrorCode::PathOutsideRoot => "PATH_OUTSIDE_ROOT",

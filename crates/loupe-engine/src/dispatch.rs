@@ -41,7 +41,9 @@ impl ToolCall {
             // A search never waits: meanwhile it is a bounded scan of the files (§7).
             ToolCall::Search(_) => false,
             ToolCall::Analyze(_) => true,
-            ToolCall::Edit(_) | ToolCall::Manage(_) => false,
+            // A symbol operation finds its definition, a rename its uses, through the index.
+            ToolCall::Edit(request) => request.names_symbols(),
+            ToolCall::Manage(_) => false,
         }
     }
 

@@ -11,6 +11,7 @@ mod failures;
 mod lines;
 mod parse;
 mod render;
+mod symbol_ops;
 mod text_ops;
 
 use std::collections::BTreeMap;
@@ -36,17 +37,38 @@ const REGION_PREVIEW_CHARS: usize = 1200;
 
 #[derive(Debug, Clone)]
 enum Operation {
-    Replace { old: String, new: String, replace_all: bool, expected_count: Option<usize> },
-    ReplaceLines { start: usize, end: usize, new: String },
-    Insert { line: usize, new: String },
-    Create { content: String, overwrite: bool },
+    Replace {
+        old: String,
+        new: String,
+        replace_all: bool,
+        expected_count: Option<usize>,
+    },
+    ReplaceLines {
+        start: usize,
+        end: usize,
+        new: String,
+    },
+    Insert {
+        line: usize,
+        new: String,
+    },
+    Create {
+        content: String,
+        overwrite: bool,
+    },
     Delete,
+    /// A definition found by name (`symbol_ops`).
+    Symbol {
+        symbol: String,
+        op: symbol_ops::SymbolOp,
+    },
 }
 
 #[derive(Debug, Clone)]
 struct EditSpec {
     index: usize,
-    path_input: String,
+    /// Required but for the symbol operations, which find the file by the symbol.
+    path_input: Option<String>,
     operation: Operation,
     expected_hash: Option<ContentHash>,
     expected_text: Option<String>,
@@ -61,6 +83,8 @@ struct Options {
     fuzzy: bool,
     check_syntax: SyntaxCheck,
     metadata: Option<MetadataLevel>,
+    /// The call's arguments as sent: next calls that repeat it with one change start from them.
+    original: serde_json::Map<String, serde_json::Value>,
 }
 
 /// One failing edit: which, where, why.
@@ -113,6 +137,13 @@ pub(crate) struct EditRequest {
     specs: Vec<EditSpec>,
 }
 
+impl EditRequest {
+    /// Whether an edit of the call names a symbol (and so needs the index).
+    pub(crate) fn names_symbols(&self) -> bool {
+        self.specs.iter().any(|spec| matches!(spec.operation, Operation::Symbol { .. }))
+    }
+}
+
 /// Runs a parsed `edit` call.
 pub(crate) fn run(workspace: &Workspace, request: &EditRequest) -> Outcome {
     let EditRequest { options, specs } = request;
@@ -142,11 +173,21 @@ fn execute(workspace: &Workspace, options: &Options, specs: Vec<EditSpec>) -> Re
     let mut files: BTreeMap<String, FileState> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     let mut failures: Vec<Failure> = Vec::new();
+    let mut notes = symbol_ops::Notes::default();
     for spec in specs {
-        let state = match file_for(workspace, &mut files, &mut order, &spec.path_input) {
+        if let Operation::Symbol { symbol, op } = &spec.operation {
+            let applied =
+                symbol_ops::apply(workspace, &mut files, &mut order, &spec, symbol, op, &options.original, &mut notes);
+            if let Err(error) = applied {
+                failures.push(Failure { index: spec.index, path: spec.path_input.clone().unwrap_or_default(), error });
+            }
+            continue;
+        }
+        let path_input = spec.path_input.clone().unwrap_or_default();
+        let state = match file_for(workspace, &mut files, &mut order, &path_input) {
             Ok(key) => files.get_mut(&key),
             Err(error) => {
-                failures.push(Failure { index: spec.index, path: spec.path_input.clone(), error });
+                failures.push(Failure { index: spec.index, path: path_input, error });
                 continue;
             }
         };
@@ -252,7 +293,7 @@ fn execute(workspace: &Workspace, options: &Options, specs: Vec<EditSpec>) -> Re
         }
         transaction_id = Some(applied.transaction_id);
     }
-    Ok(render(workspace, options, &reports, transaction_id, reason_codes, &proposals))
+    Ok(render(workspace, options, &reports, transaction_id, reason_codes, &proposals, notes))
 }
 
 /// What checking one file's new bytes found.

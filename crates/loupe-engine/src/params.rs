@@ -319,6 +319,18 @@ choice_enum! {
         Insert = "insert",
         Create = "create",
         Delete = "delete",
+        ReplaceSymbol = "replace_symbol",
+        InsertBeforeSymbol = "insert_before_symbol",
+        InsertAfterSymbol = "insert_after_symbol",
+        DeleteSymbol = "delete_symbol",
+        RenameSymbol = "rename_symbol",
+    }
+}
+
+choice_enum! {
+    /// Which extra sites a rename changes (`include`).
+    pub(crate) enum RenameInclude {
+        NameOnly = "name_only",
     }
 }
 
@@ -338,7 +350,7 @@ const SESSION_ID: Param = string("session_id", "pins the session (default: this 
 pub const READ: ToolSpec = ToolSpec {
     name: "read",
     title: "Read code",
-    description: "Read code within a budget; lines prefixed `N ` (1-based number and one space, not content). \
+    description: "Read code within a budget; lines prefixed `N ` (line number, not content). \
 Modes: file (offset/limit pages), snippet (start_line..end_line, context_lines), \
 symbol (name, Type.method or a hit's candidate_id; path disambiguates), outline (names, or signatures; file or directory), \
 diff_preview (vs HEAD/INDEX; content: proposed text). \
@@ -426,7 +438,7 @@ Edges carry confidence exact|scoped|name_only; an ambiguous name lists candidate
         choice("target_type", TargetType::CHOICES, "default auto"),
         choice("mode", AnalyzeMode::CHOICES, "which relationship").required(),
         choice("direction", Direction::CHOICES, "default both"),
-        integer("max_depth", 1, "default: calls 1 (+count to 3), dependencies 1, impact 20, types 5, data_flow 3"),
+        integer("max_depth", 1, "default per mode: calls 1, impact 20"),
         bounded("max_nodes", 1, 500, "default 50"),
         string("path", "file defining the target"),
         METADATA,
@@ -438,18 +450,18 @@ Edges carry confidence exact|scoped|name_only; an ambiguous name lists candidate
 pub const EDIT: ToolSpec = ToolSpec {
     name: "edit",
     title: "Edit files",
-    description: "Change files: all edits apply or none (each failure listed). \
-Each edit: path + operation: replace (old_string, new_string; one exact match unless replace_all/expected_count), \
-replace_lines (start_line..end_line, new_string; \"\" deletes), insert (after line; 0 = top), create (content), delete. \
-Guards: expected_hash (a read's file_hash), expected_text. Returns +/- and new hash per file, diffs when small, \
-a transaction_id (manage undo).",
+    description: "Change files; all edits apply or none. Each edit: operation + path: \
+replace (old_string -> new_string; one exact match unless replace_all/expected_count), \
+replace_lines (start_line..end_line; \"\" deletes), insert (after line; 0 = top), create (content), delete; \
+by symbol (no old text): replace_symbol, insert_before/after_symbol, delete_symbol, rename_symbol (every resolved use). \
+Returns +/- and hash per file, small diffs, a transaction_id (manage undo).",
     selector: None,
     params: &[
         Param::new("edits", ParamType::EditList(EDIT_ITEM), "the edits, applied in order").required(),
         boolean("dry_run", "diffs only, nothing written"),
-        boolean("diff", "every diff in full (default: small ones)"),
+        boolean("diff", "full diffs"),
         boolean("create_missing_dirs", "create parent directories").aliases(&["create_missing_directories"]),
-        boolean("fuzzy", "tolerate whitespace/indentation if the match is unique").aliases(&["ignore_mistakes"]),
+        boolean("fuzzy", "whitespace-tolerant unique match").aliases(&["ignore_mistakes"]),
         choice("check_syntax", SyntaxCheck::CHOICES, "default warn"),
         SESSION_ID,
         METADATA,
@@ -459,11 +471,11 @@ a transaction_id (manage undo).",
 
 /// The fields of one entry of `edit`'s `edits`; `operation` is their selector.
 pub const EDIT_ITEM: &[Param] = &[
-    string("path", "file to change").required().aliases(&["file_path", "target"]),
+    string("path", "file to change").aliases(&["file_path", "target"]),
     choice("operation", EditOperation::CHOICES, "inferred from the fields when left out"),
     string("old_string", "exact text to replace").only_for(&["replace"]).aliases(&["targetString"]),
     string("new_string", "new text")
-        .only_for(&["replace", "replace_lines", "insert", "create"])
+        .only_for(&["replace", "replace_lines", "insert", "create", "insert_before_symbol", "insert_after_symbol"])
         .aliases(&["replacementString"]),
     boolean("replace_all", "every match").only_for(&["replace"]),
     integer("expected_count", 1, "matches that must exist").only_for(&["replace"]),
@@ -472,15 +484,27 @@ pub const EDIT_ITEM: &[Param] = &[
     integer("line", 0, "insert after it").only_for(&["insert"]),
     string("content", "the new file").only_for(&["create"]).content(),
     boolean("overwrite", "replace an existing file").only_for(&["create"]),
-    string("expected_hash", "file_hash the file must have"),
+    string("symbol", "Type.method or name").only_for(&[
+        "replace_symbol",
+        "insert_before_symbol",
+        "insert_after_symbol",
+        "delete_symbol",
+        "rename_symbol",
+    ]),
+    string("new_body", "the body only").only_for(&["replace_symbol"]).content(),
+    string("new_text", "the whole definition").only_for(&["replace_symbol"]).content(),
+    string("new_name", "").only_for(&["rename_symbol"]),
+    choice("include", RenameInclude::CHOICES, "also change name-only sites").only_for(&["rename_symbol"]).unlisted(),
+    boolean("in_comments", "also comments and strings").only_for(&["rename_symbol"]).unlisted(),
+    boolean("force", "delete while still used").only_for(&["delete_symbol"]).unlisted(),
+    string("expected_hash", "guard: a read's file_hash"),
     string("expected_text", "current text of the lines").only_for(&["replace_lines", "insert"]).content(),
 ];
 
 pub const MANAGE: ToolSpec = ToolSpec {
     name: "manage",
     title: "Manage workspace",
-    description: "Workspace and session: undo/redo an edit transaction (default the last; a file changed since \
-is a CONFLICT unless force), history, status (root, index, budget), metrics, guidance (how to work cheaply, reason codes).",
+    description: "Workspace and session: undo/redo an edit transaction (default the last), history, status (root, index, budget), metrics, guidance (how to work cheaply, reason codes).",
     selector: Some("command"),
     params: &[
         choice("command", ManageCommand::CHOICES, "what to do").required().positional(),

@@ -26,3 +26,4 @@ mod repository_config;
 mod search_cases;
 mod session_cases;
 mod structured_faces;
+mod symbol_edit_cases;

@@ -557,6 +557,16 @@ fn qualified_call(
     name: &str,
     candidates: Vec<SymbolRef>,
 ) -> Vec<(SymbolRef, Confidence)> {
+    // `Config().load()`, `new Cart().total()`: a method of a new instance of that type.
+    let head = match head.strip_prefix("new ").unwrap_or(head).strip_suffix(')').and_then(|h| h.split_once('(')) {
+        Some((name, _))
+            if name.rsplit(['.', ':']).next().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_uppercase()))
+                && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '$')) =>
+        {
+            name
+        }
+        _ => head,
+    };
     let segments: Vec<&str> = head.split("::").flat_map(|part| part.split('.')).filter(|s| !s.is_empty()).collect();
     let first = segments.first().copied().unwrap_or(head);
     // `Rectangle::new` after `use shapes::Rect as Rectangle` is `Rect::new`.

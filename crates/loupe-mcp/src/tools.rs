@@ -119,10 +119,30 @@ fn property(param: &Param) -> Value {
     // A parameter that belongs to some modes says which, so a model need not guess.
     let description = match param.only_for {
         [] => param.description.to_owned(),
-        modes => format!("{}: {}", modes.join("/"), param.description),
+        modes => format!("{}: {}", mode_list(modes), param.description),
     };
     schema["description"] = Value::from(description);
     schema
+}
+
+/// The modes a parameter is for, as its description names them: the symbol operations share a
+/// suffix, written once (`*_symbol`, `insert_*_symbol`).
+fn mode_list(modes: &[&str]) -> String {
+    let (symbol, other): (Vec<&str>, Vec<&str>) = modes.iter().partition(|mode| mode.ends_with("_symbol"));
+    let mut listed: Vec<String> = other.iter().map(|mode| (*mode).to_owned()).collect();
+    match symbol.as_slice() {
+        [] => {}
+        [one] => listed.push((*one).to_owned()),
+        many => {
+            let first = many[0];
+            let common = many.iter().fold(first.len(), |length, mode| {
+                first.bytes().zip(mode.bytes()).take(length).take_while(|(a, b)| a == b).count()
+            });
+            let prefix = &first[..first[..common].rfind('_').map_or(0, |at| at + 1)];
+            listed.push(format!("{prefix}*_symbol"));
+        }
+    }
+    listed.join("/")
 }
 
 /// A tool's `outputSchema` (§3.3), made from the engine's table of the fields its compact

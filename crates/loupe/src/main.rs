@@ -559,6 +559,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Edit(args) => {
             let arguments = args.to_arguments()?;
             let engine = open_engine(config)?;
+            // A symbol operation finds its definition (a rename its uses) through the index.
+            if names_symbols(&arguments) {
+                refresh(&engine);
+            }
             let code = print_response(&engine, &engine.call("edit", arguments), args.tool.json);
             exit_without_teardown(engine);
             code
@@ -742,6 +746,19 @@ impl Progress {
     fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// Whether an `edit` call's arguments name a symbol (`symbol`, or a `*_symbol` operation).
+fn names_symbols(arguments: &Value) -> bool {
+    let entries: Vec<&Value> = match arguments.get("edits") {
+        Some(Value::Array(list)) => list.iter().collect(),
+        Some(single) => vec![single],
+        None => Vec::new(),
+    };
+    entries.iter().any(|entry| {
+        entry.get("symbol").is_some()
+            || entry.get("operation").and_then(Value::as_str).is_some_and(|operation| operation.ends_with("_symbol"))
+    })
 }
 
 /// Brings the index up to date before a query. A first build takes a while (20 s on django),

@@ -5,9 +5,10 @@ use loupe_core::{ContentHash, ToolError};
 use serde_json::Value;
 
 use super::failures::combine;
+use super::symbol_ops::SymbolOp;
 use super::{EditRequest, EditSpec, Failure, Operation, Options};
 use crate::args::{Args, Parsed, Rejected};
-use crate::params::{self, EditOperation, SyntaxCheck};
+use crate::params::{self, EditOperation, RenameInclude, SyntaxCheck};
 
 /// Parses an `edit` call's arguments into its request (every malformed edit listed).
 pub(crate) fn parse(arguments: Value) -> Parsed<EditRequest> {
@@ -17,6 +18,7 @@ pub(crate) fn parse(arguments: Value) -> Parsed<EditRequest> {
 }
 
 fn parse_request(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError> {
+    let original = arguments.as_object().cloned().unwrap_or_default();
     let mut args = Args::new(&params::EDIT, arguments)?;
     let edits = args.take_value("edits").unwrap_or(Value::Null);
     let dry_run = args.boolean("dry_run")?.unwrap_or(false);
@@ -56,15 +58,17 @@ fn parse_request(arguments: Value) -> Result<(Options, Vec<EditSpec>), ToolError
     if !errors.is_empty() {
         return Err(combine(errors, total));
     }
-    Ok((Options { dry_run, diff, create_missing_dirs, fuzzy, check_syntax, metadata }, specs))
+    Ok((Options { dry_run, diff, create_missing_dirs, fuzzy, check_syntax, metadata, original }, specs))
 }
 
 fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
     let mut args = Args::with_params("edit", params::EDIT_ITEM, "operation", value)?;
-    let path_input = args.required_string("path", "\"path\": \"src/lib.rs\"")?;
+    let path_input = args.string("path")?;
     let operation = match args.choice("operation")?.as_deref().and_then(EditOperation::parse) {
         Some(operation) => operation,
         // Agents often leave it out; infer it from the fields when that is unambiguous.
+        None if args.has("new_name") => EditOperation::RenameSymbol,
+        None if args.has("new_body") || args.has("new_text") => EditOperation::ReplaceSymbol,
         None if args.has("old_string") => EditOperation::Replace,
         None if args.has("start_line") => EditOperation::ReplaceLines,
         None if args.has("line") => EditOperation::Insert,
@@ -81,6 +85,20 @@ fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
         error.message = format!("edit #{}: {}", index + 1, error.message);
         error
     })?;
+    let symbol_op = matches!(
+        operation,
+        EditOperation::ReplaceSymbol
+            | EditOperation::InsertBeforeSymbol
+            | EditOperation::InsertAfterSymbol
+            | EditOperation::DeleteSymbol
+            | EditOperation::RenameSymbol
+    );
+    if path_input.is_none() && !symbol_op {
+        return Err(ToolError::invalid_args(
+            format!("edit #{}: `path` is required for operation='{operation}'", index + 1),
+            "add \"path\": \"src/lib.rs\" (only the symbol operations find the file by the symbol)",
+        ));
+    }
     let expected_hash = match args.string("expected_hash")? {
         Some(text) => Some(ContentHash::parse(&text).ok_or_else(|| {
             ToolError::invalid_args(
@@ -163,6 +181,11 @@ fn parse_edit(index: usize, value: Value) -> Result<EditSpec, ToolError> {
             Operation::Create { content, overwrite: args.boolean("overwrite")?.unwrap_or(false) }
         }
         EditOperation::Delete => Operation::Delete,
+        EditOperation::ReplaceSymbol
+        | EditOperation::InsertBeforeSymbol
+        | EditOperation::InsertAfterSymbol
+        | EditOperation::DeleteSymbol
+        | EditOperation::RenameSymbol => symbol_operation(&mut args, operation, index)?,
     };
     args.finish().map_err(|mut error| {
         error.message = format!("edit #{}: {}", index + 1, error.message);
@@ -178,4 +201,43 @@ fn required_text(args: &mut Args, key: &str, index: usize) -> Result<String, Too
             format!("add `{key}`"),
         )
     })
+}
+
+fn symbol_operation(args: &mut Args, operation: EditOperation, index: usize) -> Result<Operation, ToolError> {
+    let symbol = args.string("symbol")?.filter(|symbol| !symbol.trim().is_empty()).ok_or_else(|| {
+        ToolError::invalid_args(
+            format!("edit #{}: `symbol` is required for operation='{operation}'", index + 1),
+            "name the definition as read mode=symbol takes it: \"symbol\": \"Config.load\" (and `path` when the name is not unique)",
+        )
+    })?;
+    let op = match operation {
+        EditOperation::ReplaceSymbol => {
+            let body = args.string("new_body")?;
+            let text = args.string("new_text")?;
+            if body.is_some() == text.is_some() {
+                return Err(ToolError::invalid_args(
+                    format!("edit #{}: replace_symbol takes `new_body` or `new_text`, exactly one", index + 1),
+                    "new_body replaces the body only (head, decorators and doc stay); new_text the whole definition",
+                ));
+            }
+            SymbolOp::Replace { body, text }
+        }
+        EditOperation::InsertBeforeSymbol | EditOperation::InsertAfterSymbol => SymbolOp::Insert {
+            after: operation == EditOperation::InsertAfterSymbol,
+            new: required_text(args, "new_string", index)?,
+        },
+        EditOperation::DeleteSymbol => SymbolOp::Delete { force: args.boolean("force")?.unwrap_or(false) },
+        _ => {
+            let new_name = args.string("new_name")?.map(|name| name.trim().to_owned()).unwrap_or_default();
+            if new_name.is_empty() {
+                return Err(ToolError::invalid_args(
+                    format!("edit #{}: `new_name` is required for operation='rename_symbol'", index + 1),
+                    "add \"new_name\": \"the_new_name\"",
+                ));
+            }
+            let name_only = args.choice("include")?.as_deref().and_then(RenameInclude::parse).is_some();
+            SymbolOp::Rename { new_name, name_only, in_comments: args.boolean("in_comments")?.unwrap_or(false) }
+        }
+    };
+    Ok(Operation::Symbol { symbol: symbol.trim().to_owned(), op })
 }

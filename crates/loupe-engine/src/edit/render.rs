@@ -4,6 +4,7 @@ use loupe_core::{NextCall, tokens};
 use loupe_vfs::FileChange;
 use serde_json::{Value, json};
 
+use super::symbol_ops::Notes;
 use super::{FileReport, Options};
 use crate::reasons::ReasonCode;
 use crate::response::{Face, Outcome, next_line};
@@ -21,6 +22,7 @@ pub(super) fn render(
     transaction_id: Option<String>,
     reason_codes: Vec<ReasonCode>,
     proposals: &[FileChange],
+    notes: Notes,
 ) -> Outcome {
     let config = workspace.config();
     let added: usize = reports.iter().map(|report| report.diff.added).sum();
@@ -33,6 +35,10 @@ pub(super) fn render(
         (Some(id), false) => format!("edit · applied {id} · {} file(s) · +{added} -{removed}{clean}\n", reports.len()),
         (None, false) => "edit · nothing to change: the files already hold this text\n".to_owned(),
     };
+    for line in &notes.lines {
+        face.push_str(line);
+        face.push('\n');
+    }
     // An applied edit's reply is a summary: the diffs when they are small (the change's
     // neighbourhood, to see it landed where meant), else counts and the call that shows them.
     let diff_tokens: usize = reports.iter().map(|report| tokens::count(&report.diff.text)).sum();
@@ -156,6 +162,7 @@ pub(super) fn render(
             "── old_string did not match exactly; a unique whitespace-tolerant match was used [FUZZY_MATCH]\n",
         );
     }
+    next_calls.extend(notes.next_calls);
     if let Some(id) = &transaction_id {
         next_calls.push(NextCall::new("manage", json!({"command": "undo", "transaction_id": id})));
     }
@@ -180,6 +187,9 @@ pub(super) fn render(
         detail.insert("files_total".into(), Value::from(reports.len()));
     }
     detail.insert("fuzzy_used".into(), Value::Bool(reports.iter().any(|report| report.fuzzy_used)));
+    if !notes.sites.is_empty() {
+        detail.insert("sites".into(), Value::from(notes.sites));
+    }
     outcome
 }
 

@@ -152,7 +152,7 @@ fn edit_text(
             let added = line_spans(&insertion).len().max(1);
             Ok((new_text, (line + 1, line + added)))
         }
-        Operation::Create { .. } | Operation::Delete => Ok((text.to_owned(), (1, 1))),
+        Operation::Create { .. } | Operation::Delete | Operation::Symbol { .. } => Ok((text.to_owned(), (1, 1))),
     }
 }
 
@@ -177,7 +177,7 @@ fn normalize_region(text: &str) -> String {
 }
 
 /// Decodes the file for text edits; refuses what cannot be written back byte-exactly.
-fn ensure_text(state: &mut FileState) -> Result<(), ToolError> {
+pub(super) fn ensure_text(state: &mut FileState) -> Result<(), ToolError> {
     if state.text.is_some() {
         return Ok(());
     }

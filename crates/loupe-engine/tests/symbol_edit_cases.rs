@@ -1,0 +1,229 @@
+//! `edit`'s symbol operations (§8.2) at the engine boundary as data: each case is one call on a
+//! small fixture in three languages, its text face and the bytes of every file it changed
+//! (snapshots), then undo, which must restore every byte.
+
+use std::fs;
+
+use loupe_engine::Engine;
+use serde_json::{Value, json};
+
+use crate::common;
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "pkg/helpers.py",
+        "import os\n\n\n@cached\ndef get_load_dotenv(default=True):\n    \"\"\"Whether to load dotenv files.\"\"\"\n    val = os.environ.get(\"FLASK_SKIP_DOTENV\")\n    if not val:\n        return default\n    return val.lower() in (\"0\", \"false\", \"no\")\n\n\nclass Config(dict):\n    def load(self, path):\n        # get_load_dotenv is named here in a comment\n        return get_load_dotenv()\n\n    def apply(self):\n        return self.load(\"x\")\n\n\ndef unused():\n    return 1\n",
+    ),
+    (
+        "pkg/cli.py",
+        "from .helpers import get_load_dotenv\nfrom .helpers import get_load_dotenv as gld\nfrom .helpers import Config\n\n\ndef main():\n    if get_load_dotenv():\n        print(\"get_load_dotenv\")\n    Config().load(\"y\")\n    return gld(False)\n",
+    ),
+    ("pkg/__init__.py", ""),
+    (
+        "src/lib.rs",
+        "/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\npub fn sub(a: i32, b: i32) -> i32 {\n    a - b\n}\n\npub fn twice(a: i32) -> i32 {\n    add(a, a)\n}\n",
+    ),
+    (
+        "web/shop.ts",
+        "export class Cart {\n  items: number[] = [];\n\n  total(): number {\n    return this.items.reduce((a, b) => a + b, 0);\n  }\n}\n",
+    ),
+];
+
+struct Fixture {
+    root: tempfile::TempDir,
+    _index: tempfile::TempDir,
+    engine: Engine,
+}
+
+fn fixture() -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    for (path, text) in FILES {
+        let full = root.path().join(path);
+        fs::create_dir_all(full.parent().unwrap()).unwrap();
+        fs::write(full, text).unwrap();
+    }
+    let index = tempfile::tempdir().unwrap();
+    let engine = common::indexed_engine(root.path(), index.path());
+    Fixture { root, _index: index, engine }
+}
+
+impl Fixture {
+    fn files(&self) -> Vec<(String, String)> {
+        FILES
+            .iter()
+            .map(|(path, _)| ((*path).to_owned(), fs::read_to_string(self.root.path().join(path)).unwrap()))
+            .collect()
+    }
+
+    /// The call's text face and every file it changed, as they are after it.
+    fn run(&self, arguments: Value) -> (Value, String) {
+        let response = self.engine.call("edit", arguments);
+        let mut shown = response.face.clone();
+        shown.push_str("----- files after -----\n");
+        for ((path, after), (_, before)) in self.files().iter().zip(FILES) {
+            if after != before {
+                shown.push_str(&format!("{path}:\n{after}"));
+            }
+        }
+        (common::envelope(&response), shown)
+    }
+}
+
+fn one(entry: Value) -> Value {
+    json!({ "edits": [entry] })
+}
+
+fn cases() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "replace_body_python_keeps_decorator_and_docstring",
+            one(json!({"operation": "replace_symbol", "symbol": "get_load_dotenv", "new_body": "return default"})),
+        ),
+        (
+            "replace_body_method_reindents",
+            one(
+                json!({"operation": "replace_symbol", "symbol": "Config.load", "new_body": "        value = path\n        return value"}),
+            ),
+        ),
+        (
+            "replace_body_rust_between_braces",
+            one(json!({"operation": "replace_symbol", "symbol": "sub", "new_body": "b - a"})),
+        ),
+        (
+            "replace_body_typescript_method",
+            one(
+                json!({"operation": "replace_symbol", "symbol": "Cart.total", "new_body": "let sum = 0;\nfor (const item of this.items) {\n  sum += item;\n}\nreturn sum;"}),
+            ),
+        ),
+        (
+            "replace_text_whole_definition",
+            one(
+                json!({"operation": "replace_symbol", "symbol": "Config.apply", "new_text": "def apply(self, path=\"x\"):\n    return self.load(path)"}),
+            ),
+        ),
+        (
+            "insert_after_method_keeps_the_class_gap",
+            one(
+                json!({"operation": "insert_after_symbol", "symbol": "Config.load", "new_string": "def reset(self):\n    self.clear()"}),
+            ),
+        ),
+        (
+            "insert_before_top_level_python_two_blank_lines",
+            one(json!({"operation": "insert_before_symbol", "symbol": "Config", "new_string": "DEFAULT = {}"})),
+        ),
+        (
+            "insert_after_rust_function",
+            one(
+                json!({"operation": "insert_after_symbol", "symbol": "add", "path": "src/lib.rs", "new_string": "pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}"}),
+            ),
+        ),
+        ("delete_unused_function", one(json!({"operation": "delete_symbol", "symbol": "unused"}))),
+        ("delete_used_function_is_refused", one(json!({"operation": "delete_symbol", "symbol": "get_load_dotenv"}))),
+        ("delete_used_function_forced", one(json!({"operation": "delete_symbol", "symbol": "sub", "force": true}))),
+        (
+            "rename_across_files_keeps_alias_and_comments",
+            one(json!({"operation": "rename_symbol", "symbol": "get_load_dotenv", "new_name": "load_dotenv_enabled"})),
+        ),
+        (
+            "rename_in_comments_too",
+            one(
+                json!({"operation": "rename_symbol", "symbol": "get_load_dotenv", "new_name": "load_dotenv_enabled", "in_comments": true}),
+            ),
+        ),
+        (
+            "rename_method_through_self_and_instances",
+            one(json!({"operation": "rename_symbol", "symbol": "Config.load", "new_name": "load_file"})),
+        ),
+        ("rename_rust_function", one(json!({"operation": "rename_symbol", "symbol": "add", "new_name": "plus"}))),
+        (
+            "rename_collision_with_a_sibling",
+            one(json!({"operation": "rename_symbol", "symbol": "Config.load", "new_name": "apply"})),
+        ),
+        (
+            "rename_collision_with_an_import",
+            one(json!({"operation": "rename_symbol", "symbol": "get_load_dotenv", "new_name": "os"})),
+        ),
+        (
+            "rename_to_a_keyword_is_invalid",
+            one(json!({"operation": "rename_symbol", "symbol": "add", "new_name": "fn"})),
+        ),
+        (
+            "symbol_not_found_offers_a_search",
+            one(json!({"operation": "replace_symbol", "symbol": "get_load_dotenvx", "new_body": "pass"})),
+        ),
+        ("replace_symbol_needs_one_of_body_or_text", one(json!({"operation": "replace_symbol", "symbol": "add"}))),
+        (
+            "mixed_with_a_text_edit_in_one_call",
+            json!({"edits": [
+                {"operation": "replace_symbol", "symbol": "twice", "new_body": "add(a, a) + 0"},
+                {"path": "src/lib.rs", "operation": "replace", "old_string": "/// Adds.", "new_string": "/// Adds two numbers."}
+            ]}),
+        ),
+        ("operation_inferred_from_new_name", one(json!({"symbol": "unused", "new_name": "spare"}))),
+    ]
+}
+
+#[test]
+fn symbol_edit_cases() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path("snapshots/symbol_edit");
+    settings.bind(|| {
+        for (name, arguments) in cases() {
+            let fixture = fixture();
+            let (envelope, shown) = fixture.run(arguments);
+            insta::assert_snapshot!(name, shown);
+            // Whatever the call did, undo brings every byte back.
+            if let Some(id) = envelope["transaction_id"].as_str() {
+                let undo = fixture.engine.call("manage", json!({"command": "undo", "transaction_id": id}));
+                assert!(undo.ok, "{name}: undo failed: {}", undo.face);
+                for ((path, after), (_, before)) in fixture.files().iter().zip(FILES) {
+                    assert_eq!(after, before, "{name}: undo left {path} changed");
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn an_ambiguous_symbol_offers_one_edit_per_candidate() {
+    let fixture = fixture();
+    fs::write(fixture.root.path().join("pkg/other.py"), "def unused():\n    return 2\n").unwrap();
+    fixture.engine.call("manage", json!({"command": "reindex"}));
+    let arguments = one(json!({"operation": "replace_symbol", "symbol": "unused", "new_body": "return 3"}));
+    let response = fixture.engine.call("edit", arguments);
+    let envelope = common::envelope(&response);
+    assert_eq!(envelope["error"]["code"], "AMBIGUOUS_SYMBOL", "{}", response.face);
+    let calls = envelope["next_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2, "{}", response.face);
+    // Each candidate's call is the whole edit aimed at one file, and runs.
+    for call in calls {
+        assert_eq!(call["tool"], "edit");
+        let arguments = call["arguments"].clone();
+        assert_eq!(arguments["edits"][0]["new_body"], "return 3");
+        let dry = json!({"dry_run": true, "edits": arguments["edits"]});
+        let answer = fixture.engine.call("edit", dry);
+        assert!(answer.ok, "{}", answer.face);
+    }
+}
+
+#[test]
+fn a_refused_delete_names_the_uses_and_the_forced_call_works() {
+    let fixture = fixture();
+    let response = fixture.engine.call("edit", one(json!({"operation": "delete_symbol", "symbol": "get_load_dotenv"})));
+    let envelope = common::envelope(&response);
+    assert_eq!(envelope["error"]["code"], "SYMBOL_IN_USE");
+    let references = envelope["error"]["references"].as_array().unwrap();
+    assert!(references.iter().any(|site| site["path"] == "pkg/cli.py" && site["line"] == 7), "{references:?}");
+    let forced = envelope["next_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|call| call["tool"] == "edit")
+        .expect("a forced call")
+        .clone();
+    let answer = fixture.engine.call("edit", forced["arguments"].clone());
+    assert!(answer.ok, "{}", answer.face);
+    let text = fs::read_to_string(fixture.root.path().join("pkg/helpers.py")).unwrap();
+    assert!(!text.contains("def get_load_dotenv") && !text.contains("@cached"), "{text}");
+}
