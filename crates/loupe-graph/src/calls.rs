@@ -560,7 +560,10 @@ fn qualified_call(
     // `Config().load()`, `new Cart().total()`: a method of a new instance of that type.
     let head = match head.strip_prefix("new ").unwrap_or(head).strip_suffix(')').and_then(|h| h.split_once('(')) {
         Some((name, _))
-            if name.rsplit(['.', ':']).next().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_uppercase()))
+            if name
+                .rsplit(['.', ':'])
+                .next()
+                .is_some_and(|last| last.starts_with(|c: char| c.is_ascii_uppercase()))
                 && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '$')) =>
         {
             name

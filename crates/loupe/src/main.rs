@@ -86,6 +86,9 @@ enum Command {
     Manage(ToolArgs<ManageTool>),
     /// Apply edits: the `edit` tool's JSON arguments from a file or stdin (`-` or none).
     Edit(EditArgs),
+    /// Rename a symbol at its definition and every use the resolver finds, across files
+    /// (`edit` operation rename_symbol), e.g. `loupe rename Config.load load_file --dry-run`.
+    Rename(RenameArgs),
     /// Undo the last edit transaction (or --transaction-id).
     Undo(UndoArgs),
     /// Redo the most recently undone transaction (or --transaction-id).
@@ -191,6 +194,45 @@ impl EditArgs {
             map.extend(self.tool.arguments.clone());
         }
         Ok(arguments)
+    }
+}
+
+#[derive(Debug, Args)]
+struct RenameArgs {
+    /// The symbol as `read --mode symbol` takes it: name, Type.method, Type::method.
+    old: String,
+    /// The new name.
+    new: String,
+    /// The file that defines it, when the name is not unique.
+    #[arg(long)]
+    path: Option<String>,
+    /// Show the diffs; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Also change uses that match by name only (listed otherwise).
+    #[arg(long)]
+    name_only: bool,
+    /// Also change the name in comments and strings of the files it changes.
+    #[arg(long)]
+    in_comments: bool,
+    /// Print the JSON envelope instead of the text face.
+    #[arg(long)]
+    json: bool,
+}
+
+impl RenameArgs {
+    fn to_arguments(&self) -> Value {
+        let mut entry = serde_json::json!({"operation": "rename_symbol", "symbol": self.old, "new_name": self.new});
+        if let Some(path) = &self.path {
+            entry["path"] = Value::from(path.as_str());
+        }
+        if self.name_only {
+            entry["include"] = Value::from("name_only");
+        }
+        if self.in_comments {
+            entry["in_comments"] = Value::Bool(true);
+        }
+        serde_json::json!({"edits": [entry], "dry_run": self.dry_run})
     }
 }
 
@@ -567,6 +609,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             exit_without_teardown(engine);
             code
         }
+        Command::Rename(args) => {
+            let engine = open_engine(config)?;
+            refresh(&engine);
+            let code = print_response(&engine, &engine.call("edit", args.to_arguments()), args.json);
+            exit_without_teardown(engine);
+            code
+        }
         Command::Undo(args) => manage(config, args.to_arguments("undo"), args.json),
         Command::Redo(args) => manage(config, args.to_arguments("redo"), args.json),
         Command::History { limit, json } => {
@@ -676,6 +725,9 @@ fn runnable_next_steps(engine: &Engine, face: &str) -> String {
         let spec = params::tool(tool)?;
         let arguments: Value = serde_json::from_str(arguments).ok()?;
         let arguments = engine.standalone_arguments(tool, &arguments)?;
+        if tool == "edit" {
+            return Some(format!("{indent}{NEXT}{}", edit_command(arguments.as_object()?)));
+        }
         Some(format!("{indent}{NEXT}{}", shell_words(&cli_command(spec, arguments.as_object()?)?)))
     };
     let mut out = String::with_capacity(face.len());
@@ -688,6 +740,41 @@ fn runnable_next_steps(engine: &Engine, face: &str) -> String {
         out.push_str(end);
     }
     out
+}
+
+/// An `edit` call as a command: `loupe rename` for a lone rename, else its JSON piped to
+/// `loupe edit`.
+fn edit_command(arguments: &Map<String, Value>) -> String {
+    let entries = match arguments.get("edits") {
+        Some(Value::Array(list)) => list.clone(),
+        Some(single) => vec![single.clone()],
+        None => Vec::new(),
+    };
+    let others = arguments.keys().all(|key| matches!(key.as_str(), "edits" | "dry_run" | "metadata"));
+    if let [entry] = entries.as_slice()
+        && others
+        && entry.get("operation").and_then(Value::as_str) == Some("rename_symbol")
+        && let (Some(old), Some(new)) =
+            (entry.get("symbol").and_then(Value::as_str), entry.get("new_name").and_then(Value::as_str))
+    {
+        let mut words = vec!["loupe".to_owned(), "rename".to_owned(), old.to_owned(), new.to_owned()];
+        if let Some(path) = entry.get("path").and_then(Value::as_str) {
+            words.extend(["--path".to_owned(), path.to_owned()]);
+        }
+        if arguments.get("dry_run") == Some(&Value::Bool(true)) {
+            words.push("--dry-run".to_owned());
+        }
+        if entry.get("include").and_then(Value::as_str) == Some("name_only") {
+            words.push("--name-only".to_owned());
+        }
+        if entry.get("in_comments") == Some(&Value::Bool(true)) {
+            words.push("--in-comments".to_owned());
+        }
+        return shell_words(&words);
+    }
+    let mut arguments = arguments.clone();
+    arguments.remove("metadata");
+    format!("echo {} | loupe edit", shell_words(&[Value::Object(arguments).to_string()]))
 }
 
 /// The `loupe` command line for a tool call, or `None` for arguments no flag carries (an
@@ -1245,5 +1332,24 @@ mod tests {
     #[test]
     fn command_line_definition_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    /// An `edit` next call prints as a command that runs: `loupe rename` for a lone rename (and
+    /// it parses back to the same call), else the JSON piped to `loupe edit`.
+    #[test]
+    fn edit_next_calls_print_as_commands() {
+        let rename = json!({"dry_run": true, "edits": [{"operation": "rename_symbol", "symbol": "Config.load",
+            "new_name": "load_file", "path": "a b.py", "include": "name_only"}]});
+        let line = super::edit_command(rename.as_object().unwrap());
+        assert_eq!(line, "loupe rename Config.load load_file --path 'a b.py' --dry-run --name-only");
+        let words = shlex::split(&line).unwrap();
+        let parsed = <super::Cli as clap::Parser>::try_parse_from(&words).unwrap();
+        let super::Command::Rename(args) = parsed.command else { panic!("not a rename: {line}") };
+        assert_eq!(args.to_arguments(), rename);
+        let delete = json!({"edits": [{"operation": "delete_symbol", "symbol": "it's", "force": true}]});
+        let line = super::edit_command(delete.as_object().unwrap());
+        let words = shlex::split(&line).unwrap();
+        assert_eq!(words[..2], ["echo".to_owned(), delete.to_string()]);
+        assert_eq!(words[2..], ["|", "loupe", "edit"]);
     }
 }
