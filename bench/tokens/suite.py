@@ -746,10 +746,7 @@ def tasks(root: str) -> list[Task]:
     expected = {p: "\n".join(file_lines(root, p)).replace(old, new) for p in rename_files}
 
     async def rename_loupe(L):
-        found = await L("search", {"query": old, "type": "text", "output": "files"})
-        paths = list(dict.fromkeys(hit[0] for hit in found.hits()))
-        edits = [{"path": p, "old_string": old, "new_string": new, "replace_all": True} for p in paths]
-        await L("edit", {"edits": edits})
+        await L("edit", {"edits": [{"operation": "rename_symbol", "symbol": old, "new_name": new}]})
 
     def rename_base(B):
         files = B.rg("-l", old).split()

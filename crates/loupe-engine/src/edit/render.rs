@@ -32,6 +32,9 @@ pub(super) fn render(
         (_, true) => {
             format!("edit · dry run, nothing written · {} file(s) · +{added} -{removed}{clean}\n", reports.len())
         }
+        // A rename's sites line names every file and line it changed: the header need not count
+        // A rename of a checked identifier leaves the syntax as it was: only a break is news.
+        (Some(id), false) if notes.only_renames => format!("edit · applied {id}\n"),
         (Some(id), false) => format!("edit · applied {id} · {} file(s) · +{added} -{removed}{clean}\n", reports.len()),
         (None, false) => "edit · nothing to change: the files already hold this text\n".to_owned(),
     };
@@ -43,6 +46,9 @@ pub(super) fn render(
     // neighbourhood, to see it landed where meant), else counts and the call that shows them.
     let diff_tokens: usize = reports.iter().map(|report| tokens::count(&report.diff.text)).sum();
     let show_diffs = options.dry_run || options.diff || diff_tokens <= SMALL_DIFF_TOKENS;
+    // An applied rename's reply is its sites: no file lines, no diffs unless asked, no read of
+    // them offered (`diff: true`, or `read diff_preview`, shows them; meta.files has the hashes).
+    let sites_only = notes.only_renames && transaction_id.is_some() && !options.dry_run && !options.diff;
     let mut budget_chars = config.max_preview_chars;
     let mut token_budget = config.max_response_tokens.saturating_sub(REPLY_FOOTER_TOKENS);
     let mut next_calls = Vec::new();
@@ -69,9 +75,14 @@ pub(super) fn render(
         }
         token_budget = token_budget.saturating_sub(line_tokens);
         listed += 1;
-        face.push_str(&line);
-        let (shown, cut) =
-            if show_diffs { bounded(&report.diff.text, &mut budget_chars, &mut token_budget) } else { ("", false) };
+        if !sites_only {
+            face.push_str(&line);
+        }
+        let (shown, cut) = if show_diffs && !sites_only {
+            bounded(&report.diff.text, &mut budget_chars, &mut token_budget)
+        } else {
+            ("", false)
+        };
         face.push_str(shown);
         if cut {
             cuts.push(report.path.to_string());
@@ -128,7 +139,7 @@ pub(super) fn render(
             next_calls.push(NextCall::new("manage", json!({"command": "history"})));
         }
     }
-    if !show_diffs {
+    if !show_diffs && !sites_only {
         // The edit is applied: the call that shows its diff reads the files, it does not repeat
         // the edit. In git, a diff against HEAD (one call); else the changed regions.
         let lines: usize = reports.iter().map(|report| report.diff.added + report.diff.removed).sum();

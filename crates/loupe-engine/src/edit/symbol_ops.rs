@@ -52,6 +52,8 @@ pub(super) enum SymbolOp {
 /// calls, and the sites of a rename for the structured face.
 #[derive(Debug, Default)]
 pub(super) struct Notes {
+    /// Every edit of the call is a rename: the reply is its sites (`render`).
+    pub(super) only_renames: bool,
     pub(super) lines: Vec<String>,
     pub(super) next_calls: Vec<NextCall>,
     pub(super) sites: Vec<Value>,
@@ -545,7 +547,7 @@ fn rename_everywhere(
     }
     let mut mentions_left = 0;
     let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut listed: Vec<String> = Vec::new();
+    let mut listed: Vec<(String, Vec<String>)> = Vec::new();
     for (path, sites) in &mut changed {
         sites.sort_by_key(|(line, column, _)| (*line, *column));
         sites.dedup_by_key(|(line, column, _)| (*line, *column));
@@ -595,24 +597,21 @@ fn rename_everywhere(
         let shown: Vec<String> = lines.iter().map(ToString::to_string).collect::<Vec<_>>();
         let mut shown = shown;
         shown.dedup();
-        listed.push(format!("{path}:{}", shown.join(",")));
+        listed.push((path.to_string(), shown));
         let first = lines.first().copied().unwrap_or(1);
         let last = lines.last().copied().unwrap_or(first);
         set_text(state, new_text, (first, last));
     }
     let total: usize = counts.values().sum();
-    let by_class: Vec<String> = counts.iter().map(|(class, count)| format!("{class} {count}")).collect();
-    let mut shown_sites = listed.join(" · ");
-    if shown_sites.len() > MAX_SHOWN_SITES * 12 {
-        let cut =
-            shown_sites.char_indices().take_while(|(at, _)| *at < MAX_SHOWN_SITES * 12).last().map_or(0, |(at, _)| at);
-        shown_sites = format!("{}…", &shown_sites[..cut]);
-    }
-    notes.lines.push(format!(
-        "rename {old_name} → {new_name}: {total} site(s) in {} file(s) ({}): {shown_sites}",
-        changed.len(),
-        by_class.join(", ")
-    ));
+    let sites = if total == 1 { "site" } else { "sites" };
+    let classes = match counts.len() {
+        1 => format!("{total} {} {sites}", counts.keys().next().copied().unwrap_or("exact")),
+        _ => {
+            let by_class: Vec<String> = counts.iter().map(|(class, count)| format!("{class} {count}")).collect();
+            format!("{total} {sites} ({})", by_class.join(", "))
+        }
+    };
+    notes.lines.push(format!("renamed {old_name} → {new_name} at {classes}{}", sites_line(&listed)));
     if !complete {
         notes.lines.push("── the search for uses stopped early: some files were not read [PARTIAL]".to_owned());
     }
@@ -641,6 +640,34 @@ fn rename_everywhere(
         ));
     }
     Ok(())
+}
+
+/// `in DIR/: a.py:3,9 · b.py:4` (the files' common directory named once), at most
+/// `MAX_SHOWN_SITES` sites, the rest counted.
+fn sites_line(listed: &[(String, Vec<String>)]) -> String {
+    let paths: Vec<&str> = listed.iter().map(|(path, _)| path.as_str()).collect();
+    let first = paths.first().copied().unwrap_or("");
+    let mut common = first.rfind('/').map_or(0, |at| at + 1);
+    for path in &paths {
+        while common > 0 && !path.starts_with(&first[..common]) {
+            common = first[..common - 1].rfind('/').map_or(0, |at| at + 1);
+        }
+    }
+    let mut shown = Vec::new();
+    let mut sites = 0;
+    for (path, lines) in listed {
+        if sites >= MAX_SHOWN_SITES {
+            break;
+        }
+        sites += lines.len();
+        shown.push(format!("{}:{}", &path[common..], lines.join(",")));
+    }
+    let more = match listed.len() - shown.len() {
+        0 => String::new(),
+        rest => format!(" · and {rest} more file(s) (meta.sites lists them)"),
+    };
+    let place = if common == 0 { String::new() } else { format!(" in {}", &first[..common]) };
+    format!("{place}: {}{more}", shown.join(" · "))
 }
 
 /// Word-bounded spellings of `name` in `text` that no identifier of the parse accounts for.
