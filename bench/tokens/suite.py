@@ -780,6 +780,114 @@ def tasks(root: str) -> list[Task]:
     out.append(Task("rename", f"rename `{old}` in {len(rename_files)} files", rename_base, rename_loupe,
                     check_either(check_all(new), check_all(*rename_files)), judged="last", disk_check=rename_disk, careful=rename_careful, serena=rename_serena))
 
+    # 6b. Symbol edits (issue 32): a method's body replaced, a method added after another, an
+    # unused function deleted. Judged on disk; the reply only has to say it was done.
+    cfg = "src/flask/config.py"
+    cfg_text = "\n".join(file_lines(root, cfg)) + "\n"
+    old_body = (
+        "        rv = {}\n        for k, v in self.items():\n            if not k.startswith(namespace):\n"
+        "                continue\n            if trim_namespace:\n                key = k[len(namespace) :]\n"
+        "            else:\n                key = k\n            if lowercase:\n                key = key.lower()\n"
+        "            rv[key] = v\n        return rv\n"
+    )
+    new_body = (
+        "rv = {}\nfor k, v in self.items():\n    if k.startswith(namespace):\n"
+        "        key = k[len(namespace) :] if trim_namespace else k\n"
+        "        rv[key.lower() if lowercase else key] = v\nreturn rv\n"
+    )
+    indented_body = "".join(f"        {line}\n" if line else "\n" for line in new_body.splitlines())
+    if cfg_text.count(old_body) != 1:
+        raise SystemExit("corpus: Config.get_namespace's body is not where the suite expects it")
+    ns_line = next(i for i, line in enumerate(file_lines(root, cfg), 1) if "def get_namespace(" in line)
+    ns_head_end = cfg_text.index('        """\n', cfg_text.index("def get_namespace(")) + len('        """\n')
+    ns_head = cfg_text[cfg_text.index("    def get_namespace("):ns_head_end]
+    answered = lambda out: None if out.strip() else "an empty answer"  # noqa: E731
+
+    def disk_has(path: str, *wanted: str, gone: tuple[str, ...] = ()) -> Callable[[str], str | None]:
+        def check(root_: str) -> str | None:
+            text = "\n".join(file_lines(root_, path)) + "\n"
+            missing = [w for w in wanted if text.count(w) != 1]
+            left = [g for g in gone if g in text]
+            return f"{path}: missing {missing}, left {left}" if missing or left else None
+
+        return check
+
+    async def body_edit_loupe(L):
+        await L("edit", {"edits": [{"operation": "replace_symbol", "symbol": "Config.get_namespace", "new_body": new_body}]})
+
+    def body_edit_base(B):
+        B.rg("-n", "def get_namespace")
+        B.read(cfg)
+        B.edit(cfg, old_body, indented_body)
+
+    def body_edit_careful(C):
+        path, line, _ = rg_hits(C.rg("-n", "def get_namespace"))[0]
+        C.read_definition(path, line)
+        C.edit(path, old_body, indented_body)
+
+    async def body_edit_serena(S):
+        # Serena's body is the whole definition: the signature and docstring are sent again.
+        found = serena_symbol(await S("find_symbol", {"name_path_pattern": "Config/get_namespace", "include_body": True}))
+        await S("replace_symbol_body", {"name_path": "Config/get_namespace", "relative_path": found["relative_path"],
+                                        "body": (ns_head + indented_body).strip()})
+
+    out.append(Task("replace_body", "replace a method's body (`Config.get_namespace`)", body_edit_base, body_edit_loupe,
+                    answered, judged="last", careful=body_edit_careful, serena=body_edit_serena,
+                    disk_check=disk_has(cfg, ns_head + indented_body, gone=("if not k.startswith(namespace):",))))
+
+    added = "def has_namespace(self, namespace: str) -> bool:\n    return any(k.startswith(namespace) for k in self)\n"
+    added_indented = "".join(f"    {line}\n" for line in added.splitlines())
+    anchor_old = "            rv[key] = v\n        return rv\n"
+
+    async def add_loupe(L):
+        await L("edit", {"edits": [{"operation": "insert_after_symbol", "symbol": "Config.get_namespace", "new_string": added}]})
+
+    def add_base(B):
+        B.rg("-n", "def get_namespace")
+        B.read(cfg)
+        B.edit(cfg, anchor_old, anchor_old + "\n" + added_indented)
+
+    def add_careful(C):
+        path, line, _ = rg_hits(C.rg("-n", "def get_namespace"))[0]
+        C.read_definition(path, line)
+        C.edit(path, anchor_old, anchor_old + "\n" + added_indented)
+
+    async def add_serena(S):
+        found = serena_symbol(await S("find_symbol", {"name_path_pattern": "Config/get_namespace"}))
+        await S("insert_after_symbol", {"name_path": "Config/get_namespace", "relative_path": found["relative_path"],
+                                        "body": "\n" + added_indented})
+
+    out.append(Task("add_method", "add a method after another (`Config.get_namespace`)", add_base, add_loupe,
+                    answered, judged="last", careful=add_careful, serena=add_serena,
+                    disk_check=disk_has(cfg, anchor_old + "\n" + added_indented + "\n    def __repr__")))
+
+    cli = "src/flask/cli.py"
+    cli_text = "\n".join(file_lines(root, cli)) + "\n"
+    dead_start = cli_text.index("def _path_is_ancestor(")
+    dead = cli_text[dead_start:cli_text.index("def load_dotenv(", dead_start)]
+
+    async def delete_loupe(L):
+        await L("edit", {"edits": [{"operation": "delete_symbol", "symbol": "_path_is_ancestor"}]})
+
+    def delete_base(B):
+        B.rg("-n", "_path_is_ancestor")
+        B.read(cli)
+        B.edit(cli, dead, "")
+
+    def delete_careful(C):
+        path, line, _ = rg_hits(C.rg("-n", "_path_is_ancestor"))[0]
+        C.read_definition(path, line)
+        C.edit(path, dead, "")
+
+    async def delete_serena(S):
+        found = serena_symbol(await S("find_symbol", {"name_path_pattern": "_path_is_ancestor"}))
+        await S("safe_delete_symbol", {"name_path_pattern": "_path_is_ancestor", "relative_path": found["relative_path"]})
+
+    out.append(Task("delete", "delete an unused function (`_path_is_ancestor`)", delete_base, delete_loupe,
+                    answered, judged="last", careful=delete_careful, serena=delete_serena,
+                    disk_check=disk_has(cli, "        return super().parse_args(ctx, args)\n\n\ndef load_dotenv(",
+                                        gone=("_path_is_ancestor",))))
+
     # 7. Review the working tree after a scripted change to three files.
     changes = [("src/flask/app.py", '"SESSION_COOKIE_SAMESITE": None,', '"SESSION_COOKIE_SAMESITE": "Lax",'),
                ("src/flask/testing.py", '"Cannot nest client invocations"', '"Client invocations cannot be nested"'),

@@ -173,10 +173,11 @@ fn execute(workspace: &Workspace, options: &Options, specs: Vec<EditSpec>) -> Re
     let mut files: BTreeMap<String, FileState> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     let mut failures: Vec<Failure> = Vec::new();
+    let only_symbols = specs.iter().all(|spec| matches!(spec.operation, Operation::Symbol { .. }));
     let only_renames = specs
         .iter()
         .all(|spec| matches!(spec.operation, Operation::Symbol { op: symbol_ops::SymbolOp::Rename { .. }, .. }));
-    let mut notes = symbol_ops::Notes { only_renames, ..Default::default() };
+    let mut notes = symbol_ops::Notes { only_symbols, only_renames, ..Default::default() };
     for spec in specs {
         if let Operation::Symbol { symbol, op } = &spec.operation {
             let applied =

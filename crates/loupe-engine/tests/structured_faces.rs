@@ -222,6 +222,12 @@ fn the_model_reads_every_line_of_the_face(name: &str, response: &Response) {
             kept.next();
             continue;
         }
+        // An edit's undo call is carried by `transaction_id`.
+        if let Some(id) = structured["transaction_id"].as_str()
+            && line == format!("→ next: manage {}", json!({"command": "undo", "transaction_id": id}))
+        {
+            continue;
+        }
         // A next call the text leaves out is in `next_calls`.
         if let Some(call) = line.strip_prefix("→ next: ") {
             let calls = structured["next_calls"].as_array().unwrap_or(&empty);

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::symbol_ops::Notes;
 use super::{FileReport, Options};
 use crate::reasons::ReasonCode;
-use crate::response::{Face, Outcome, next_line};
+use crate::response::{Face, Outcome, Part, next_line};
 use crate::workspace::Workspace;
 
 /// The reply: one header, per file its status and bounded diff, then what was cut and how
@@ -32,9 +32,10 @@ pub(super) fn render(
         (_, true) => {
             format!("edit · dry run, nothing written · {} file(s) · +{added} -{removed}{clean}\n", reports.len())
         }
-        // A rename's sites line names every file and line it changed: the header need not count
         // A rename of a checked identifier leaves the syntax as it was: only a break is news.
         (Some(id), false) if notes.only_renames => format!("edit · applied {id}\n"),
+        // Symbol operations say what each did, where: the header need not count.
+        (Some(id), false) if notes.only_symbols => format!("edit · applied {id}{clean}\n"),
         (Some(id), false) => format!("edit · applied {id} · {} file(s) · +{added} -{removed}{clean}\n", reports.len()),
         (None, false) => "edit · nothing to change: the files already hold this text\n".to_owned(),
     };
@@ -46,9 +47,10 @@ pub(super) fn render(
     // neighbourhood, to see it landed where meant), else counts and the call that shows them.
     let diff_tokens: usize = reports.iter().map(|report| tokens::count(&report.diff.text)).sum();
     let show_diffs = options.dry_run || options.diff || diff_tokens <= SMALL_DIFF_TOKENS;
-    // An applied rename's reply is its sites: no file lines, no diffs unless asked, no read of
-    // them offered (`diff: true`, or `read diff_preview`, shows them; meta.files has the hashes).
-    let sites_only = notes.only_renames && transaction_id.is_some() && !options.dry_run && !options.diff;
+    // An applied call of symbol operations answers with what each did, where (a rename: its
+    // sites): the symbol named the place, so no file lines, no diffs unless asked, no read of them
+    // offered (`diff: true`, or `read diff_preview`, shows them; meta.files has the hashes).
+    let sites_only = notes.only_symbols && transaction_id.is_some() && !options.dry_run && !options.diff;
     let mut budget_chars = config.max_preview_chars;
     let mut token_budget = config.max_response_tokens.saturating_sub(REPLY_FOOTER_TOKENS);
     let mut next_calls = Vec::new();
@@ -174,19 +176,26 @@ pub(super) fn render(
         );
     }
     next_calls.extend(notes.next_calls);
-    if let Some(id) = &transaction_id {
-        next_calls.push(NextCall::new("manage", json!({"command": "undo", "transaction_id": id})));
-    }
     for call in &next_calls {
         face.push_str(&next_line(call));
     }
+    // The undo call is the text face's last line; the structured face's `transaction_id`
+    // carries it (the tool description names `manage undo`), so `next_calls` keeps only the
+    // calls a next step needs.
+    let undo = transaction_id
+        .as_ref()
+        .map(|id| next_line(&NextCall::new("manage", json!({"command": "undo", "transaction_id": id}))));
     let truncated = !cuts.is_empty() || unlisted > 0;
     let mut all_codes = reason_codes;
     if truncated {
         all_codes.push(ReasonCode::DiffTruncated);
     }
     let target = reports.first().map(|report| report.path.to_string());
-    let mut outcome = Outcome::success("edit", None, target, Face::text(face)).with_metadata(options.metadata);
+    let mut face = Face::text(face);
+    if let Some(undo) = undo {
+        face.parts.push(Part::Carried(Box::new(Part::text(undo))));
+    }
+    let mut outcome = Outcome::success("edit", None, target, face).with_metadata(options.metadata);
     outcome.act.truncated = truncated;
     outcome.act.transaction_id = transaction_id;
     outcome.act.reason_codes = all_codes;

@@ -52,7 +52,9 @@ pub(super) enum SymbolOp {
 /// calls, and the sites of a rename for the structured face.
 #[derive(Debug, Default)]
 pub(super) struct Notes {
-    /// Every edit of the call is a rename: the reply is its sites (`render`).
+    /// Every edit of the call names a symbol: the reply is what each did, where (`render`).
+    pub(super) only_symbols: bool,
+    /// Every edit of the call is a rename (a rename cannot break the syntax).
     pub(super) only_renames: bool,
     pub(super) lines: Vec<String>,
     pub(super) next_calls: Vec<NextCall>,
@@ -101,31 +103,55 @@ pub(super) fn apply(
             "an earlier edit of this call changed it: edit the symbol in a call of its own",
         )
     })?;
-    match op {
-        SymbolOp::Replace { body, text: whole } => {
-            let (new_text, touched) = match (body, whole) {
-                (Some(body), None) => replace_body(&text, lang, &definition, body, state.ending, &resolved)?,
-                (None, Some(whole)) => replace_whole(&text, &definition, whole, state.ending),
-                _ => unreachable_shape()?,
-            };
-            set_text(state, new_text, touched);
-        }
+    let label = resolved.label();
+    let path = state.path.clone();
+    let (new_text, touched, did) = match op {
+        SymbolOp::Replace { body, text: whole } => match (body, whole) {
+            (Some(body), None) => {
+                let (new_text, touched) = replace_body(&text, lang, &definition, body, state.ending, &resolved)?;
+                (new_text, touched, format!("replaced the body of {label}"))
+            }
+            (None, Some(whole)) => {
+                let (new_text, touched) = replace_whole(&text, &definition, whole, state.ending);
+                (new_text, touched, format!("replaced {label}"))
+            }
+            _ => {
+                let (new_text, touched) = unreachable_shape()?;
+                (new_text, touched, String::new())
+            }
+        },
         SymbolOp::Insert { after, new } => {
             let (new_text, touched) = insert_sibling(&text, lang, &definition, new, *after, state.ending);
-            set_text(state, new_text, touched);
+            (new_text, touched, format!("inserted {} {label}", if *after { "after" } else { "before" }))
         }
         SymbolOp::Delete { force } => {
             if !force {
                 refuse_in_use(workspace, &resolved, &definition, original, spec.index)?;
             }
             let (new_text, touched) = delete_definition(&text, &definition);
+            let (first, last) = (definition.span.start_line, definition.span.end_line);
+            notes.lines.push(format!("deleted {label}: {path}:{first}–{last} (lines before the edit)"));
             set_text(state, new_text, touched);
+            return Ok(());
         }
         SymbolOp::Rename { new_name, name_only, in_comments } => {
             let rename = Rename { new_name, name_only: *name_only, in_comments: *in_comments };
-            rename_everywhere(workspace, files, order, &resolved, &definition, lang, &rename, original, spec, notes)?;
+            return rename_everywhere(
+                workspace,
+                files,
+                order,
+                &resolved,
+                &definition,
+                lang,
+                &rename,
+                original,
+                spec,
+                notes,
+            );
         }
-    }
+    };
+    notes.lines.push(format!("{did}: {path}:{}–{}", touched.0, touched.1));
+    set_text(state, new_text, touched);
     Ok(())
 }
 
