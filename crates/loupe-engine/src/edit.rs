@@ -7,6 +7,7 @@
 //! order, each to the result of the previous one. After a successful apply the index is
 //! updated for the touched paths before the reply leaves.
 
+mod dangling;
 mod failures;
 mod lines;
 mod parse;
@@ -232,6 +233,17 @@ fn execute(workspace: &Workspace, options: &Options, specs: Vec<EditSpec>) -> Re
             .collect();
         handles.into_iter().map(|handle| handle.join().unwrap_or_default()).collect()
     });
+    // The texts before and after, for what the call leaves behind (`dangling`).
+    let texts: Vec<(RepoPath, Option<String>, Option<String>)> = encoded
+        .iter()
+        .map(|(state, new_bytes)| {
+            (
+                state.path.clone(),
+                state.original.as_deref().map(decode_for_diff),
+                new_bytes.as_deref().map(decode_for_diff),
+            )
+        })
+        .collect();
     let mut reports = Vec::new();
     let mut changes = Vec::new();
     let mut reason_codes: Vec<ReasonCode> = Vec::new();
@@ -277,6 +289,19 @@ fn execute(workspace: &Workspace, options: &Options, specs: Vec<EditSpec>) -> Re
     }
     if !failures.is_empty() {
         return Err(combine(failures, total_edits));
+    }
+    let left = dangling::left_behind(
+        workspace,
+        &texts
+            .iter()
+            .map(|(path, before, after)| dangling::Change { path, before: before.as_deref(), after: after.as_deref() })
+            .collect::<Vec<_>>(),
+    );
+    if !left.lines.is_empty() {
+        reason_codes.push(ReasonCode::LeftDangling);
+        notes.lines.extend(left.lines);
+        notes.next_calls.extend(left.next_calls);
+        notes.left_behind = left.places;
     }
 
     // A dry run's proposals stay here, so a cut diff of the reply can continue by a cursor.

@@ -52,6 +52,7 @@ reason_codes! {
     DiffTruncated = "DIFF_TRUNCATED",
     FuzzyMatch = "FUZZY_MATCH",
     SyntaxErrorsIntroduced = "SYNTAX_ERRORS_INTRODUCED",
+    LeftDangling = "LEFT_DANGLING",
     RollbackIncomplete = "ROLLBACK_INCOMPLETE",
 }
 

@@ -12,6 +12,7 @@
 pub(crate) mod git;
 pub(crate) mod oversized;
 pub(crate) mod proposals;
+pub(crate) mod references;
 pub(crate) mod relations;
 pub(crate) mod symbols;
 

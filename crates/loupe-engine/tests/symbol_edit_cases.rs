@@ -51,7 +51,12 @@ impl Fixture {
     fn files(&self) -> Vec<(String, String)> {
         FILES
             .iter()
-            .map(|(path, _)| ((*path).to_owned(), fs::read_to_string(self.root.path().join(path)).unwrap()))
+            .map(|(path, _)| {
+                (
+                    (*path).to_owned(),
+                    fs::read_to_string(self.root.path().join(path)).unwrap_or_else(|_| "(absent)\n".to_owned()),
+                )
+            })
             .collect()
     }
 
@@ -159,6 +164,18 @@ fn cases() -> Vec<(&'static str, Value)> {
                 {"path": "src/lib.rs", "operation": "replace", "old_string": "/// Adds.", "new_string": "/// Adds two numbers."}
             ]}),
         ),
+        // LEFT_DANGLING on any edit: a text edit renaming a definition leaves its uses behind.
+        (
+            "text_rename_of_a_definition_leaves_its_uses_behind",
+            one(
+                json!({"path": "pkg/helpers.py", "old_string": "def get_load_dotenv(", "new_string": "def load_env_enabled("}),
+            ),
+        ),
+        (
+            "forced_delete_names_what_it_left_behind",
+            one(json!({"operation": "delete_symbol", "symbol": "get_load_dotenv", "force": true})),
+        ),
+        ("deleting_a_file_leaves_its_importers_behind", one(json!({"path": "pkg/helpers.py", "operation": "delete"}))),
         ("operation_inferred_from_new_name", one(json!({"symbol": "unused", "new_name": "spare"}))),
     ]
 }

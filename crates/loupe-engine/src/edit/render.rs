@@ -155,15 +155,21 @@ pub(super) fn render(
             next_calls.push(NextCall::new("read", json!({"mode": "diff_preview", "target": target})));
             "the diff against HEAD"
         } else {
+            let before = next_calls.len();
             next_calls.extend(
                 listed
                     .iter()
                     .take(MAX_REST_CALLS)
                     .filter_map(|report| rest_of_diff(workspace, options, report, proposals, 0)),
             );
-            "the changed lines"
+            // A deleted file has no new text to read.
+            if next_calls.len() > before { "the changed lines" } else { "" }
         };
-        face.push_str(&format!("── diffs not shown ({lines} changed lines); the first call below shows {how}\n"));
+        match how {
+            "" => face.push_str(&format!("── diffs not shown ({lines} changed lines)\n")),
+            how => face
+                .push_str(&format!("── diffs not shown ({lines} changed lines); the first call below shows {how}\n")),
+        }
     }
     if reason_codes.contains(&ReasonCode::SyntaxErrorsIntroduced) {
         face.push_str(
@@ -209,6 +215,9 @@ pub(super) fn render(
     detail.insert("fuzzy_used".into(), Value::Bool(reports.iter().any(|report| report.fuzzy_used)));
     if !notes.sites.is_empty() {
         detail.insert("sites".into(), Value::from(notes.sites));
+    }
+    if !notes.left_behind.is_empty() {
+        detail.insert("left_behind".into(), Value::from(notes.left_behind));
     }
     outcome
 }

@@ -19,9 +19,9 @@ use serde_json::{Map, Value, json};
 use super::lines::{Span, line_of, line_spans};
 use super::text_ops::ensure_text;
 use super::{EditSpec, FileState, file_for};
-use crate::analyze::{Site, reference_sites};
 use crate::work::Work;
 use crate::workspace::Workspace;
+use crate::workspace::references::{Site, reference_sites};
 use crate::workspace::relations::View;
 use crate::workspace::symbols::{self, ResolvedSymbol};
 
@@ -59,6 +59,8 @@ pub(super) struct Notes {
     pub(super) lines: Vec<String>,
     pub(super) next_calls: Vec<NextCall>,
     pub(super) sites: Vec<Value>,
+    /// What the call left behind (`dangling`), for the structured face.
+    pub(super) left_behind: Vec<Value>,
 }
 
 /// The most sites a reply lists (every one is changed; the rest are counted).
