@@ -603,7 +603,7 @@ fn rename_everywhere(
             *counts.entry(confidence.as_str()).or_default() += 1;
             if notes.sites.len() < MAX_LISTED_SITES {
                 notes.sites.push(
-                    json!({"path": path.as_str(), "line": line, "confidence": confidence.as_str(), "changed": true}),
+                    json!({"path": path.as_str(), "line": line, "column": column, "confidence": confidence.as_str(), "changed": true}),
                 );
             }
         }
@@ -659,7 +659,7 @@ fn rename_everywhere(
         }
         notes.next_calls.push(NextCall { tool: "edit".to_owned(), arguments: with });
         for (path, site) in left.iter().take(MAX_LISTED_SITES.saturating_sub(notes.sites.len())) {
-            notes.sites.push(json!({"path": path.as_str(), "line": site.line, "confidence": site.confidence.as_str(), "changed": false}));
+            notes.sites.push(json!({"path": path.as_str(), "line": site.line, "column": site.column, "confidence": site.confidence.as_str(), "changed": false}));
         }
     }
     if mentions_left > 0 {
