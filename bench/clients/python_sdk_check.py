@@ -31,6 +31,11 @@ CALLS = [
     ("read", {"mode": "diff_preview", "target": "."}),
     ("analyze", {"mode": "calls", "target": "url_for", "path": "src/flask/helpers.py", "direction": "upstream", "max_nodes": 10}),
     ("edit", {"edits": [{"path": "src/flask/app.py", "operation": "insert", "line": 0, "new_string": "# x\n"}], "dry_run": True}),
+    ("edit", {"edits": [{"operation": "rename_symbol", "symbol": "get_load_dotenv", "new_name": "should_load_dotenv"}], "dry_run": True}),
+    ("edit", {"edits": [{"operation": "replace_symbol", "symbol": "Config.__repr__", "new_body": "return f\"<Config {len(self)}>\""},
+                        {"operation": "insert_after_symbol", "symbol": "Config.__repr__", "new_string": "def size(self) -> int:\n    return len(self)"}],
+              "dry_run": True}),
+    ("edit", {"edits": [{"operation": "delete_symbol", "symbol": "_path_is_ancestor"}], "dry_run": True}),
     ("manage", {"command": "status"}),
 ]
 
@@ -38,6 +43,9 @@ REFUSED = [
     ("read", {"mode": "file", "target": "src/flask/app.py", "colour": "red"}, "INVALID_ARGS"),
     ("search", {"query": "q" * 5000}, "INVALID_ARGS"),
     ("read", {"mode": "snippet", "target": ".git/config", "start_line": 1, "end_line": 5}, "PATH_EXCLUDED"),
+    ("edit", {"edits": [{"operation": "rename_symbol", "symbol": "get_load_dotenv", "new_name": "def"}], "dry_run": True}, "INVALID_ARGS"),
+    ("edit", {"edits": [{"operation": "delete_symbol", "symbol": "get_load_dotenv"}], "dry_run": True}, "SYMBOL_IN_USE"),
+    ("edit", {"edits": [{"operation": "rename_symbol", "symbol": "Config.from_file", "new_name": "from_mapping"}], "dry_run": True}, "NAME_COLLISION"),
 ]
 
 

@@ -66,9 +66,9 @@ Answer with the affected files and functions, grouped by how directly they depen
             Argument { name: "new", description: "the new name", required: true },
         ],
         template: "Rename `{old}` to `{new}` everywhere, safely, with the loupe tools.\n\
-1. search {\"query\":{old:json},\"type\":\"symbol\"}: the definition; analyze {\"mode\":\"references\",\"target\":{old:json}}: every use, by containing symbol.\n\
-2. search {\"query\":{old:json},\"whole_word\":true,\"output\":\"files\"}: the textual uses the graph misses (strings, docs, configuration); decide which are this symbol.\n\
-3. One edit with every change, dry_run true first: per file, replace with old_string and new_string and expected_count (replace_all only where every occurrence is this symbol). Check the diffs, then run it without dry_run.\n\
+1. edit {\"edits\":[{\"operation\":\"rename_symbol\",\"symbol\":{old:json},\"new_name\":{new:json}}],\"dry_run\":true}: the definition and every use the resolver finds, as diffs, written nowhere. An ambiguous name answers one call per definition: pick one (Type.method, or its path).\n\
+2. Read what it lists as name-only (maybe another symbol) and the comments or strings it left; include them (include name_only, in_comments true) only if they are this symbol.\n\
+3. The same edit without dry_run applies it in one transaction; it names every site it changed, and anything left behind [LEFT_DANGLING].\n\
 4. search {\"query\":{old:json},\"whole_word\":true} finds only what should stay. manage {\"command\":\"undo\"} reverts the whole rename in one step.",
     },
 ];

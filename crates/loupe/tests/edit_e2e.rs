@@ -142,3 +142,81 @@ async fn rmcp_client_edits_reads_the_new_text_and_undoes() {
     assert_eq!(std::fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(), "pub fn one() -> u32 {\n    1\n}\n");
     client.cancel().await.unwrap();
 }
+
+/// Symbol edits over stdio MCP with rmcp's client: a rename across two files, a body replaced
+/// and a method added in one call, a delete refused while the symbol is used, and one undo per
+/// transaction restoring every byte.
+#[tokio::test]
+async fn rmcp_client_renames_and_edits_by_symbol_and_undoes_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = tempfile::tempdir().unwrap();
+    let files = [
+        ("src/lib.rs", "pub mod shapes;\n\npub fn area_of(square: &shapes::Square) -> u32 {\n    square.area()\n}\n"),
+        (
+            "src/shapes.rs",
+            "pub struct Square {\n    pub side: u32,\n}\n\nimpl Square {\n    pub fn area(&self) -> u32 {\n        self.side * self.side\n    }\n}\n",
+        ),
+    ];
+    for (path, text) in files {
+        std::fs::create_dir_all(dir.path().join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    let mut command = tokio::process::Command::new(LOUPE);
+    command.arg("serve").arg("--root").arg(dir.path()).arg("--index-dir").arg(index.path()).stderr(Stdio::null());
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let call = |name: &'static str, arguments: Value| {
+        CallToolRequestParams::new(name).with_arguments(arguments.as_object().unwrap().clone())
+    };
+    let text = |result: &rmcp::model::CallToolResult| {
+        result.content[0].as_text().map(|text| text.text.clone()).unwrap_or_default()
+    };
+
+    let rename = client
+        .call_tool(call(
+            "edit",
+            json!({"edits": [{"operation": "rename_symbol", "symbol": "Square::area", "new_name": "surface"}]}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(rename.is_error, Some(false), "{}", text(&rename));
+    assert!(
+        text(&rename).contains("renamed area → surface at 2 sites (exact 1, scoped 1) in src/: lib.rs:4 · shapes.rs:6"),
+        "{}",
+        text(&rename)
+    );
+    let structured = rename.structured_content.unwrap();
+    assert_eq!(structured["transaction_id"], "tx-1");
+    assert!(std::fs::read_to_string(dir.path().join("src/lib.rs")).unwrap().contains("square.surface()"));
+
+    let both = client
+        .call_tool(call(
+            "edit",
+            json!({"edits": [
+                {"operation": "replace_symbol", "symbol": "Square::surface", "new_body": "self.side.pow(2)"},
+                {"operation": "insert_after_symbol", "symbol": "Square::surface", "new_string": "pub fn perimeter(&self) -> u32 {\n    4 * self.side\n}"}
+            ]}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(both.is_error, Some(false), "{}", text(&both));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/shapes.rs")).unwrap(),
+        "pub struct Square {\n    pub side: u32,\n}\n\nimpl Square {\n    pub fn surface(&self) -> u32 {\n        self.side.pow(2)\n    }\n\n    pub fn perimeter(&self) -> u32 {\n        4 * self.side\n    }\n}\n"
+    );
+
+    let refused = client
+        .call_tool(call("edit", json!({"edits": [{"operation": "delete_symbol", "symbol": "Square::surface"}]})))
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(refused.structured_content.unwrap()["error"]["code"], "SYMBOL_IN_USE");
+
+    for id in ["tx-2", "tx-1"] {
+        let undo = client.call_tool(call("manage", json!({"command": "undo", "transaction_id": id}))).await.unwrap();
+        assert_eq!(undo.is_error, Some(false), "{}", text(&undo));
+    }
+    for (path, original) in files {
+        assert_eq!(std::fs::read_to_string(dir.path().join(path)).unwrap(), original, "{path}");
+    }
+    client.cancel().await.unwrap();
+}

@@ -323,8 +323,9 @@ fn replace_body(
         replacement.push_str(closing);
     }
     let new_text = format!("{}{replacement}{}", &text[..open], &text[close..]);
-    let first = line_of(&spans, open);
-    Ok((new_text, (first, first + lines.len() + usize::from(closing.is_some()))))
+    // The body's lines start on the line after the head's end.
+    let first = line_of(&spans, open) + 1;
+    Ok((new_text, (first, first + lines.len().max(1) - 1)))
 }
 
 /// `new_text` in place of the lines `read mode=symbol` shows (decorators and doc included),
