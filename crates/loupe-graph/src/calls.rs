@@ -548,6 +548,155 @@ fn name_only(candidates: Vec<SymbolRef>) -> Vec<(SymbolRef, Confidence)> {
     candidates.into_iter().map(|candidate| (candidate, Confidence::NameOnly)).collect()
 }
 
+/// The type a parameter of the function around `site` is declared with, when `head` is that
+/// parameter's name and the declaration names one type (`app: Flask`, `s: &shapes::Square`,
+/// `cart: Cart | None`, `s *Server`, `Config config`): its last segment, read from the
+/// function's signature. `None` for anything else (an untyped or a generic parameter).
+fn declared_type(
+    workspace: &dyn Workspace,
+    path: &RepoPath,
+    lang: Lang,
+    site: &CallSite,
+    head: &str,
+) -> Option<String> {
+    if head.is_empty() || !head.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+        return None;
+    }
+    let container = site.container.as_deref()?;
+    let last = container.rsplit(['.', ':']).next().unwrap_or(container);
+    let named = workspace.named(last);
+    let function = named.iter().find(|symbol| &symbol.path == path && symbol.qualified() == container)?;
+    parameter_type(&function.signature, head, lang)
+}
+
+/// Wrappers whose value has the wrapped type's methods (`Optional[Flask]`, `Box<Config>`): the
+/// declared type is their argument's.
+const TRANSPARENT: &[&str] = &["Optional", "Box", "Rc", "Arc", "Annotated", "Final", "ClassVar", "Readonly", "Partial"];
+
+/// Capitalised names that are containers or language types, not a type of the workspace whose
+/// methods a call could mean.
+const NOT_A_TYPE: &[&str] = &[
+    "Union", "List", "Dict", "Set", "Tuple", "Type", "Sequence", "Iterable", "Iterator", "Mapping", "Callable", "Any",
+    "None", "Self", "Option", "Vec", "RefCell", "Cell", "Mutex", "Result", "Promise", "Array", "Record", "String",
+    "Object",
+];
+
+/// The type a declaration names at its outside: through `Optional[…]`, `Box<…>`, `&`, `*`,
+/// `mut`, `const`, quotes and a union with `None`; `None` for a container (`dict[str, T]`,
+/// `Vec<T>`), a union of types or a lower-case (built-in) type.
+fn outer_type(declaration: &str) -> Option<String> {
+    let parts: Vec<&str> = split_top_level_on(declaration, '|')
+        .into_iter()
+        .map(|part| part.trim().trim_matches(['"', '\'']).trim())
+        .filter(|part| !matches!(*part, "None" | "null" | "undefined" | ""))
+        .collect();
+    let [mut part] = parts[..] else { return None };
+    loop {
+        let stripped = part
+            .trim_start_matches(['&', '*'])
+            .trim_start_matches("mut ")
+            .trim_start_matches("const ")
+            .trim_start_matches("final ")
+            .trim_start_matches("readonly ")
+            .trim_start_matches("dyn ")
+            .trim_start_matches("impl ")
+            .trim_start();
+        let stripped = match stripped.strip_prefix('\'') {
+            // A Rust lifetime: `&'a Config`.
+            Some(rest) => rest.split_once(char::is_whitespace).map_or(rest, |(_, rest)| rest).trim_start(),
+            None => stripped,
+        };
+        if stripped == part {
+            break;
+        }
+        part = stripped;
+    }
+    let head_end =
+        part.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':')).unwrap_or(part.len());
+    let head = part[..head_end].trim_end_matches([':', '.']);
+    let last = head.rsplit(['.', ':']).next().unwrap_or(head);
+    let rest = part[head_end..].trim_start();
+    if TRANSPARENT.contains(&last) && (rest.starts_with('[') || rest.starts_with('<')) {
+        let inner = &rest[1..rest.rfind([']', '>']).unwrap_or(rest.len())];
+        return outer_type(split_top_level(inner).first().copied().unwrap_or(""));
+    }
+    let capitalised = last.starts_with(|c: char| c.is_ascii_uppercase());
+    (capitalised && !NOT_A_TYPE.contains(&last) && !TRANSPARENT.contains(&last)).then(|| last.to_owned())
+}
+
+/// `name`'s declared type in a signature's parameter lists (every parenthesised group: a Go
+/// receiver is one): `name: T` (Python, TypeScript, Rust, Kotlin), `name T` / `name *T` (Go),
+/// `T name` (Java, C#, C++), as `outer_type` reads the declaration.
+pub fn parameter_type(signature: &str, name: &str, lang: Lang) -> Option<String> {
+    let mut groups = Vec::new();
+    let mut depth = 0usize;
+    let mut start = None;
+    for (at, c) in signature.char_indices() {
+        match c {
+            '(' => {
+                if depth == 0 {
+                    start = Some(at + 1);
+                }
+                depth += 1;
+            }
+            ')' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    groups.extend(start.take().map(|from| &signature[from..at]));
+                }
+            }
+            _ => {}
+        }
+    }
+    for group in groups {
+        for parameter in split_top_level(group) {
+            let parameter = parameter.trim();
+            let declaration = match lang {
+                Lang::Go => {
+                    let (own, rest) = parameter.split_once(char::is_whitespace)?;
+                    (own == name).then_some(rest)
+                }
+                Lang::Java | Lang::CSharp | Lang::C | Lang::Cpp => {
+                    let own = parameter.rsplit(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+                    (own == name).then(|| &parameter[..parameter.len() - own.len()])
+                }
+                _ => parameter.split_once(':').and_then(|(own, rest)| {
+                    let own = own.trim().trim_start_matches(['*', '&']);
+                    let own = own.rsplit(char::is_whitespace).next().unwrap_or(own);
+                    (own == name).then(|| rest.split_once('=').map_or(rest, |(annotation, _)| annotation))
+                }),
+            };
+            let Some(declaration) = declaration else { continue };
+            return outer_type(declaration);
+        }
+    }
+    None
+}
+
+/// `text` split at its commas outside brackets.
+fn split_top_level(text: &str) -> Vec<&str> {
+    split_top_level_on(text, ',')
+}
+
+/// `text` split at `separator` outside brackets.
+fn split_top_level_on(text: &str, separator: char) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut from) = (0i32, 0);
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' | '[' | '{' | '<' => depth += 1,
+            ')' | ']' | '}' | '>' => depth -= 1,
+            c if c == separator && depth <= 0 => {
+                parts.push(&text[from..at]);
+                from = at + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[from..]);
+    parts
+}
+
 fn qualified_call(
     workspace: &dyn Workspace,
     path: &RepoPath,
@@ -570,6 +719,9 @@ fn qualified_call(
         }
         _ => head,
     };
+    // `app.route()` in `def f(app: Flask)`: a method of the parameter's declared type.
+    let declared = declared_type(workspace, path, lang, site, head);
+    let head = declared.as_deref().unwrap_or(head);
     let segments: Vec<&str> = head.split("::").flat_map(|part| part.split('.')).filter(|s| !s.is_empty()).collect();
     let first = segments.first().copied().unwrap_or(head);
     // `Rectangle::new` after `use shapes::Rect as Rectangle` is `Rect::new`.
@@ -703,4 +855,38 @@ pub fn reference_confidence(
         return Some(Confidence::Scoped);
     }
     Some(Confidence::NameOnly)
+}
+
+#[cfg(test)]
+mod parameter_type_tests {
+    use super::parameter_type;
+    use loupe_syntax::Lang;
+
+    #[test]
+    fn a_parameters_declared_type_is_read_from_the_signature() {
+        let cases = [
+            ("def f(self, app: Flask, x=1)", "app", Lang::Python, Some("Flask")),
+            ("def f(app: t.Optional[\"Flask\"] = None)", "app", Lang::Python, Some("Flask")),
+            ("def f(app: Flask | None, other)", "other", Lang::Python, None),
+            ("def f(items: dict[str, Config])", "items", Lang::Python, None),
+            ("def f(items: List[Config])", "items", Lang::Python, None),
+            ("def f(a: A | B)", "a", Lang::Python, None),
+            ("fn f(c: &'a mut Config)", "c", Lang::Rust, Some("Config")),
+            ("def f(a: A, b: B)", "b", Lang::Python, Some("B")),
+            ("def f(a: str)", "a", Lang::Python, None),
+            ("pub fn area_of(square: &shapes::Square) -> u32", "square", Lang::Rust, Some("Square")),
+            ("fn f(mut cfg: Box<Config>)", "cfg", Lang::Rust, Some("Config")),
+            ("fn f(map: HashMap<Key, Value>)", "map", Lang::Rust, Some("HashMap")),
+            ("fn f(v: Vec<Config>)", "v", Lang::Rust, None),
+            ("total(cart: Cart): number", "cart", Lang::TypeScript, Some("Cart")),
+            ("constructor(private readonly store: Store)", "store", Lang::TypeScript, Some("Store")),
+            ("func (s *Server) Handle(w http.ResponseWriter, r *http.Request)", "s", Lang::Go, Some("Server")),
+            ("func (s *Server) Handle(w http.ResponseWriter, r *http.Request)", "r", Lang::Go, Some("Request")),
+            ("public void run(final Config config, int n)", "config", Lang::Java, Some("Config")),
+            ("void draw(const Shape& shape)", "shape", Lang::Cpp, Some("Shape")),
+        ];
+        for (signature, name, lang, expected) in cases {
+            assert_eq!(parameter_type(signature, name, lang).as_deref(), expected, "{signature} / {name}");
+        }
+    }
 }
