@@ -107,6 +107,7 @@ impl Engine {
             None => {
                 let arguments = match tool {
                     "read" => self.candidate_read(context, arguments),
+                    "edit" => self.edit_symbols_by_candidate(context, arguments),
                     _ => arguments,
                 };
                 let session_id = arguments.get("session_id").and_then(Value::as_str).map(str::to_owned);
@@ -274,6 +275,35 @@ impl Engine {
             given.insert("candidate_id".into(), Value::from(id));
         }
         given
+    }
+
+    /// An `edit` entry's `symbol` that is a candidate id of the session's last searches (§8.2):
+    /// the definition the hit names (or, for a text hit, the innermost one around its line),
+    /// by qualified name, and its file as `path`. An id the session does not hold is left as a
+    /// symbol name.
+    fn edit_symbols_by_candidate(&self, context: &CallContext, arguments: Value) -> Value {
+        let Value::Object(mut given) = arguments else { return arguments };
+        let session_id = given.get("session_id").and_then(Value::as_str).map(str::to_owned);
+        let entries: Vec<&mut Value> = match given.get_mut("edits") {
+            Some(Value::Array(list)) => list.iter_mut().collect(),
+            Some(single @ Value::Object(_)) => vec![single],
+            _ => Vec::new(),
+        };
+        for entry in entries {
+            let Some(entry) = entry.as_object_mut() else { continue };
+            let Some(id) = entry.get("symbol").and_then(Value::as_str).filter(|id| is_candidate_id(id)) else {
+                continue;
+            };
+            let Some(candidate) = self.session_layer().candidate(context, session_id.as_deref(), id) else { continue };
+            let symbol = match candidate.read.get("mode").and_then(Value::as_str) {
+                Some("symbol") => candidate.read.get("target").and_then(Value::as_str).map(str::to_owned),
+                _ => self.definition_around(&candidate.path, candidate.line),
+            };
+            let Some(symbol) = symbol else { continue };
+            entry.insert("symbol".into(), Value::from(symbol));
+            entry.entry("path").or_insert_with(|| Value::from(candidate.path.as_str()));
+        }
+        Value::Object(given)
     }
 
     /// The qualified name of the innermost definition holding `line` of `path`, as on disk now.

@@ -244,3 +244,22 @@ fn a_refused_delete_names_the_uses_and_the_forced_call_works() {
     let text = fs::read_to_string(fixture.root.path().join("pkg/helpers.py")).unwrap();
     assert!(!text.contains("def get_load_dotenv") && !text.contains("@cached"), "{text}");
 }
+
+#[test]
+fn a_search_hits_candidate_id_names_the_symbol_to_edit() {
+    let fixture = fixture();
+    let found = fixture.engine.call("search", json!({"query": "apply", "type": "symbol"}));
+    let envelope = common::envelope(&found);
+    let hit = &envelope["results"][0];
+    assert_eq!(hit[0], "pkg/helpers.py", "{}", found.face);
+    let id = hit[2].as_str().expect("a candidate id").to_owned();
+    let arguments = one(json!({"operation": "replace_symbol", "symbol": id, "new_body": "return None"}));
+    let response = fixture.engine.call("edit", arguments);
+    assert!(response.ok, "{}", response.face);
+    assert!(response.face.contains("replaced the body of method apply in Config"), "{}", response.face);
+    let text = fs::read_to_string(fixture.root.path().join("pkg/helpers.py")).unwrap();
+    assert!(text.contains("    def apply(self):\n        return None\n"), "{text}");
+    // An id no search gave is a name like any other.
+    let unknown = fixture.engine.call("edit", one(json!({"operation": "delete_symbol", "symbol": "zzzzzzz"})));
+    assert_eq!(common::envelope(&unknown)["error"]["code"], "SYMBOL_NOT_FOUND");
+}
