@@ -175,6 +175,12 @@ fn cases() -> Vec<(&'static str, Value)> {
             "forced_delete_names_what_it_left_behind",
             one(json!({"operation": "delete_symbol", "symbol": "get_load_dotenv", "force": true})),
         ),
+        (
+            "a_new_required_parameter_leaves_calls_behind",
+            one(
+                json!({"operation": "replace_symbol", "symbol": "get_load_dotenv", "new_text": "def get_load_dotenv(default, strict):\n    return default"}),
+            ),
+        ),
         ("deleting_a_file_leaves_its_importers_behind", one(json!({"path": "pkg/helpers.py", "operation": "delete"}))),
         ("operation_inferred_from_new_name", one(json!({"symbol": "unused", "new_name": "spare"}))),
     ]

@@ -673,6 +673,140 @@ pub fn parameter_type(signature: &str, name: &str, lang: Lang) -> Option<String>
     None
 }
 
+/// How many positional arguments a function takes: at least `min`, at most `max` (`None`:
+/// any number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arity {
+    pub min: usize,
+    pub max: Option<usize>,
+}
+
+impl Arity {
+    pub fn accepts(self, count: usize) -> bool {
+        count >= self.min && self.max.is_none_or(|max| count <= max)
+    }
+}
+
+/// The positional arity a signature declares, where the language makes it decidable from the
+/// signature alone: Python (defaults optional, `*args` any number; a required keyword-only
+/// parameter makes it undecidable) and Rust; the receiver (`self`, `cls`, `&self`) is not
+/// counted for a method. `None` for other languages and signatures it cannot read.
+pub fn arity(signature: &str, lang: Lang, method: bool) -> Option<Arity> {
+    if !matches!(lang, Lang::Python | Lang::Rust) {
+        return None;
+    }
+    let open = signature.find('(')?;
+    let mut depth = 0usize;
+    let mut close = None;
+    for (at, c) in signature[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(open + at);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let inside = &signature[open + 1..close?];
+    let mut parameters: Vec<&str> =
+        split_top_level(inside).into_iter().map(str::trim).filter(|parameter| !parameter.is_empty()).collect();
+    let receiver = |parameter: &str| {
+        let name = parameter.split(':').next().unwrap_or("").trim().trim_start_matches('&').trim();
+        let name = name.strip_prefix("mut ").unwrap_or(name).trim();
+        matches!(name, "self" | "cls" | "'_ self") || name.ends_with(" self")
+    };
+    if method && parameters.first().is_some_and(|first| receiver(first)) {
+        parameters.remove(0);
+    }
+    let (mut min, mut max, mut keyword_only) = (0, Some(0usize), false);
+    for parameter in parameters {
+        if lang == Lang::Rust {
+            min += 1;
+            max = max.map(|max| max + 1);
+            continue;
+        }
+        match parameter {
+            "/" => continue,
+            "*" => keyword_only = true,
+            _ if parameter.starts_with("**") => {}
+            _ if parameter.starts_with('*') => {
+                max = None;
+                keyword_only = true;
+            }
+            _ if keyword_only => {
+                if !parameter.contains('=') {
+                    return None;
+                }
+            }
+            _ if parameter.contains('=') => max = max.map(|max| max + 1),
+            _ => {
+                min += 1;
+                max = max.map(|max| max + 1);
+            }
+        }
+    }
+    Some(Arity { min, max })
+}
+
+/// The number of arguments of the call whose argument list starts `text` (at its `(`), when
+/// they are all positional: `None` for a keyword argument, a splat (`*args`, `..`), an
+/// unclosed list or one that is not there.
+pub fn positional_arguments(text: &str) -> Option<usize> {
+    let text = text.trim_start();
+    if !text.starts_with('(') {
+        return None;
+    }
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let (mut arguments, mut from): (Vec<&str>, usize) = (Vec::new(), 1);
+    for (at, c) in text.char_indices() {
+        if let Some(open) = quote {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                _ if c == open => quote = None,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' | '`' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ',' if depth == 1 => {
+                arguments.push(&text[from..at]);
+                from = at + 1;
+            }
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    arguments.push(&text[from..at]);
+                    let arguments: Vec<&str> = arguments.into_iter().map(str::trim).filter(|a| !a.is_empty()).collect();
+                    let plain = arguments.iter().all(|argument| {
+                        !argument.starts_with('*') && !argument.starts_with("..") && !is_keyword_argument(argument)
+                    });
+                    return plain.then_some(arguments.len());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `name=value` at the top of an argument (not `==`, `<=`, `>=`, `!=`).
+fn is_keyword_argument(argument: &str) -> bool {
+    let Some(at) = argument.find('=') else { return false };
+    let name = &argument[..at];
+    !argument[at + 1..].starts_with('=')
+        && !name.is_empty()
+        && name.trim().chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
 /// `text` split at its commas outside brackets.
 fn split_top_level(text: &str) -> Vec<&str> {
     split_top_level_on(text, ',')
@@ -859,7 +993,32 @@ pub fn reference_confidence(
 
 #[cfg(test)]
 mod parameter_type_tests {
-    use super::parameter_type;
+    use super::{Arity, arity, parameter_type, positional_arguments};
+
+    #[test]
+    fn arity_is_read_where_the_language_decides_it() {
+        let any = |min| Some(Arity { min, max: None });
+        let range = |min, max| Some(Arity { min, max: Some(max) });
+        let cases = [
+            ("def f(a, b=1, *args, **kw)", Lang::Python, false, any(1)),
+            ("def load(self, path, silent: bool = False)", Lang::Python, true, range(1, 2)),
+            ("def f(a, *, key)", Lang::Python, false, None),
+            ("def f(a, *, key=None)", Lang::Python, false, range(1, 1)),
+            ("def f(a, /, b)", Lang::Python, false, range(2, 2)),
+            ("pub fn area(&self, scale: u32, f: impl Fn(u32, u32) -> u32) -> u32", Lang::Rust, true, range(2, 2)),
+            ("fn new() -> Self", Lang::Rust, false, range(0, 0)),
+            ("function f(a, b)", Lang::JavaScript, false, None),
+        ];
+        for (signature, lang, method, expected) in cases {
+            assert_eq!(arity(signature, lang, method), expected, "{signature}");
+        }
+        assert_eq!(positional_arguments("(a, f(b, c), \"x, y\")"), Some(3));
+        assert_eq!(positional_arguments("()"), Some(0));
+        assert_eq!(positional_arguments("(a, key=1)"), None);
+        assert_eq!(positional_arguments("(a == b, c)"), Some(2));
+        assert_eq!(positional_arguments("(*args)"), None);
+        assert_eq!(positional_arguments(" = 3"), None);
+    }
     use loupe_syntax::Lang;
 
     #[test]

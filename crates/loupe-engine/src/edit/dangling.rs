@@ -9,8 +9,9 @@
 //! longer defines it.
 
 use loupe_core::{NextCall, RepoPath};
+use loupe_graph::calls::{Arity, arity, positional_arguments};
 use loupe_graph::{Confidence, Resolved, SymbolRef};
-use loupe_index::{IndexState, Lang};
+use loupe_index::{IndexState, Lang, SymbolKind};
 use loupe_syntax::{Definition, Extract};
 use serde_json::{Value, json};
 
@@ -47,7 +48,7 @@ struct Place {
     name: String,
     path: RepoPath,
     line: usize,
-    why: &'static str,
+    why: String,
 }
 
 pub(super) fn left_behind(workspace: &Workspace, changes: &[Change<'_>]) -> LeftBehind {
@@ -59,6 +60,7 @@ pub(super) fn left_behind(workspace: &Workspace, changes: &[Change<'_>]) -> Left
     let view = View::new(workspace, index, &work);
     let changed = |path: &RepoPath| changes.iter().find(|change| change.path == path);
     let mut removed: Vec<SymbolRef> = Vec::new();
+    let mut reshaped: Vec<(SymbolRef, Arity, Arity)> = Vec::new();
     for change in changes {
         let (Some(before), Some(lang)) = (change.before, Lang::from_path(change.path.as_str())) else { continue };
         let old = loupe_syntax::parse_with(lang, before, Extract::Definitions).definitions;
@@ -71,6 +73,22 @@ pub(super) fn left_behind(workspace: &Workspace, changes: &[Change<'_>]) -> Left
         };
         for definition in old.iter().filter(|definition| !kept(definition) && worth_checking(definition)) {
             removed.push(SymbolRef::from_definition(change.path, lang, definition));
+        }
+        // A function kept under its name whose arity changed: its calls may no longer fit.
+        for definition in
+            old.iter().filter(|definition| matches!(definition.kind, SymbolKind::Function | SymbolKind::Method))
+        {
+            let method = definition.container.is_some();
+            let Some(before) = arity(&definition.signature, lang, method) else { continue };
+            let now = new.iter().find(|other| {
+                other.name == definition.name
+                    && other.container == definition.container
+                    && other.kind == definition.kind
+            });
+            let Some(after) = now.and_then(|now| arity(&now.signature, lang, method)) else { continue };
+            if before != after {
+                reshaped.push((SymbolRef::from_definition(change.path, lang, definition), before, after));
+            }
         }
     }
     let unchecked = removed.len().saturating_sub(MAX_CHECKED);
@@ -90,7 +108,7 @@ pub(super) fn left_behind(workspace: &Workspace, changes: &[Change<'_>]) -> Left
                     name: symbol.name.clone(),
                     path: path.clone(),
                     line: site.line,
-                    why: site.confidence.as_str(),
+                    why: site.confidence.as_str().to_owned(),
                 })),
             }
             true
@@ -109,15 +127,49 @@ pub(super) fn left_behind(workspace: &Workspace, changes: &[Change<'_>]) -> Left
                 name: symbol.name.clone(),
                 path: path.clone(),
                 line,
-                why: "in the new text",
+                why: "in the new text".to_owned(),
             }));
         }
+    }
+    // Calls, in files the call leaves as they are, that fit a function's old arity and not its
+    // new one.
+    for (symbol, before, after) in reshaped.iter().take(MAX_CHECKED) {
+        reference_sites(&view, symbol, &mut |path, _, sites| {
+            if changed(path).is_some() {
+                return true;
+            }
+            let Ok(bytes) = workspace.root().read_indexed(path, workspace.config().max_file_bytes) else { return true };
+            let Ok(decoded) = loupe_core::text::decode(&bytes) else { return true };
+            let text = decoded.text;
+            let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(at, _)| at + 1)).collect();
+            for site in sites.iter().filter(|site| site.confidence != Confidence::NameOnly && site.name == symbol.name)
+            {
+                let Some(at) = starts.get(site.line - 1).map(|start| start + site.column - 1) else { continue };
+                let Some(rest) = text.get(at + symbol.name.len()..) else { continue };
+                // `Type.method(obj, …)` passes the receiver itself: not comparable.
+                let unbound = text[..at].ends_with('.')
+                    && text[..at - 1]
+                        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .next()
+                        .is_some_and(|head| head.starts_with(|c: char| c.is_ascii_uppercase()));
+                let Some(count) = positional_arguments(rest).filter(|_| !unbound) else { continue };
+                if before.accepts(count) && !after.accepts(count) {
+                    places.push(Place {
+                        name: symbol.name.clone(),
+                        path: path.clone(),
+                        line: site.line,
+                        why: format!("called with {count}, now takes {}", describe(*after)),
+                    });
+                }
+            }
+            true
+        });
     }
     // Imports of a file the call deletes, from files it keeps.
     for change in changes.iter().filter(|change| change.before.is_some() && change.after.is_none()) {
         for (importer, line) in view.graphs.imports.importers_of(&Resolved::File(change.path.clone())) {
             if changed(&importer).is_none_or(|other| other.after.is_some()) {
-                places.push(Place { name: change.path.to_string(), path: importer, line, why: "import" });
+                places.push(Place { name: change.path.to_string(), path: importer, line, why: "import".to_owned() });
             }
         }
     }
@@ -141,7 +193,13 @@ pub(super) fn left_behind(workspace: &Workspace, changes: &[Change<'_>]) -> Left
             })
             .collect();
         shown += of_name.len();
-        let what = if of_name[0].why == "import" { format!("imports of {name}") } else { name.clone() };
+        let what = match of_name[0].why.as_str() {
+            "import" => format!("imports of {name}"),
+            why if why.starts_with("called with") => {
+                format!("calls of {name} that no longer fit ({})", why.rsplit_once(", ").map_or(why, |(_, now)| now))
+            }
+            _ => name.clone(),
+        };
         groups.push(format!("{what} at {}", files.join(" · ")));
     }
     let more = match places.len().saturating_sub(shown) {
@@ -150,7 +208,7 @@ pub(super) fn left_behind(workspace: &Workspace, changes: &[Change<'_>]) -> Left
     };
     if !places.is_empty() {
         report.lines.push(format!(
-            "── left behind: {} use(s) of what this edit removed: {}{more} [LEFT_DANGLING]",
+            "── left behind: {} place(s) this edit broke: {}{more} [LEFT_DANGLING]",
             places.len(),
             groups.join("; ")
         ));
@@ -183,9 +241,17 @@ pub(super) fn left_behind(workspace: &Workspace, changes: &[Change<'_>]) -> Left
     report
 }
 
+/// `2`, `1–2`, `1 or more` arguments.
+fn describe(arity: Arity) -> String {
+    match arity.max {
+        Some(max) if max == arity.min => max.to_string(),
+        Some(max) => format!("{}–{max}", arity.min),
+        None => format!("{} or more", arity.min),
+    }
+}
+
 /// Definitions whose uses other files could hold: not a local of a function, not an `impl`
 /// block (its type is the definition).
 fn worth_checking(definition: &Definition) -> bool {
-    use loupe_index::SymbolKind;
     !matches!(definition.kind, SymbolKind::Impl | SymbolKind::Module) && definition.name.len() > 1
 }
