@@ -212,7 +212,8 @@ fn symbol_edit_cases() {
 fn an_ambiguous_symbol_offers_one_edit_per_candidate() {
     let fixture = fixture();
     fs::write(fixture.root.path().join("pkg/other.py"), "def unused():\n    return 2\n").unwrap();
-    fixture.engine.call("manage", json!({"command": "reindex"}));
+    let reindexed = fixture.engine.call("manage", json!({"command": "reindex"}));
+    assert!(reindexed.ok, "{}", reindexed.face);
     let arguments = one(json!({"operation": "replace_symbol", "symbol": "unused", "new_body": "return 3"}));
     let response = fixture.engine.call("edit", arguments);
     let envelope = common::envelope(&response);
