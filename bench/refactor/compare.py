@@ -120,7 +120,7 @@ def start_server(language: str, root: Path, node_modules: Path, stderr_path: Pat
     elif language == "typescript":
         client = LspClient([str(node_modules / ".bin/typescript-language-server"), "--stdio"], root,
                            stderr_path=stderr_path)
-        info = client.initialize({
+        client.initialize({
             "tsserver": {"path": str(node_modules / "typescript/lib")},
             # Rename every use, as loupe does: no `new as old` aliases at imports, exports and
             # shorthand properties (VS Code's typescript.preferences.useAliasesForRenames off).
@@ -128,8 +128,8 @@ def start_server(language: str, root: Path, node_modules: Path, stderr_path: Pat
         })
         seen = client.wait_for(lambda m: m.get("method") == "$/typescriptVersion", 60)
         ts = seen["params"]["version"] if seen else "?"
-        sv = (info.get("serverInfo") or {})
-        version = f"{sv.get('name', 'typescript-language-server')} {sv.get('version', '')}, TypeScript {ts}"
+        tls = json.loads((node_modules / "typescript-language-server/package.json").read_text())["version"]
+        version = f"typescript-language-server {tls}, TypeScript {ts}"
     elif language == "rust":
         client = LspClient([rust_analyzer], root, stderr_path=stderr_path)
         info = client.initialize(
@@ -217,10 +217,59 @@ def server_rename(client: LspClient, language: str, root: Path, files: FileCache
             old = text[start["character"]:end["character"]] if start["line"] == end["line"] else "…"
             out["sites"].append({"path": rel, "line": start["line"] + 1, "column": col,
                                  "old": old, "new": e.get("newText", "")})
+        if out["outside"]:
+            # A rename that edits library code (a std trait's method, ...): not one a workspace
+            # rename can make, so counted with the refusals.
+            first = out["outside"][0]
+            out["status"] = "refused"
+            out["reason"] = (f"rename edits {len(out['outside'])} sites outside the root "
+                             f"(library code, e.g. {'/'.join(first.split('/')[-3:])})")
         return out
     finally:
         if language == "typescript":
             client.did_close(path)
+
+
+def server_definition(client: LspClient, language: str, root: Path, files: FileCache,
+                      site: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
+    """Where the server says the name at a site loupe changes (and the server's rename does
+    not) is defined: `this` (the renamed definition: the server's rename missed it), `other`
+    (another definition: loupe changed a different symbol), `none` (the server cannot tell:
+    an untyped receiver, a macro body, ...)."""
+    path = root / site["path"]
+    pos = {"line": site["line"] - 1,
+           "character": byte_col_to_utf16(files.line(site["path"], site["line"]), site["column"] - 1)}
+    if language == "typescript":
+        client.did_open(path, "typescript")
+    try:
+        got = client.request("textDocument/definition",
+                             {"textDocument": {"uri": path_to_uri(path)}, "position": pos}, timeout=300)
+    except (LspError, LspTimeout) as e:
+        return {"verdict": "none", "target": f"error: {e}"[:120]}
+    finally:
+        if language == "typescript":
+            client.did_close(path)
+    if isinstance(got, dict):
+        got = [got]
+    targets = []
+    for loc in got or []:
+        uri = loc.get("targetUri") or loc.get("uri")
+        rng = loc.get("targetSelectionRange") or loc.get("range")
+        if not uri or not rng:
+            continue
+        p = uri_to_path(uri).resolve()
+        line = rng["start"]["line"] + 1
+        try:
+            rel = p.relative_to(root.resolve()).as_posix()
+            col = utf16_to_byte_col(files.line(rel, line), rng["start"]["character"]) + 1
+        except ValueError:
+            rel, col = "(outside the root) " + "/".join(p.parts[-2:]), 0
+        targets.append((rel, line, col))
+    if not targets:
+        return {"verdict": "none", "target": ""}
+    if any(t == (d["path"], d["line"], d["col"]) for t in targets):
+        return {"verdict": "this", "target": f"{d['path']}:{d['line']}:{d['col']}"}
+    return {"verdict": "other", "target": ", ".join(f"{p}:{ln}:{c}" for p, ln, c in targets[:3])}
 
 
 # --- loupe's rename ----------------------------------------------------------------------
@@ -366,6 +415,13 @@ def main() -> int:
         for side in (lo, sv):
             for s in side.get("sites", []):
                 s["text"] = files.line(s["path"], s["line"])
+        if lo["status"] == "ok" and sv["status"] == "ok":
+            # Ask the server about each site loupe changes that its rename leaves alone.
+            server_keys = {(s["path"], s["line"], s["column"]) for s in sv["sites"]}
+            extra = [s for s in lo["sites"] if s["changed"]
+                     and (s["path"], s["line"], s["column"]) not in server_keys]
+            for s in extra[:400]:
+                s["server_definition"] = server_definition(client, args.language, root, files, s, d)
         results.append({"symbol": d, "new_name": new_name, "loupe": lo, "server": sv})
         n_lo = sum(1 for s in lo.get("sites", []) if s.get("changed"))
         print(f"  [{i}/{len(sample)}] {d['spec']} ({d['path']}:{d['line']}) loupe {lo['status']}"

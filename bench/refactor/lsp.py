@@ -191,6 +191,7 @@ class LspClient:
                 "synchronization": {"didSave": False},
                 "rename": {"prepareSupport": True},
                 "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
+                "definition": {"linkSupport": True},
             },
             "window": {"workDoneProgress": True},
         }

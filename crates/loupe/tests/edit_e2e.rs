@@ -180,7 +180,7 @@ async fn rmcp_client_renames_and_edits_by_symbol_and_undoes_each() {
         .unwrap();
     assert_eq!(rename.is_error, Some(false), "{}", text(&rename));
     assert!(
-        text(&rename).contains("renamed area → surface at 2 sites (exact 1, scoped 1) in src/: lib.rs:4 · shapes.rs:6"),
+        text(&rename).contains("renamed area → surface at 2 exact sites in src/: lib.rs:4 · shapes.rs:6"),
         "{}",
         text(&rename)
     );
