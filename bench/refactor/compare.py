@@ -319,12 +319,44 @@ def sites_from_diff(diff: bytes, old: str, new: str) -> list[dict[str, Any]]:
     return out
 
 
+def _retry_call(err: dict[str, Any], d: dict[str, Any]) -> dict[str, Any] | None:
+    """AMBIGUOUS_SYMBOL names one ready `edit` call per candidate: the one of this definition
+    (same file, the candidate's line within 3 of the name's), if it differs from the call sent."""
+    cands = err.get("candidates") or []
+    calls = [c for c in (err.get("next_calls") or []) if c.get("tool") == "edit"]
+    if len(cands) != len(calls):
+        return None
+    best = None
+    for cand, call in zip(cands, calls):
+        if cand.get("path") != d["path"] or not isinstance(cand.get("line"), int):
+            continue
+        gap = abs(cand["line"] - d["line"])
+        if gap <= 3 and (best is None or gap < best[0]):
+            best = (gap, call)
+    if best is None:
+        return None
+    edits = best[1]["arguments"].get("edits") or []
+    if len(edits) != 1 or (edits[0].get("symbol"), edits[0].get("path")) == (d["spec"], d["path"]):
+        return None
+    return edits[0]
+
+
 def loupe_rename(lp: Loupe, root: Path, d: dict[str, Any], new_name: str) -> dict[str, Any]:
     edit = {"operation": "rename_symbol", "symbol": d["spec"], "path": d["path"], "new_name": new_name}
     sc, dt = lp.edit({"edits": [edit], "dry_run": True, "metadata": "full"})
     out: dict[str, Any] = {"seconds": dt}
+    err = sc.get("error") or {}
+    if (sc.get("ok") is False or "error" in sc) and err.get("code") == "AMBIGUOUS_SYMBOL":
+        # What an agent does next: the candidate's own call, once.
+        retry = _retry_call(err, d)
+        if retry is not None:
+            out["first_refusal"] = {"code": "AMBIGUOUS_SYMBOL", "reason": str(err.get("message", ""))[:300]}
+            edit = {**retry, "new_name": new_name}
+            out["resolved_spec"] = edit["symbol"]
+            sc, dt2 = lp.edit({"edits": [edit], "dry_run": True, "metadata": "full"})
+            out["seconds"] = dt + dt2
+            err = sc.get("error") or {}
     if sc.get("ok") is False or "error" in sc:
-        err = sc.get("error") or {}
         out.update(status="refused", code=err.get("code", "?"), reason=str(err.get("message", ""))[:300],
                    candidates=[f"{c.get('path')}:{c.get('line')} {c.get('container') or ''} {c.get('kind') or ''}".strip()
                                for c in err.get("candidates") or []])

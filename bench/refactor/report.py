@@ -144,6 +144,8 @@ def score(results: list[dict[str, Any]]) -> dict[str, Any]:
         r["verdict"] = "scored"
         if lo["status"] != "ok":
             agg["loupe_refusals"][lo.get("code", "?")] += 1
+        elif lo.get("first_refusal"):
+            agg["resolved_ambiguous"] += 1
         if sv["status"] != "ok":
             agg["server_refusals"][refusal_kind(sv.get("reason", "?"))] += 1
         if lo["status"] != "ok" or sv["status"] != "ok":
@@ -303,16 +305,19 @@ def main() -> int:
 
     w("## Refusals and unscored symbols")
     w("")
-    w("A refusal is an answer, not an error: counted here, left out of precision and recall.")
+    w("A refusal is an answer, not an error: counted here, left out of precision and recall. An")
+    w("AMBIGUOUS_SYMBOL answer lists one ready call per candidate; the bench sends the one of the")
+    w("same definition once (as an agent would), and counts the symbol as refused only if that")
+    w("fails too (\"ambiguous, then resolved\": renamed on the second call, scored, its time the sum).")
     w("")
-    w("| corpus | symbols | scored | loupe refused | loupe's reasons | server refused | server's reasons | both refused | different definitions |")
-    w("| --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: |")
+    w("| corpus | symbols | scored | loupe refused | loupe's reasons | ambiguous, then resolved | server refused | server's reasons | both refused | different definitions |")
+    w("| --- | ---: | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: |")
     for run in runs:
         a = corpus_aggs[run["corpus"]]
         lr = ", ".join(f"{k} {v}" for k, v in a["loupe_refusals"].most_common()) or "—"
         sr = ", ".join(f"{k} {v}" for k, v in a["server_refusals"].most_common()) or "—"
         w(f"| {run['corpus']} | {a['symbols']} | {a['scored']} | {sum(a['loupe_refusals'].values())} | {lr} | "
-          f"{sum(a['server_refusals'].values())} | {sr} | {a['both refused']} | {a['different definitions']} |")
+          f"{a['resolved_ambiguous']} | {sum(a['server_refusals'].values())} | {sr} | {a['both refused']} | {a['different definitions']} |")
     w("")
     w("Each refused symbol:")
     w("")
@@ -370,6 +375,8 @@ def main() -> int:
             lo_s = f"{cnt['exact']} / {cnt['scoped']} / {cnt['name_only']}" + (f" (+{cnt['unknown']} past 200)" if cnt["unknown"] else "")
             if lo["status"] != "ok":
                 lo_s = lo.get("code", "refused")
+            elif lo.get("resolved_spec"):
+                lo_s += f" (after AMBIGUOUS_SYMBOL, as `{lo['resolved_spec']}`)"
             sv_n = str(len(S)) if sv["status"] == "ok" else "refused"
             scored = r["verdict"] == "scored"
             w(f"| {run['corpus']} | `{d['spec']}` | {d['kind']} | {d['tier']} ({d['definitions_of_name']} def, {d['occurrences']} occ) | "
