@@ -9,7 +9,7 @@ use loupe_graph::calls::{family, is_header, is_type_kind};
 use loupe_graph::{Confidence, Resolved, SymbolRef, Workspace as _, reference_confidence, resolve_call};
 use loupe_index::trigram::plan_literal;
 use loupe_index::{Lang, SymbolKind};
-use loupe_syntax::{Definition, FileFacts};
+use loupe_syntax::{Definition, FileFacts, FlowKind, Reference};
 
 use crate::workspace::relations::View;
 
@@ -112,27 +112,19 @@ fn sites_in(view: &View<'_>, path: &RepoPath, lang: Lang, facts: &FileFacts, tar
         }
     }
     let names = loupe_graph::local_names(view, path, &target.name);
-    // One line's uses are judged once per name: a line holds the same call many times only in
-    // minified code.
-    let mut judged: Vec<(usize, String, Option<Confidence>)> = Vec::new();
+    let import_lines: Vec<usize> = view.imports(path).iter().map(|(import, _)| import.line).collect();
+    let mut plain = Plain::new(view, path, lang, facts);
     for reference in &facts.references {
         if !names.contains(&reference.name) || (*path == target.path && reference.line == target.line) {
             continue;
         }
         let site_here = facts.calls.iter().find(|site| site.line == reference.line && site.column == reference.column);
-        let known = judged
-            .iter()
-            .find(|(line, name, _)| site_here.is_none() && *line == reference.line && *name == reference.name);
-        let confidence = match known {
-            Some((_, _, confidence)) => *confidence,
-            None => {
-                let confidence = judge(view, path, lang, target, reference, site_here, file_confidence);
-                if site_here.is_none() {
-                    judged.push((reference.line, reference.name.clone(), confidence));
-                }
-                confidence
-            }
-        };
+        let mut confidence = judge(view, path, lang, target, reference, site_here, file_confidence);
+        // A use that is neither a call nor on an import line was judged by what the file can
+        // see: whether it is a member access, and of what, or a local, decides.
+        if site_here.is_none() && !import_lines.contains(&reference.line) {
+            confidence = confidence.and_then(|confidence| plain.refine(target, reference, confidence));
+        }
         let Some(confidence) = confidence else { continue };
         sites.push(Site { line: reference.line, column: reference.column, name: reference.name.clone(), confidence });
     }
@@ -182,5 +174,163 @@ fn judge(
         (true, _) => Some(Confidence::Exact),
         (false, true) => Some(Confidence::Scoped),
         (false, false) => None,
+    }
+}
+
+/// What decides a plain use (not a call, not an import): the file's text around it, and the
+/// data flow of the name in the function it is in, parsed once per function.
+struct Plain<'v> {
+    view: &'v View<'v>,
+    path: &'v RepoPath,
+    lang: Lang,
+    facts: &'v FileFacts,
+    text: Option<Option<String>>,
+    /// The flows computed so far, each with the name it follows.
+    flows: Vec<(String, loupe_syntax::DataFlow)>,
+}
+
+/// Languages whose members are never named bare (always `self.x`, `this.x`, `obj.x`).
+fn members_need_a_receiver(lang: Lang) -> bool {
+    matches!(lang, Lang::Python | Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Rust | Lang::Go)
+}
+
+impl<'v> Plain<'v> {
+    fn new(view: &'v View<'v>, path: &'v RepoPath, lang: Lang, facts: &'v FileFacts) -> Plain<'v> {
+        Plain { view, path, lang, facts, text: None, flows: Vec::new() }
+    }
+
+    fn text(&mut self) -> Option<&str> {
+        if self.text.is_none() {
+            let workspace = self.view.workspace();
+            let read = workspace.root().read_indexed(self.path, workspace.config().max_file_bytes).ok();
+            self.text = Some(read.and_then(|bytes| loupe_core::text::decode(&bytes).ok().map(|decoded| decoded.text)));
+        }
+        self.text.as_ref().and_then(|text| text.as_deref())
+    }
+
+    /// The text of the reference's line before it.
+    fn before(&mut self, line: usize, column: usize) -> Option<String> {
+        let text = self.text()?;
+        let line_text = text.split('\n').nth(line.checked_sub(1)?)?;
+        line_text.get(..column.saturating_sub(1)).map(str::to_owned)
+    }
+
+    /// `confidence` kept, lowered or dropped for a plain use of `target`'s name.
+    fn refine(&mut self, target: &SymbolRef, reference: &Reference, confidence: Confidence) -> Option<Confidence> {
+        let before = self.before(reference.line, reference.column)?;
+        let trimmed = before.trim_end();
+        let accessor = [".", "?.", "->", "::"].into_iter().find(|accessor| trimmed.ends_with(accessor));
+        let member = target.container.is_some()
+            && matches!(
+                target.kind,
+                SymbolKind::Method
+                    | SymbolKind::Field
+                    | SymbolKind::Property
+                    | SymbolKind::Constructor
+                    | SymbolKind::EnumMember
+                    | SymbolKind::Constant
+                    | SymbolKind::Variable
+            );
+        match accessor {
+            Some(accessor) => {
+                let head_text = &trimmed[..trimmed.len() - accessor.len()];
+                let head: String = head_text
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                if member {
+                    self.member_access(target, reference, &head, confidence)
+                } else {
+                    // `obj.name` of a top-level name: only through a module that leads to it.
+                    self.module_head(target, &head).then_some(Confidence::Exact)
+                }
+            }
+            None if member && members_need_a_receiver(self.lang) => {
+                // A bare name is never a member here; Rust's `Self::X` / `Type::X` came above.
+                None
+            }
+            None => (!self.is_local(reference)).then_some(confidence),
+        }
+    }
+
+    /// `head.name` for a member `target`: its own class's `self`/`this`, the type itself, or a
+    /// parameter declared with it; any other receiver is only a name match.
+    fn member_access(
+        &mut self,
+        target: &SymbolRef,
+        reference: &Reference,
+        head: &str,
+        confidence: Confidence,
+    ) -> Option<Confidence> {
+        let owner = target.owner().unwrap_or("");
+        if matches!(head, "self" | "this" | "Self" | "cls") {
+            return Some(confidence);
+        }
+        if head == owner {
+            return Some(Confidence::Exact);
+        }
+        if head.is_empty() {
+            return Some(Confidence::NameOnly);
+        }
+        let enclosing = self
+            .facts
+            .definitions
+            .iter()
+            .filter(|definition| {
+                definition.span.start_line <= reference.line
+                    && reference.line <= definition.span.end_line
+                    && matches!(definition.kind, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor)
+            })
+            .max_by_key(|definition| definition.depth);
+        let declared =
+            enclosing.and_then(|function| loupe_graph::calls::parameter_type(&function.signature, head, self.lang));
+        match declared {
+            Some(declared) if declared == owner => Some(Confidence::Exact),
+            Some(_) => None,
+            None => Some(Confidence::NameOnly),
+        }
+    }
+
+    /// Whether `head` is an import binding that leads to `target`'s file (`helpers.get_x`).
+    fn module_head(&self, target: &SymbolRef, head: &str) -> bool {
+        !head.is_empty()
+            && self.view.imports(self.path).iter().any(|(import, files)| {
+                let last = import.module.rsplit(['.', '/', ':']).find(|part| !part.is_empty()).unwrap_or("");
+                let binds = import.alias.as_deref() == Some(head)
+                    || (import.alias.is_none() && (last == head || import.names.iter().any(|name| name == head)));
+                binds
+                    && files.iter().any(|file| {
+                        *file == target.path
+                            || self.view.imports(file).iter().any(|(_, inner)| inner.contains(&target.path))
+                    })
+            })
+    }
+
+    /// Whether the reference is a parameter or local of the function it is in.
+    fn is_local(&mut self, reference: &Reference) -> bool {
+        let known = self.flows.iter().position(|(name, flow)| {
+            *name == reference.name && flow.span.start_line <= reference.line && reference.line <= flow.span.end_line
+        });
+        let flow = match known {
+            Some(at) => &self.flows[at].1,
+            None => {
+                let lang = self.lang;
+                let Some(text) = self.text() else { return false };
+                let Some(flow) = loupe_syntax::data_flow(lang, text, reference.line, &reference.name) else {
+                    return false;
+                };
+                if flow.function.is_none() {
+                    return false;
+                }
+                self.flows.push((reference.name.clone(), flow));
+                &self.flows.last().expect("just pushed").1
+            }
+        };
+        let binds = flow.events.iter().any(|event| matches!(event.kind, FlowKind::Parameter | FlowKind::Definition));
+        binds && flow.events.iter().any(|event| event.line == reference.line && event.column == reference.column)
     }
 }
