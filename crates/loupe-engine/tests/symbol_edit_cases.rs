@@ -270,3 +270,29 @@ fn a_search_hits_candidate_id_names_the_symbol_to_edit() {
     let unknown = fixture.engine.call("edit", one(json!({"operation": "delete_symbol", "symbol": "zzzzzzz"})));
     assert_eq!(common::envelope(&unknown)["error"]["code"], "SYMBOL_NOT_FOUND");
 }
+
+/// `pkg.abort()` through `pkg/__init__.py`'s `from .helpers import abort as abort` is a use, and
+/// the re-export's alias is the public name it goes by: both change with the definition, so the
+/// package still exports what its users call.
+#[test]
+fn a_rename_follows_a_package_reexport_and_renames_its_alias() {
+    let root = tempfile::tempdir().unwrap();
+    let files = [
+        ("pkg/__init__.py", "from .helpers import abort as abort\n"),
+        ("pkg/helpers.py", "def abort(code):\n    raise ValueError(code)\n"),
+        ("tests/test_x.py", "import pkg\n\n\ndef test_it():\n    pkg.abort(404)\n"),
+    ];
+    for (path, text) in files {
+        fs::create_dir_all(root.path().join(path).parent().unwrap()).unwrap();
+        fs::write(root.path().join(path), text).unwrap();
+    }
+    let index = tempfile::tempdir().unwrap();
+    let engine = common::indexed_engine(root.path(), index.path());
+    let response =
+        engine.call("edit", one(json!({"operation": "rename_symbol", "symbol": "abort", "new_name": "stop"})));
+    assert!(response.ok, "{}", response.face);
+    let read = |path: &str| fs::read_to_string(root.path().join(path)).unwrap();
+    assert_eq!(read("pkg/__init__.py"), "from .helpers import stop as stop\n");
+    assert_eq!(read("pkg/helpers.py"), "def stop(code):\n    raise ValueError(code)\n");
+    assert_eq!(read("tests/test_x.py"), "import pkg\n\n\ndef test_it():\n    pkg.stop(404)\n");
+}

@@ -874,6 +874,22 @@ fn qualified_call(
             module_files.extend(files.iter().cloned());
         }
     }
+    // `flask.abort()` where `flask/__init__.py` has `from .helpers import abort`: a module
+    // re-exports what it imports by name (or glob), one hop.
+    let reexported: Vec<RepoPath> = module_files
+        .iter()
+        .flat_map(|file| {
+            workspace
+                .imports(file)
+                .iter()
+                .filter(|(import, _)| {
+                    import.names.iter().any(|imported| imported == "*" || simple_name(imported) == name)
+                })
+                .flat_map(|(_, files)| files.iter().cloned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    module_files.extend(reexported);
     let is_type_head = last.starts_with(|c: char| c.is_ascii_uppercase());
     if !module_files.is_empty() {
         let in_module: Vec<&SymbolRef> = candidates

@@ -611,6 +611,19 @@ fn rename_everywhere(
         // What else spells the name in this file and is no identifier: comments and strings.
         let mut mentions = mentions_of(&text, old_name, &facts, &spans);
         mentions.retain(|at| !offsets.contains(at));
+        // `from .helpers import abort as abort` re-exports under the same name: the alias is
+        // the public name the uses through the package were renamed by, so it changes too.
+        let same_alias: Vec<usize> = facts
+            .imports
+            .iter()
+            .filter(|import| import.alias.as_deref() == Some(old_name))
+            .filter(|import| offsets.iter().any(|&at| line_of(&spans, at) == import.line))
+            .map(|import| import.line)
+            .collect();
+        let (aliases, rest): (Vec<usize>, Vec<usize>) =
+            mentions.into_iter().partition(|&at| same_alias.contains(&line_of(&spans, at)));
+        offsets.extend(&aliases);
+        let mentions = rest;
         if rename.in_comments {
             offsets.extend(&mentions);
         } else {
