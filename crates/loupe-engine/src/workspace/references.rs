@@ -253,8 +253,42 @@ impl<'v> Plain<'v> {
                 // A bare name is never a member here; Rust's `Self::X` / `Type::X` came above.
                 None
             }
-            None => (!self.is_local(reference)).then_some(confidence),
+            None => (!self.is_local(reference) && self.nearest_is(target, reference)).then_some(confidence),
         }
+    }
+
+    /// When the file defines the name more than once (a `make_input` in each inline module), a
+    /// bare use means the one in its nearest enclosing scope: whether that is `target`.
+    fn nearest_is(&self, target: &SymbolRef, reference: &Reference) -> bool {
+        // A member is named bare only where members need no receiver (Java, C++, …).
+        let bare = |definition: &&Definition| {
+            !members_need_a_receiver(self.lang)
+                || !matches!(
+                    definition.kind,
+                    SymbolKind::Method
+                        | SymbolKind::Field
+                        | SymbolKind::Property
+                        | SymbolKind::Constructor
+                        | SymbolKind::EnumMember
+                        | SymbolKind::Impl
+                )
+        };
+        let same: Vec<&Definition> =
+            self.facts.definitions.iter().filter(|definition| definition.name == target.name).filter(bare).collect();
+        if same.len() < 2 || *self.path != target.path {
+            return true;
+        }
+        let scope = reference.container.as_deref().unwrap_or("");
+        let sep = self.lang.separator();
+        let encloses = |container: &Option<String>| match container {
+            None => true,
+            Some(container) => scope == container || scope.starts_with(&format!("{container}{sep}")),
+        };
+        let nearest = same
+            .iter()
+            .filter(|definition| encloses(&definition.container))
+            .max_by_key(|definition| definition.container.as_ref().map_or(0, String::len));
+        nearest.is_none_or(|definition| definition.name_line == target.line)
     }
 
     /// `head.name` for a member `target`: its own class's `self`/`this`, the type itself, or a
