@@ -185,6 +185,8 @@ struct Plain<'v> {
     lang: Lang,
     facts: &'v FileFacts,
     text: Option<Option<String>>,
+    /// Where each line of `text` starts, once it is read.
+    starts: Vec<usize>,
     /// The flows computed so far, each with the name it follows.
     flows: Vec<(String, loupe_syntax::DataFlow)>,
 }
@@ -196,23 +198,28 @@ fn members_need_a_receiver(lang: Lang) -> bool {
 
 impl<'v> Plain<'v> {
     fn new(view: &'v View<'v>, path: &'v RepoPath, lang: Lang, facts: &'v FileFacts) -> Plain<'v> {
-        Plain { view, path, lang, facts, text: None, flows: Vec::new() }
+        Plain { view, path, lang, facts, text: None, starts: Vec::new(), flows: Vec::new() }
     }
 
     fn text(&mut self) -> Option<&str> {
         if self.text.is_none() {
             let workspace = self.view.workspace();
             let read = workspace.root().read_indexed(self.path, workspace.config().max_file_bytes).ok();
-            self.text = Some(read.and_then(|bytes| loupe_core::text::decode(&bytes).ok().map(|decoded| decoded.text)));
+            let text = read.and_then(|bytes| loupe_core::text::decode(&bytes).ok().map(|decoded| decoded.text));
+            if let Some(text) = &text {
+                self.starts = std::iter::once(0).chain(text.match_indices('\n').map(|(at, _)| at + 1)).collect();
+            }
+            self.text = Some(text);
         }
         self.text.as_ref().and_then(|text| text.as_deref())
     }
 
     /// The text of the reference's line before it.
     fn before(&mut self, line: usize, column: usize) -> Option<String> {
-        let text = self.text()?;
-        let line_text = text.split('\n').nth(line.checked_sub(1)?)?;
-        line_text.get(..column.saturating_sub(1)).map(str::to_owned)
+        self.text()?;
+        let start = *self.starts.get(line.checked_sub(1)?)?;
+        let text = self.text.as_ref()?.as_deref()?;
+        text.get(start..start + column.saturating_sub(1)).map(str::to_owned)
     }
 
     /// `confidence` kept, lowered or dropped for a plain use of `target`'s name.
