@@ -296,3 +296,33 @@ fn a_rename_follows_a_package_reexport_and_renames_its_alias() {
     assert_eq!(read("pkg/helpers.py"), "def stop(code):\n    raise ValueError(code)\n");
     assert_eq!(read("tests/test_x.py"), "import pkg\n\n\ndef test_it():\n    pkg.stop(404)\n");
 }
+
+/// A receiver typed by the local assignment that made it (`c = Cart()`) is that type's: its
+/// method call is renamed; one made by another type (`d = Order()`) is not.
+#[test]
+fn a_rename_types_a_receiver_by_its_local_assignment() {
+    let root = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "pkg/a.py",
+            "class Cart:\n    def total(self):\n        return 1\n\n\nclass Order:\n    def total(self):\n        return 2\n",
+        ),
+        (
+            "pkg/b.py",
+            "from .a import Cart, Order\n\n\ndef f():\n    c = Cart()\n    d = Order()\n    return c.total() + d.total()\n",
+        ),
+    ];
+    for (path, text) in files {
+        fs::create_dir_all(root.path().join(path).parent().unwrap()).unwrap();
+        fs::write(root.path().join(path), text).unwrap();
+    }
+    let index = tempfile::tempdir().unwrap();
+    let engine = common::indexed_engine(root.path(), index.path());
+    let response =
+        engine.call("edit", one(json!({"operation": "rename_symbol", "symbol": "Cart.total", "new_name": "sum_all"})));
+    assert!(response.ok, "{}", response.face);
+    let read = |path: &str| fs::read_to_string(root.path().join(path)).unwrap();
+    assert!(read("pkg/a.py").contains("class Cart:\n    def sum_all(self):"), "{}", read("pkg/a.py"));
+    assert!(read("pkg/a.py").contains("class Order:\n    def total(self):"), "{}", read("pkg/a.py"));
+    assert!(read("pkg/b.py").contains("return c.sum_all() + d.total()"), "{}", read("pkg/b.py"));
+}

@@ -120,6 +120,15 @@ fn sites_in(view: &View<'_>, path: &RepoPath, lang: Lang, facts: &FileFacts, tar
         }
         let site_here = facts.calls.iter().find(|site| site.line == reference.line && site.column == reference.column);
         let mut confidence = judge(view, path, lang, target, reference, site_here, file_confidence);
+        // `buf.capacity()` after `let mut buf = BytesMut::new()`: a receiver the call's
+        // resolution could not type, typed by the local assignment that made it.
+        if let (Some(call), Some(owner)) = (site_here, target.owner())
+            && matches!(confidence, None | Some(Confidence::NameOnly))
+            && let Some(receiver) = call.receiver.as_deref()
+            && let Some(local) = plain.local_type(receiver, reference.line)
+        {
+            confidence = (local == owner).then_some(Confidence::Exact);
+        }
         // A use that is neither a call nor on an import line was judged by what the file can
         // see: whether it is a member access, and of what, or a local, decides.
         if site_here.is_none() && !import_lines.contains(&reference.line) {
@@ -327,8 +336,9 @@ impl<'v> Plain<'v> {
                     && matches!(definition.kind, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor)
             })
             .max_by_key(|definition| definition.depth);
-        let declared =
-            enclosing.and_then(|function| loupe_graph::calls::parameter_type(&function.signature, head, self.lang));
+        let declared = enclosing
+            .and_then(|function| loupe_graph::calls::parameter_type(&function.signature, head, self.lang))
+            .or_else(|| self.local_type(head, reference.line));
         match declared {
             Some(declared) if declared == owner => Some(Confidence::Exact),
             Some(_) => None,
@@ -349,6 +359,37 @@ impl<'v> Plain<'v> {
                             || self.view.imports(file).iter().any(|(_, inner)| inner.contains(&target.path))
                     })
             })
+    }
+
+    /// The type a local was made as, from the assignment that defines it in the function
+    /// around `line`: `x = Blueprint(…)`, `let mut buf = BytesMut::with_capacity(…)`,
+    /// `const c = new Cart()`, `s := Server{…}`: the last capitalised segment of the
+    /// constructor's path. `None` when the name is no simple local or the value is no such call.
+    fn local_type(&mut self, name: &str, line: usize) -> Option<String> {
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        let lang = self.lang;
+        let flow = loupe_syntax::data_flow(lang, self.text()?, line, name)?;
+        flow.function.as_ref()?;
+        let defined =
+            flow.events.iter().filter(|event| event.kind == FlowKind::Definition && event.line <= line).last()?;
+        let start = *self.starts.get(defined.line.checked_sub(1)?)?;
+        let text = self.text.as_ref()?.as_deref()?;
+        let rest = text.get(start + defined.column - 1 + name.len()..)?;
+        let line_rest = rest.split('\n').next().unwrap_or("");
+        let value = line_rest.split_once('=').map(|(_, value)| value)?.trim_start();
+        let value = value.strip_prefix("new ").or_else(|| value.strip_prefix("await ")).unwrap_or(value);
+        let head_end =
+            value.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':')).unwrap_or(value.len());
+        let (head, after) = value.split_at(head_end);
+        if !(after.starts_with('(') || after.starts_with('{')) {
+            return None;
+        }
+        head.split(['.', ':'])
+            .filter(|segment| segment.starts_with(|c: char| c.is_ascii_uppercase()))
+            .last()
+            .map(str::to_owned)
     }
 
     /// Whether the reference is a parameter or local of the function it is in.
