@@ -373,7 +373,7 @@ impl<'v> Plain<'v> {
         let flow = loupe_syntax::data_flow(lang, self.text()?, line, name)?;
         flow.function.as_ref()?;
         let defined =
-            flow.events.iter().filter(|event| event.kind == FlowKind::Definition && event.line <= line).last()?;
+            flow.events.iter().rev().find(|event| event.kind == FlowKind::Definition && event.line <= line)?;
         let start = *self.starts.get(defined.line.checked_sub(1)?)?;
         let text = self.text.as_ref()?.as_deref()?;
         let rest = text.get(start + defined.column - 1 + name.len()..)?;
@@ -386,10 +386,7 @@ impl<'v> Plain<'v> {
         if !(after.starts_with('(') || after.starts_with('{')) {
             return None;
         }
-        head.split(['.', ':'])
-            .filter(|segment| segment.starts_with(|c: char| c.is_ascii_uppercase()))
-            .last()
-            .map(str::to_owned)
+        head.rsplit(['.', ':']).find(|segment| segment.starts_with(|c: char| c.is_ascii_uppercase())).map(str::to_owned)
     }
 
     /// Whether the reference is a parameter or local of the function it is in.
