@@ -117,9 +117,12 @@ pub(super) fn apply(
                 let (new_text, touched) = replace_whole(&text, &definition, whole, state.ending);
                 (new_text, touched, format!("replaced {label}"))
             }
+            // The parser lets exactly one of them through.
             _ => {
-                let (new_text, touched) = unreachable_shape()?;
-                (new_text, touched, String::new())
+                return Err(ToolError::invalid_args(
+                    "replace_symbol takes `new_body` or `new_text`, exactly one",
+                    "pass new_body (the body only) or new_text (the whole definition)",
+                ));
             }
         },
         SymbolOp::Insert { after, new } => {
@@ -155,13 +158,6 @@ pub(super) fn apply(
     notes.lines.push(format!("{did}: {path}:{}–{}", touched.0, touched.1));
     set_text(state, new_text, touched);
     Ok(())
-}
-
-fn unreachable_shape() -> Result<(String, (usize, usize)), ToolError> {
-    Err(ToolError::invalid_args(
-        "replace_symbol takes `new_body` or `new_text`, exactly one",
-        "pass new_body (the body only) or new_text (the whole definition)",
-    ))
 }
 
 fn set_text(state: &mut FileState, text: String, touched: (usize, usize)) {
@@ -586,7 +582,7 @@ fn rename_everywhere(
         let text = state.text.clone().unwrap_or_default();
         let file_lang = Lang::from_path(path.as_str()).unwrap_or(lang);
         let facts = loupe_syntax::parse(file_lang, &text);
-        check_collision(&facts, path, resolved, new_name, original, spec.index)?;
+        check_collision(&facts, path, resolved, new_name, spec.index)?;
         let spans = line_spans(&text);
         let mut offsets = Vec::new();
         for &(line, column, confidence) in sites.iter() {
@@ -737,7 +733,6 @@ fn check_collision(
     path: &RepoPath,
     resolved: &ResolvedSymbol,
     new_name: &str,
-    original: &Map<String, Value>,
     index: usize,
 ) -> Result<(), ToolError> {
     let same_file = *path == resolved.path;
@@ -763,8 +758,6 @@ fn check_collision(
         None => None,
     };
     let Some(place) = place else { return Ok(()) };
-    let mut preview = original.clone();
-    preview.insert("dry_run".into(), Value::Bool(true));
     Err(ToolError::new(
         ErrorCode::NameCollision,
         format!("renaming {} to `{new_name}` would clash with {place}", resolved.label()),
