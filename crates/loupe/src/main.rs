@@ -745,11 +745,7 @@ fn runnable_next_steps(engine: &Engine, face: &str) -> String {
 /// An `edit` call as a command: `loupe rename` for a lone rename, else its JSON piped to
 /// `loupe edit`.
 fn edit_command(arguments: &Map<String, Value>) -> String {
-    let entries = match arguments.get("edits") {
-        Some(Value::Array(list)) => list.clone(),
-        Some(single) => vec![single.clone()],
-        None => Vec::new(),
-    };
+    let entries = edit_entries(arguments.get("edits"));
     let others = arguments.keys().all(|key| matches!(key.as_str(), "edits" | "dry_run" | "metadata"));
     if let [entry] = entries.as_slice()
         && others
@@ -835,14 +831,18 @@ impl Progress {
     }
 }
 
-/// Whether an `edit` call's arguments name a symbol (`symbol`, or a `*_symbol` operation).
-fn names_symbols(arguments: &Value) -> bool {
-    let entries: Vec<&Value> = match arguments.get("edits") {
+/// An `edit` call's entries: its `edits` list, or the one edit given as an object.
+fn edit_entries(edits: Option<&Value>) -> Vec<&Value> {
+    match edits {
         Some(Value::Array(list)) => list.iter().collect(),
         Some(single) => vec![single],
         None => Vec::new(),
-    };
-    entries.iter().any(|entry| {
+    }
+}
+
+/// Whether an `edit` call's arguments name a symbol (`symbol`, or a `*_symbol` operation).
+fn names_symbols(arguments: &Value) -> bool {
+    edit_entries(arguments.get("edits")).iter().any(|entry| {
         entry.get("symbol").is_some()
             || entry.get("operation").and_then(Value::as_str).is_some_and(|operation| operation.ends_with("_symbol"))
     })

@@ -194,12 +194,7 @@ fn as_edit_calls(mut error: ToolError, original: &Map<String, Value>, index: usi
         .iter()
         .filter_map(|call| {
             let mut arguments = original.clone();
-            let entry = match arguments.get_mut("edits")? {
-                Value::Array(list) => list.get_mut(index)?,
-                single @ Value::Object(_) => single,
-                _ => return None,
-            };
-            let entry = entry.as_object_mut()?;
+            let entry = entry_of(&mut arguments, index)?;
             entry.insert("path".into(), call.arguments.get("path")?.clone());
             if let Some(target) = call.arguments.get("target") {
                 entry.insert("symbol".into(), target.clone());
@@ -340,29 +335,51 @@ fn replace_whole(text: &str, definition: &Definition, whole: &str, ending: &str)
     (new_text, (first, first + lines.len().max(1) - 1))
 }
 
-/// How many blank lines separate the definition from a sibling: those after it when a line
-/// at its indentation follows, else those before it when one precedes, else the language's
-/// habit (two between top-level Python definitions, else one).
-fn sibling_gap(text: &str, spans: &[Span], definition: &Definition, lang: Lang) -> (usize, usize, usize) {
-    let (first, last) = (definition.span.start_line, definition.span.end_line.min(spans.len()));
-    let indent = indentation(line_text(text, spans, first));
-    let blank = |line: usize| line_text(text, spans, line).trim().is_empty();
-    let after = (last + 1..=spans.len()).take_while(|&line| blank(line)).count();
-    let before = (1..first).rev().take_while(|&line| blank(line)).count();
-    let next = last + after + 1;
-    let previous = first.saturating_sub(before + 1);
-    let sibling_after = next <= spans.len() && indentation(line_text(text, spans, next)) == indent;
-    let sibling_before = previous >= 1 && indentation(line_text(text, spans, previous)) == indent;
-    let gap = if sibling_after {
-        after
-    } else if sibling_before {
-        before
-    } else if lang == Lang::Python && indent.is_empty() {
-        2
-    } else {
-        1
-    };
-    (gap, before, after)
+/// A definition's lines and what is around them: its indentation, the blank lines before and
+/// after it, and whether a line at its indentation (a sibling) comes past them.
+struct Surroundings {
+    first: usize,
+    last: usize,
+    indent: String,
+    before: usize,
+    after: usize,
+    sibling_before: bool,
+    sibling_after: bool,
+}
+
+impl Surroundings {
+    fn of(text: &str, spans: &[Span], definition: &Definition) -> Surroundings {
+        let (first, last) = (definition.span.start_line, definition.span.end_line.min(spans.len()));
+        let indent = indentation(line_text(text, spans, first));
+        let blank = |line: usize| line_text(text, spans, line).trim().is_empty();
+        let after = (last + 1..=spans.len()).take_while(|&line| blank(line)).count();
+        let before = (1..first).rev().take_while(|&line| blank(line)).count();
+        let (next, previous) = (last + after + 1, first.saturating_sub(before + 1));
+        Surroundings {
+            first,
+            last,
+            indent: indent.to_owned(),
+            before,
+            after,
+            sibling_before: previous >= 1 && indentation(line_text(text, spans, previous)) == indent,
+            sibling_after: next <= spans.len() && indentation(line_text(text, spans, next)) == indent,
+        }
+    }
+
+    /// How many blank lines separate the definition from a sibling: those after it when a
+    /// sibling follows, else those before it when one precedes, else the language's habit (two
+    /// between top-level Python definitions, else one).
+    fn gap(&self, lang: Lang) -> usize {
+        if self.sibling_after {
+            self.after
+        } else if self.sibling_before {
+            self.before
+        } else if lang == Lang::Python && self.indent.is_empty() {
+            2
+        } else {
+            1
+        }
+    }
 }
 
 fn insert_sibling(
@@ -374,11 +391,10 @@ fn insert_sibling(
     ending: &str,
 ) -> (String, (usize, usize)) {
     let spans = line_spans(text);
-    let (first, last) = (definition.span.start_line, definition.span.end_line.min(spans.len()));
-    let indent = indentation(line_text(text, &spans, first)).to_owned();
-    let lines = reindent(new, &indent);
-    let (gap, _, _) = sibling_gap(text, &spans, definition, lang);
-    let gap = gap.max(usize::from(!lines.is_empty() && lang == Lang::Python && indent.is_empty()));
+    let around = Surroundings::of(text, &spans, definition);
+    let (first, last, indent) = (around.first, around.last, around.indent.as_str());
+    let lines = reindent(new, indent);
+    let gap = around.gap(lang).max(usize::from(!lines.is_empty() && lang == Lang::Python && indent.is_empty()));
     let body: String = lines.iter().map(|line| format!("{line}{ending}")).collect();
     let blanks = ending.repeat(gap);
     if after {
@@ -399,13 +415,7 @@ fn insert_sibling(
 /// those after it when a sibling follows, else those before it.
 fn delete_definition(text: &str, definition: &Definition) -> (String, (usize, usize)) {
     let spans = line_spans(text);
-    let (first, last) = (definition.span.start_line, definition.span.end_line.min(spans.len()));
-    let indent = indentation(line_text(text, &spans, first)).to_owned();
-    let blank = |line: usize| line_text(text, &spans, line).trim().is_empty();
-    let after = (last + 1..=spans.len()).take_while(|&line| blank(line)).count();
-    let before = (1..first).rev().take_while(|&line| blank(line)).count();
-    let next = last + after + 1;
-    let sibling_after = next <= spans.len() && indentation(line_text(text, &spans, next)) == indent;
+    let Surroundings { first, last, before, after, sibling_after, .. } = Surroundings::of(text, &spans, definition);
     let (from, to) = if sibling_after || before == 0 { (first, last + after) } else { (first - before, last) };
     let new_text = format!("{}{}", &text[..spans[from - 1].start], &text[spans[to - 1].next..]);
     let at = from.saturating_sub(1).max(1);
