@@ -241,10 +241,11 @@ class Answer:
         self.structured = structured or {}
 
     def hits(self) -> list:
-        """`results[i] = [path, line, candidate_id, …]` (§3.3); a hit given as an object is
+        """`results[i] = [path, line, candidate_id, …]` (§3.3), a file hit its path alone; a hit given as an object is
         read by its `path`, `line` and `candidate_id`."""
         hits = self.structured.get("results") or []
-        return [[h.get("path"), h.get("line"), h.get("candidate_id")] if isinstance(h, dict) else h for h in hits]
+        return [[h.get("path"), h.get("line"), h.get("candidate_id")] if isinstance(h, dict)
+                else [h] if isinstance(h, str) else h for h in hits]
 
     def value(self) -> Any:
         """A Serena answer's text, which is JSON (a list of symbols, a map of paths to lines)."""
@@ -1034,7 +1035,7 @@ def tasks(root: str) -> list[Task]:
                                                             capture_output=True, text=True).stdout)]
 
     async def usages_loupe(L):
-        args = {"query": setting, "type": "text", "whole_word": True}
+        args = {"query": setting, "whole_word": True}
         page = await L("search", args)
         while page.structured.get("next_cursor"):  # the next page, as the answer offers it
             page = await L("search", {**args, "cursor": page.structured["next_cursor"]})
@@ -1091,13 +1092,29 @@ def clean(root: str):
     git(root, "clean", "-fdq")
 
 
+# A names outline of loupe lists a type's methods by name on the type's line
+# (`29-114 class AppContext: push, pop`; a nested definition that is not a function keeps its kind,
+# `class Meta`). loupe_view adds a `def name` row for each bare name there, as serena_view does
+# for the names an overview lists under `Method`; the checks then read both alike.
+OUTLINE_NAMES = re.compile(r"^\d+(?:-\d+)? +\S.*?: ((?:[\w$]+|\w+ [\w$]+)(?:, (?:[\w$]+|\w+ [\w$]+))*)$")
+
+
+def loupe_view(face: str) -> str:
+    rows = [face]
+    for line in face.splitlines():
+        m = OUTLINE_NAMES.match(line)
+        if m:
+            rows += [name if " " in name else f"def {name}" for name in m[1].split(", ")]
+    return "\n".join(rows)
+
+
 def judged_text(calls: list[Call], judged: str, face: str, side: str = "loupe") -> str:
     chosen = calls[-1:] if judged == "last" else calls
     if side == "serena":
         return "\n".join(serena_view(c.json if face == "json" else c.text) for c in chosen)
     if face == "json":
-        return "\n".join(json_view(c.json) for c in chosen)
-    return "\n".join(c.text for c in chosen)
+        return "\n".join(loupe_view(json_view(c.json)) for c in chosen)
+    return "\n".join(loupe_view(c.text) for c in chosen)
 
 
 @dataclasses.dataclass

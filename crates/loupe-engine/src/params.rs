@@ -385,7 +385,7 @@ A cut answer ends with the call for the rest; file_hash guards edits.",
         integer("include_context", 0, "lines around").only_for(&["symbol"]).unlisted(),
         boolean("body", "false: signature only").only_for(&["symbol"]),
         integer("depth", 1, "nesting shown (default 2)").only_for(&["outline"]),
-        // Named by a names-only outline's header (`signatures=true adds them`).
+        // Named by a names-only outline's header (`signatures=true adds lines`).
         boolean("signatures", "each definition's signature (default: small files)").only_for(&["outline"]).unlisted(),
         boolean("include_docs", "doc comments too").only_for(&["outline"]).unlisted(),
         choice("against", Against::CHOICES, "baseline (default HEAD)").only_for(&["diff_preview"]),

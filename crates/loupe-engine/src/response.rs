@@ -244,7 +244,7 @@ pub(crate) struct HitRef {
 /// How a hit reads on both faces (§3.3, §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RowShape {
-    /// A file or directory hit: its path alone, `[path]`.
+    /// A file or directory hit: its path alone, a string.
     Path,
     /// A file of `output: files`: its path and how many hits it has, `[path, count]`.
     Count(usize),
@@ -526,20 +526,13 @@ impl Response {
             let rows = hit_rows(results);
             object.insert("results".into(), Value::Array(rows));
         }
-        if let Some(graph) = &act.graph {
-            if level == MetadataLevel::Full {
-                object.insert("resolved_target".into(), graph.resolved_target.clone());
-                object.insert("nodes".into(), Value::Array(graph.nodes.clone()));
-                object.insert("edges".into(), Value::Array(graph.edges.clone()));
-            } else {
-                // The graph's lines are in `text`, as the model reads them (rows joined by node
-                // index cost a model a lookup per edge); the target is the first node: its id says
-                // what was resolved. `full` has the nodes and edges for programs.
-                object.insert(
-                    "resolved_target".into(),
-                    graph.nodes.first().map_or(Value::Null, |node| node["id"].clone()),
-                );
-            }
+        // The graph's lines are in `text`, as the model reads them (rows joined by node index
+        // cost a model a lookup per edge), the resolved target first; `full` has the target, the
+        // nodes and the edges for programs.
+        if let Some(graph) = act.graph.as_ref().filter(|_| level == MetadataLevel::Full) {
+            object.insert("resolved_target".into(), graph.resolved_target.clone());
+            object.insert("nodes".into(), Value::Array(graph.nodes.clone()));
+            object.insert("edges".into(), Value::Array(graph.edges.clone()));
         }
         if level == MetadataLevel::Full {
             object.insert("tool".into(), Value::from(self.tool));
@@ -593,7 +586,8 @@ const fn described(
 }
 
 /// Every top-level field `structured_at` writes at the `minimal` and `standard` levels (`full`
-/// adds `meta`, `content`, `location` and the envelope's names): the output schemas are made
+/// adds `meta`, `content`, `location`, an analyze graph's `resolved_target`, `nodes` and
+/// `edges`, and the envelope's names): the output schemas are made
 /// from this table, and `tests/structured_faces.rs` checks every answer against it.
 pub const STRUCTURED_FIELDS: &[StructuredField] = &[
     field("ok", "boolean", &[]),
@@ -609,9 +603,8 @@ pub const STRUCTURED_FIELDS: &[StructuredField] = &[
         "results",
         "array",
         &["search"],
-        "per hit: [path, line, candidate_id, shown] (symbol), [path] (file), [path, count] (output files); per file: [path, line, shown, …] (text: a line, shown pair per hit)",
+        "per hit: [path, line, candidate_id, shown] (symbol), path (file), [path, count] (output files); per file: [path, line, shown, …] (text: a line, shown pair per hit)",
     ),
-    described("resolved_target", "string", &["analyze"], "the first node"),
 ];
 
 fn calls_json(calls: &[NextCall]) -> Value {
@@ -644,7 +637,8 @@ fn hit_row(hit: &HitRef) -> Value {
     let line = hit.line.map_or(Value::Null, Value::from);
     let shown = hit.shown.as_deref().map_or(Value::Null, Value::from);
     Value::Array(match hit.shape {
-        RowShape::Path => vec![path],
+        // A file list is paths (`["a.py","b.py"]`): nothing else is known of a file hit.
+        RowShape::Path => return path,
         RowShape::Count(count) => vec![path, Value::from(count)],
         RowShape::Symbol => vec![path, line, Value::from(hit.candidate_id.as_str()), shown],
         RowShape::Window | RowShape::UnderPath => vec![path, line, shown],

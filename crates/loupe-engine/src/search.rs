@@ -128,7 +128,12 @@ fn execute(workspace: &Workspace, request: &SearchRequest, work: &Work) -> Resul
     let index_state = index.map_or(IndexState::Building, |index| index.state());
 
     let (effective, inferred) = match request.kind {
-        SearchKind::Auto => (infer(&request.query), true),
+        // `whole_word` is a text search's option: an identifier asked for with it is every line
+        // the word is on, not its definition.
+        SearchKind::Auto => match infer(&request.query) {
+            SearchKind::Symbol if request.whole_word => (SearchKind::Text, true),
+            kind => (kind, true),
+        },
         kind => (kind, false),
     };
     let mut fell_back = false;

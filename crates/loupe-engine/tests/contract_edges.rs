@@ -146,6 +146,61 @@ fn a_cut_outline_continues_by_cursor_through_every_definition() {
     assert_eq!(lines.error_code(), Some("INVALID_ARGS"));
 }
 
+/// A names outline lists a type's methods by name on the type's line; a nested type with
+/// members of its own keeps its line; `signatures=true` gives every definition its line; a
+/// method named there opens by `read mode=symbol`; and a cut names outline pages through every
+/// class exactly once, its methods with it.
+#[test]
+fn a_names_outline_puts_methods_on_their_types_line() {
+    let root = tempfile::tempdir().unwrap();
+    let mut source = String::from(
+        "class Store:\n    class Meta:\n        def ordering(self):\n            return 1\n\n    def get(self, key):\n        return key\n\n    def pop(self, key):\n        return key\n\n\ndef helper():\n    return Store()\n",
+    );
+    for number in 0..60 {
+        source.push_str(&format!(
+            "\n\nclass Model{number:02}:\n    def save_{number:02}(self):\n        return {number}\n\n    def load_{number:02}(self):\n        return {number}\n"
+        ));
+    }
+    write(root.path(), "app/models.py", &source);
+    let index = tempfile::tempdir().unwrap();
+    let engine = crate::common::indexed_engine(root.path(), index.path());
+
+    let names = engine.call("read", json!({"mode": "outline", "target": "app/models.py", "depth": 3}));
+    assert!(names.ok, "{}", names.face);
+    assert!(names.face.contains("· names (signatures=true adds lines)"), "{}", names.face);
+    let lines: Vec<&str> = names.face.lines().collect();
+    assert!(lines.contains(&"1-10 class Store: get, pop"), "{}", names.face);
+    assert!(lines.contains(&"2-4   class Meta: ordering"), "{}", names.face);
+    assert!(lines.contains(&"13 def helper"), "{}", names.face);
+    assert!(lines.contains(&"17-22 class Model00: save_00, load_00"), "{}", names.face);
+    assert!(!names.face.contains("def get"), "{}", names.face);
+
+    let detailed = engine.call("read", json!({"mode": "outline", "target": "app/models.py", "signatures": true}));
+    assert!(detailed.ok, "{}", detailed.face);
+    assert!(detailed.face.lines().any(|line| line == "6   def get(self, key):"), "{}", detailed.face);
+
+    let method = engine.call("read", json!({"mode": "symbol", "target": "Store.pop"}));
+    assert!(method.ok && method.face.contains("9     def pop(self, key):"), "{}", method.face);
+
+    // Paged: every class once, each with both of its methods on its line.
+    let mut response = engine.call("read", json!({"mode": "outline", "target": "app/models.py", "max_tokens": 200}));
+    let mut seen: Vec<String> = Vec::new();
+    for page in 0.. {
+        assert!(page < 50, "the outline does not advance");
+        assert!(response.ok && response.token_estimate <= 200, "{}", response.face);
+        for line in response.face.lines().filter(|line| line.contains("class Model")) {
+            let number = &line[line.find("Model").unwrap() + 5..][..2];
+            assert!(line.ends_with(&format!(": save_{number}, load_{number}")), "{line}");
+            seen.push(number.to_owned());
+        }
+        if response.meta["next_cursor"].is_null() {
+            break;
+        }
+        response = engine.call("read", first_next_arguments(&response));
+    }
+    assert_eq!(seen, (0..60).map(|number| format!("{number:02}")).collect::<Vec<_>>());
+}
+
 /// Edge 1: a directory outline cut by its default budget continues by cursor over its files.
 #[test]
 fn a_cut_directory_outline_continues_by_cursor() {
@@ -352,6 +407,12 @@ fn auto_searches_the_terms_of_a_question() {
     let literal = engine.call("search", json!({"query": "how are configs parsed?", "type": "text"}));
     assert!(codes(&literal).contains(&"NO_MATCH"));
     assert_eq!(engine.call("search", json!({"query": "parse_arguments"})).meta["inferred_type"], "symbol");
+    // With `whole_word`, a text option, an identifier is every line the word is on.
+    let words = engine.call("search", json!({"query": "parse_arguments", "whole_word": true}));
+    assert_eq!(words.meta["inferred_type"], "text", "{}", words.face);
+    let text = engine.call("search", json!({"query": "parse_arguments", "type": "text", "whole_word": true}));
+    assert!(text.structured()["results"].as_array().is_some_and(|rows| !rows.is_empty()), "{}", text.face);
+    assert_eq!(words.structured()["results"], text.structured()["results"], "{}", words.face);
 }
 
 /// H9: a directory outline cut before its first file said "the cursor continues" with no cursor.

@@ -218,7 +218,6 @@ pub(crate) fn outline(workspace: &Workspace, request: &OutlineRequest<'_>) -> Re
     let mut outcome =
         Outcome::success("read", Some("outline".into()), Some(resolved.path.to_string()), Face::text(face));
     outcome.act.truncated = truncated;
-    outcome.act.file_hash = Some(hash.to_string());
     outcome.act.language = Some(lang.name());
     outcome.act.next_calls = next_calls;
     outcome.act.next_cursor = next_cursor;
@@ -226,6 +225,9 @@ pub(crate) fn outline(workspace: &Workspace, request: &OutlineRequest<'_>) -> Re
     outcome.act.preview_degraded = !outcome.act.reason_codes.is_empty();
     outcome.location = Some(Location { file: resolved.path.to_string(), line: None, end_line: None });
     let detail = &mut outcome.detail;
+    // The face names no hash (an outline is not what an edit quotes), so the compact structured
+    // face carries none either: `full` has it, for a precondition (§5).
+    detail.insert("file_hash".into(), Value::from(hash.to_string()));
     detail.insert("applied_limits".into(), json!({budget.name: budget.tokens, "depth": depth}));
     detail.insert("full_file_tokens".into(), Value::from(full_tokens));
     detail.insert("total_lines".into(), Value::from(decoded.total_lines()));
@@ -264,6 +266,11 @@ fn is_member(kind: SymbolKind) -> bool {
     matches!(kind, SymbolKind::Field | SymbolKind::EnumMember | SymbolKind::Property)
 }
 
+/// Kinds a names outline shows by their bare name when they ride on their parent's line.
+fn is_callable(kind: SymbolKind) -> bool {
+    matches!(kind, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor)
+}
+
 /// Members shown inline before the rest is summarised as `+N`.
 const INLINE_MEMBERS: usize = 12;
 
@@ -288,7 +295,7 @@ fn outline_signature(definition: &Definition) -> Cow<'_, str> {
 const NAMES_OVER: usize = 200;
 
 /// What a names-only outline's header adds: how to get the rest.
-const NAMES_NOTE: &str = " · names (signatures=true adds them)";
+const NAMES_NOTE: &str = " · names (signatures=true adds lines)";
 
 /// A definition as a names-only outline shows it: its signature up to its name (`def get`,
 /// `pub struct Config`, `async def run`), or its kind and name when the signature does not
@@ -375,7 +382,8 @@ fn nested_in(definitions: &[Definition], index: usize) -> impl Iterator<Item = &
 /// definitions are listed shows where it ends too (`start-end`); any other definition ends
 /// before the next one listed, so its end would only repeat what the outline already bounds.
 /// Fields, enum members and properties ride on their type's line (`{ a: u32, b }`), which is
-/// what keeps an outline near a tenth of the file. A page that continues a cut outline starts at
+/// what keeps an outline near a tenth of the file; in a names outline so do the methods and
+/// any other nested definition with nothing inside it, by name (`class A { x }: get, pop`). A page that continues a cut outline starts at
 /// `start`: what comes before it is walked, not shown, so members already inlined stay inline.
 fn render_definitions(
     definitions: &[Definition],
@@ -422,9 +430,11 @@ fn render_definitions(
             continue;
         }
         let mut members: Vec<Cow<'_, str>> = Vec::new();
+        let mut named: Vec<Cow<'_, str>> = Vec::new();
         for (offset, child) in nested_in(definitions, index).enumerate() {
+            let at = index + 1 + offset;
             if rides_inline(child, definition) {
-                inlined[index + 1 + offset] = true;
+                inlined[at] = true;
                 // A names outline shows a member as its signature starts (`def name` for a
                 // property, `x` for a field).
                 members.push(if names {
@@ -432,6 +442,12 @@ fn render_definitions(
                 } else {
                     clip(Cow::Borrowed(child.signature.as_str()), MEMBER_CHARS)
                 });
+            } else if names && child.depth == definition.depth + 1 && nested_in(definitions, at).next().is_none() {
+                // A names outline lists a type's methods (and any nested definition with nothing
+                // inside it) by name on the type's line: `read mode=symbol` opens one by name, and
+                // a line each, numbered, cost three times the names (the token suite's `module`).
+                inlined[at] = true;
+                named.push(if is_callable(child.kind) { Cow::Borrowed(child.name.as_str()) } else { head(child) });
             }
         }
         let lines = if definition.span.end_line > definition.span.start_line && has_listed_children(definitions, index)
@@ -449,6 +465,9 @@ fn render_definitions(
             let more = members.len().saturating_sub(shown.len());
             let more = if more > 0 { format!(", +{more}") } else { String::new() };
             line.push_str(&format!(" {{ {}{more} }}", shown.join(", ")));
+        }
+        if !named.is_empty() {
+            line.push_str(&format!(": {}", named.join(", ")));
         }
         line.push('\n');
         if include_docs && let Some(doc) = definition.doc.as_deref().and_then(|doc| doc.lines().next()) {

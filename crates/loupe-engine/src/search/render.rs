@@ -150,6 +150,9 @@ pub(super) fn render(
     let plural = |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
     let shown = match request.output {
         _ if total == 0 => None,
+        // A whole list of files is its paths, as `rg --files` prints them: the count says
+        // nothing the lines do not.
+        Output::Matches if complete && matches!(used, SearchKind::File | SearchKind::Directory) => None,
         Output::Matches if complete => Some(plural(total, "hit")),
         Output::Matches => Some(format!("hits {}–{end} of {total_text}", start + 1)),
         Output::Files if complete => Some(format!("{}, {total_text} matches", plural(listed.len(), "file"))),
@@ -372,11 +375,12 @@ fn render_hit(
             return (place, Some(block));
         }
         // A hit's line without its indentation, which says nothing in a list of hits, and the
-        // definition it is in: "where, and in which function" in one answer.
+        // definition it is in: "where, and in which function" in one answer (one space before
+        // it: a second cost a token on every hit that names one).
         (None, Some(line)) => {
             let preview = clip(hit.preview.trim(), request.preview_chars);
             match scopes.note(workspace, &hit.path, line) {
-                Some(scope) => format!("{preview}  (in {scope})"),
+                Some(scope) => format!("{preview} (in {scope})"),
                 None => preview,
             }
         }
