@@ -98,7 +98,7 @@ const GET_SNIPPET: &[Param] = &[
 ];
 const DRY_RUN_DIFF: &[Param] = &[
     string("path", "file or directory (default: the whole tree)"),
-    choice("against", crate::params::Against::CHOICES, "baseline (default HEAD)"),
+    string("against", "baseline: HEAD (default), INDEX, WORKTREE or a revision"),
     string("content", "proposed text").content(),
 ];
 const READ_CODE: &[Param] = &[

@@ -388,7 +388,11 @@ A cut answer ends with the call for the rest; file_hash guards edits.",
         // Named by a names-only outline's header (`signatures=true adds lines`).
         boolean("signatures", "each definition's signature (default: small files)").only_for(&["outline"]).unlisted(),
         boolean("include_docs", "doc comments too").only_for(&["outline"]).unlisted(),
-        choice("against", Against::CHOICES, "baseline (default HEAD)").only_for(&["diff_preview"]),
+        string(
+            "against",
+            "HEAD (default), INDEX, WORKTREE, or a revision: branch, tag, commit, main... (since the fork)",
+        )
+        .only_for(&["diff_preview"]),
         string("content", "proposed text").only_for(&["diff_preview"]).content(),
     ],
     effects: Effects { read_only: true, destructive: false, idempotent: true },

@@ -41,7 +41,7 @@ enum Window {
     /// `outline`: the skeleton of a file or a directory.
     Outline { depth: usize, include_docs: bool, signatures: Option<bool> },
     /// `diff_preview`: answered by `read/diff_preview.rs`.
-    DiffPreview { against: Against, content: Option<String>, context: usize, offset: usize },
+    DiffPreview { against: diff_preview::Compare, content: Option<String>, context: usize, offset: usize },
 }
 
 /// A `read` call, parsed once: what the tool, the gate, the budget and aggregation work from.
@@ -158,7 +158,7 @@ pub(crate) fn run(workspace: &Workspace, request: &ReadRequest, work: &Work) -> 
                 cursor: request.cursor.clone(),
                 original: request.original.clone(),
                 target: request.target.clone(),
-                against: *against,
+                against: against.clone(),
                 content: content.clone(),
                 context: *context,
                 max_tokens: request.caps.max_tokens,

@@ -10,7 +10,7 @@
 //!
 //! The structured face (§3.3): `standard` (the default) carries what the text face says once,
 //! with what a program acts on at the top level (`ok`, `error`, `truncated`, `next_cursor`,
-//! `next_calls`, `file_hash`, `reason_codes`, `results`, `transaction_id`, `resolved_target`).
+//! `next_calls`, `file_hash`, `reason_codes`, `results`, `transaction_id`).
 //! Its `text` is the face without what those fields carry: a search hit's line is its `results`
 //! row (`[path, line, candidate_id, shown]` for a symbol), a `→ next:` line its `next_calls`
 //! entry, a read header's `· hash` its `file_hash`; an analyze tree stays in `text`. So a client that hands the model

@@ -210,3 +210,81 @@ fn status_reports_the_branch_and_the_dirty_count() {
         status.face
     );
 }
+
+/// main: base (tagged v1) ─ main moves on (adds `main_only.rs`); feature forks at base and
+/// changes `src/lib.rs`; the worktree of feature adds `wip.rs`, uncommitted.
+fn branches() -> Repo {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    git(dir, &["init", "-q"]);
+    write(dir, "src/lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
+    write(dir, "shared.txt", "shared\n");
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    git(dir, &["tag", "-a", "v1", "-m", "v1"]);
+    git(dir, &["checkout", "-q", "-b", "feature"]);
+    write(dir, "src/lib.rs", "pub fn one() -> u32 {\n    11\n}\n");
+    git(dir, &["commit", "-q", "-am", "feature"]);
+    git(dir, &["checkout", "-q", "main"]);
+    write(dir, "main_only.rs", "fn later_on_main() {}\n");
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "main moves on"]);
+    git(dir, &["checkout", "-q", "feature"]);
+    write(dir, "wip.rs", "fn not_committed() {}\n");
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine_at(dir, index.path());
+    Repo { root, _index: index, engine }
+}
+
+/// §5: `against` takes a revision. Against `main` (its tip) the branch seems to delete what
+/// main did since; against `main...` (the merge base) only the branch's own changes show, with
+/// the merge base and both tips named; `main...feature` leaves the worktree out; a tag and
+/// `HEAD~1` work on a file; a name that does not resolve names the nearest ones, whose calls
+/// work; proposed content against a range of two commits is refused.
+#[test]
+fn a_revision_is_a_baseline_and_three_dots_start_at_the_fork() {
+    let repo = branches();
+    let call = |target: &str, extra: Value| repo.engine.call("read", diff(target, extra));
+
+    let tip = call(".", json!({"against": "main"}));
+    assert!(tip.ok, "{}", tip.face);
+    assert!(tip.face.contains("WORKTREE vs main ("), "{}", tip.face);
+    assert!(tip.face.contains("D  main_only.rs"), "two dots see main's later work as deleted: {}", tip.face);
+
+    let fork = call(".", json!({"against": "main..."}));
+    assert!(fork.ok, "{}", fork.face);
+    let header = fork.face.lines().next().unwrap();
+    assert!(
+        header.contains("WORKTREE vs merge base ") && header.contains(" of main (") && header.contains(" and HEAD ("),
+        "{header}"
+    );
+    assert!(!fork.face.contains("main_only.rs"), "three dots never show main's own later change: {}", fork.face);
+    assert!(fork.face.contains("src/lib.rs") && fork.face.contains("+    11"), "{}", fork.face);
+    assert!(fork.face.contains("wip.rs"), "the worktree's new file: {}", fork.face);
+
+    let committed = call(".", json!({"against": "main...feature"}));
+    assert!(committed.ok, "{}", committed.face);
+    assert!(committed.face.contains("feature (") && committed.face.contains("vs merge base"), "{}", committed.face);
+    assert!(!committed.face.contains("wip.rs") && !committed.face.contains("main_only.rs"), "{}", committed.face);
+    assert!(committed.face.contains("+    11"), "{}", committed.face);
+
+    for against in ["v1", "HEAD~1", "main..."] {
+        let file = call("src/lib.rs", json!({"against": against}));
+        assert!(
+            file.ok && file.face.contains("-    1\n") && file.face.contains("+    11\n"),
+            "{against}: {}",
+            file.face
+        );
+    }
+    let two = call("src/lib.rs", json!({"against": "v1..feature"}));
+    assert!(two.ok && two.face.contains("feature (") && two.face.contains("+    11\n"), "{}", two.face);
+    let proposed = call("src/lib.rs", json!({"against": "v1..feature", "content": "x\n"}));
+    assert_eq!(proposed.error_code(), Some("INVALID_ARGS"), "{}", proposed.face);
+
+    let typo = call(".", json!({"against": "mian..."}));
+    assert_eq!(typo.error_code(), Some("INVALID_ARGS"), "{}", typo.face);
+    assert!(typo.face.contains("nearest names: main"), "{}", typo.face);
+    let retry = typo.meta["next_calls"][0]["arguments"].clone();
+    assert_eq!(retry["against"], "main...", "{retry}");
+    assert_eq!(repo.engine.call("read", retry).face, fork.face);
+}

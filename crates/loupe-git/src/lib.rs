@@ -1,4 +1,5 @@
-//! Git baselines and unified diffs: the blobs of `HEAD` and of the index (`INDEX`), the set
+//! Git baselines and unified diffs: the blobs of `HEAD`, of the index (`INDEX`) and of any
+//! commit a revision names (`revision.rs`: branches, tags, ids, `A...B` merge bases), the set
 //! of tracked files under a directory, and a line diff rendered as a unified diff.
 //!
 //! Git objects are read in-process with gix (never by running `git`), and only from the
@@ -20,6 +21,7 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod diff;
+mod revision;
 mod trust;
 
 use std::collections::BTreeMap;
@@ -28,12 +30,16 @@ use std::path::{Path, PathBuf};
 use gix::bstr::ByteSlice;
 
 pub use diff::{UnifiedDiff, unified_diff};
+pub use gix::ObjectId;
+pub use revision::{Resolved, RevisionError, Side};
 
 /// Which baseline a worktree file is compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Baseline {
     Head,
     Index,
+    /// The files of a commit (`Repository::resolve` names one).
+    Commit(gix::ObjectId),
 }
 
 /// Why git could not answer.
@@ -147,8 +153,8 @@ impl Repository {
         }
         let full = self.full_path(path);
         let id = match baseline {
-            Baseline::Head => {
-                let Some(tree) = self.head_tree()? else { return Ok(None) };
+            Baseline::Head | Baseline::Commit(_) => {
+                let Some(tree) = self.tree(baseline)? else { return Ok(None) };
                 match tree.lookup_entry_by_path(&full).map_err(read_error)? {
                     Some(entry) if entry.mode().is_blob() => entry.object_id(),
                     _ => return Ok(None),
@@ -183,8 +189,8 @@ impl Repository {
             None => {}
         };
         match baseline {
-            Baseline::Head => {
-                let Some(tree) = self.head_tree()? else { return Ok((files, 0)) };
+            Baseline::Head | Baseline::Commit(_) => {
+                let Some(tree) = self.tree(baseline)? else { return Ok((files, 0)) };
                 for entry in tree.traverse().breadthfirst.files().map_err(read_error)? {
                     if entry.mode.is_blob() {
                         add(&mut files, entry.filepath.to_str_lossy().as_ref(), entry.oid);
@@ -264,6 +270,17 @@ impl Repository {
     pub fn branch(&self) -> Option<String> {
         let name = self.repo.head_name().ok()??;
         Some(name.shorten().to_str_lossy().into_owned())
+    }
+
+    /// The tree of `HEAD` (`None` while it is unborn) or of a commit.
+    fn tree(&self, baseline: Baseline) -> Result<Option<gix::Tree<'_>>, GitError> {
+        match baseline {
+            Baseline::Commit(id) => {
+                let commit = self.repo.find_commit(id).map_err(read_error)?;
+                commit.tree().map(Some).map_err(read_error)
+            }
+            _ => self.head_tree(),
+        }
     }
 
     fn head_tree(&self) -> Result<Option<gix::Tree<'_>>, GitError> {

@@ -1,6 +1,8 @@
-//! `read` mode `diff_preview` (§5): a file on disk against `HEAD` or the git index, proposed
-//! `content` against `HEAD`, `INDEX` or the file on disk (`WORKTREE`), or a directory as a
-//! status list with +/- counts followed by diffs under the budget.
+//! `read` mode `diff_preview` (§5): a file on disk against `HEAD`, the git index or any
+//! revision (a branch, tag, commit, `main...` for what this branch did since it forked), two
+//! revisions against each other (`A..B`, `A...B`), proposed `content` against a baseline or the
+//! file on disk (`WORKTREE`), or a directory as a status list with +/- counts followed by
+//! diffs under the budget.
 //!
 //! Baselines come from `loupe-git` (in-process, no `git` process); worktree bytes come through
 //! `loupe-vfs` like every read. Worktree files are compared byte for byte with the blobs
@@ -9,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use loupe_core::{ContentHash, ErrorCode, NextCall, ToolError, text, tokens};
-use loupe_git::{Baseline, GitError, Repository};
+use loupe_git::{Baseline, GitError, Repository, RevisionError};
 use serde_json::{Map, Value, json};
 
 use super::Against;
@@ -19,12 +21,149 @@ use crate::work::{Stopped, Work};
 use crate::workspace::Workspace;
 use crate::workspace::proposals::{PROPOSED_BYTES, PROPOSED_ENTRIES};
 
+/// What a diff compares with (`against`): a keyword, or a revision git resolves (§5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Compare {
+    Keyword(Against),
+    /// A branch, tag, commit id, `HEAD~2`, `@{upstream}`, `A..B` or `A...B`, as given.
+    Revision(String),
+}
+
+impl Compare {
+    /// Text that may name a revision: one word of at most 256 characters, no control
+    /// characters (git's own names have neither spaces nor controls).
+    pub(crate) fn is_revision_text(text: &str) -> bool {
+        let text = text.trim();
+        !text.is_empty() && text.len() <= 256 && !text.chars().any(|c| c.is_control() || c.is_whitespace())
+    }
+
+    fn is(&self, keyword: Against) -> bool {
+        *self == Compare::Keyword(keyword)
+    }
+}
+
+impl std::fmt::Display for Compare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Compare::Keyword(keyword) => keyword.fmt(f),
+            Compare::Revision(spec) => f.write_str(spec),
+        }
+    }
+}
+
+/// The two sides of a diff, resolved once per call.
+struct Sides {
+    /// The old side, where a file's bytes are looked up.
+    baseline: Baseline,
+    /// How the answer names the old side: `HEAD`, `INDEX`, `v1.2 (1a2b3c4)`, `merge base
+    /// 1a2b3c4 of main (5e6f7a8) and HEAD (9b0c1d2)`.
+    old_label: String,
+    /// The new side when the revision names one (`A..B`, `A...B`), with its label; else the
+    /// working tree.
+    new_commit: Option<(loupe_git::ObjectId, String)>,
+    /// What a cursor pins of `against`: its code, and for a revision its text.
+    code: u8,
+    salt: String,
+}
+
+impl Sides {
+    fn of(repository: &Repository, request: &DiffRequest) -> Result<Sides, ToolError> {
+        let spec = match &request.against {
+            Compare::Keyword(keyword) => return Ok(Sides::keyword(*keyword)),
+            Compare::Revision(spec) => spec,
+        };
+        let resolved = repository.resolve(spec).map_err(|error| revision_error(repository, request, spec, error))?;
+        let named = |side: &loupe_git::Side| format!("{} ({})", side.name, repository.short(side.commit));
+        let old_label = match &resolved.merge_base_of {
+            Some([left, right]) => {
+                format!("merge base {} of {} and {}", repository.short(resolved.old.commit), named(left), named(right))
+            }
+            None => named(&resolved.old),
+        };
+        Ok(Sides {
+            baseline: Baseline::Commit(resolved.old.commit),
+            old_label,
+            new_commit: resolved.new.as_ref().map(|side| (side.commit, named(side))),
+            code: 3,
+            salt: spec.clone(),
+        })
+    }
+
+    fn keyword(keyword: Against) -> Sides {
+        Sides {
+            baseline: if keyword == Against::Index { Baseline::Index } else { Baseline::Head },
+            old_label: keyword.to_string(),
+            new_commit: None,
+            code: against_code(keyword),
+            salt: String::new(),
+        }
+    }
+
+    fn new_label(&self) -> &str {
+        self.new_commit.as_ref().map_or("WORKTREE", |(_, label)| label.as_str())
+    }
+
+    /// The tag a cursor of this diff of `target` carries: the target's, salted with a
+    /// revision's text so a cursor of `against: main` does not page `against: v1`.
+    fn tag(&self, target: &str) -> [u8; 4] {
+        if self.salt.is_empty() { path_tag(target) } else { path_tag(&format!("{target}\0{}", self.salt)) }
+    }
+}
+
+/// A revision that does not resolve: `INVALID_ARGS` naming the nearest branch and tag names,
+/// with the same diff against each; a three-dot range without a merge base says whether the
+/// clone is shallow, and offers the two-dot range.
+fn revision_error(repository: &Repository, request: &DiffRequest, spec: &str, error: RevisionError) -> ToolError {
+    match error {
+        RevisionError::Unknown { name, message } => {
+            let names = repository.ref_names();
+            let nearest = crate::suggest::closest(&name, &names, 3);
+            let listed = if nearest.is_empty() {
+                "no branch or tag is near it".to_owned()
+            } else {
+                format!("nearest names: {}", nearest.join(", "))
+            };
+            let mut error = ToolError::invalid_args(
+                format!("`against`: `{}` does not name a commit here ({message})", crate::errors::quoted(&name)),
+                format!(
+                    "{listed}; `against` takes HEAD, INDEX, WORKTREE, a branch, tag or commit id, `HEAD~N`, `REV^`, `@{{upstream}}`, `A..B` or `A...B`"
+                ),
+            )
+            .with_detail("nearest", json!(nearest));
+            for near in &nearest {
+                let against = if name.is_empty() { (*near).to_owned() } else { spec.replacen(&name, near, 1) };
+                error = error.with_next_call(continuation(request, &[("against", Value::from(against))], &["cursor"]));
+            }
+            if nearest.is_empty() {
+                error = error.with_next_call(continuation(request, &[("against", Value::from("HEAD"))], &["cursor"]));
+            }
+            error
+        }
+        RevisionError::NoMergeBase { left, right, shallow } => {
+            let hint = if shallow {
+                "fetch the history they share (`git fetch --deepen=100`, or `--unshallow`), or compare the two commits with `A..B`"
+            } else {
+                "compare the two commits themselves with `A..B`"
+            };
+            ToolError::invalid_args(
+                RevisionError::NoMergeBase { left: left.clone(), right: right.clone(), shallow }.to_string(),
+                hint,
+            )
+            .with_next_call(continuation(
+                request,
+                &[("against", Value::from(format!("{left}..{right}")))],
+                &["cursor"],
+            ))
+        }
+        RevisionError::Git(error) => git_error(error),
+    }
+}
+
 /// A diff_preview request, as `read/parse.rs` parsed it.
 #[derive(Debug, Clone)]
 pub(crate) struct DiffRequest {
     pub(crate) target: String,
-    /// `HEAD`, `INDEX` or `WORKTREE`.
-    pub(crate) against: Against,
+    pub(crate) against: Compare,
     pub(crate) content: Option<String>,
     pub(crate) context: usize,
     pub(crate) max_tokens: Option<usize>,
@@ -75,6 +214,7 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         .resolve(&request.target)
         .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
     let is_dir = resolved.real.as_ref().is_some_and(|real| real.is_dir());
+    let sides = Sides::of(&repository, request)?;
     let cursor = request.cursor.as_deref().map(|text| decode_cursor(request, text)).transpose()?;
     if is_dir || resolved.path.is_root() {
         if request.content.is_some() {
@@ -83,25 +223,25 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
                 "name a file as the target, or drop `content` for the directory's status",
             ));
         }
-        return directory(workspace, &repository, request, resolved.path.as_str(), cursor, work);
+        return directory(workspace, &repository, request, &sides, resolved.path.as_str(), cursor, work);
     }
     let path = resolved.path.to_string();
-    if cursor.as_ref().is_some_and(|cursor| cursor.directory || !cursor.is_for(&path, request.against)) {
+    if cursor.as_ref().is_some_and(|cursor| cursor.directory || !cursor.is_for(&path, &sides)) {
         return Err(ToolError::invalid_args(
-            format!("this cursor was issued for another diff, not `{path}` against {}", request.against),
+            format!("this cursor was issued for another diff, not `{path}` against {}", sides.old_label),
             "use a cursor with the target and `against` it came from, or drop `cursor`",
         )
         .with_next_call(continuation(request, &[], &["cursor"])));
     }
     let worktree = match &resolved.real {
-        Some(_) => Some(
+        Some(_) if sides.new_commit.is_none() => Some(
             workspace
                 .root()
                 .read(&resolved, workspace.config().max_file_bytes)
                 .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?
                 .bytes,
         ),
-        None => None,
+        _ => None,
     };
     // The proposed text: as sent, or, for a cursor that continues a proposal, as kept by the
     // server when the cut page was answered (the caller does not send it twice).
@@ -128,32 +268,46 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
     };
     let limit = workspace.config().max_file_bytes;
     let mut note = None;
-    let (old, new, old_label, new_label) = match (&proposed, request.against) {
-        (None, Against::Worktree) => {
+    let old_side = |note: &mut Option<String>| -> Result<Option<Vec<u8>>, ToolError> {
+        let blob = repository.blob(sides.baseline, &path, limit).map_err(git_error)?;
+        Ok(blob.map(|blob| blob_side(blob, &sides.old_label, note)))
+    };
+    let (old, new, old_label, new_label) = match (&proposed, &sides.new_commit) {
+        (None, _) if request.against.is(Against::Worktree) => {
             return Err(ToolError::invalid_args(
                 "against=WORKTREE compares proposed `content` with the file on disk; without `content` there is nothing to compare",
-                "pass `content`, or compare the file on disk with HEAD or INDEX",
+                "pass `content`, or compare the file on disk with HEAD, INDEX or a revision",
             )
             .with_next_call(NextCall::new("read", json!({"mode": "diff_preview", "target": path, "against": "HEAD"}))));
         }
-        (None, against) => {
-            let baseline = repository.blob(baseline_of(against), &path, limit).map_err(git_error)?;
-            let baseline = baseline.map(|blob| blob_side(blob, against, &mut note));
-            (baseline, worktree.clone(), against.to_string(), "WORKTREE".to_owned())
+        (Some(_), Some(_)) => {
+            return Err(ToolError::invalid_args(
+                "`content` is compared with one baseline; a range (`A..B`, `A...B`) names two commits",
+                "name one revision in `against` (or `A...` for the merge base), or drop `content`",
+            )
+            .with_next_call(continuation(request, &[], &["content", "cursor"])));
         }
-        (Some(content), Against::Worktree) => {
+        (None, Some((commit, label))) => {
+            let blob = repository.blob(Baseline::Commit(*commit), &path, limit).map_err(git_error)?;
+            let new = blob.map(|blob| blob_side(blob, label, &mut note));
+            (old_side(&mut note)?, new, sides.old_label.clone(), label.clone())
+        }
+        (None, None) => (old_side(&mut note)?, worktree.clone(), sides.old_label.clone(), "WORKTREE".to_owned()),
+        (Some(content), None) if request.against.is(Against::Worktree) => {
             (worktree.clone(), Some(content.as_ref().clone()), "WORKTREE".to_owned(), "proposed".to_owned())
         }
-        (Some(content), against) => {
-            let baseline = repository.blob(baseline_of(against), &path, limit).map_err(git_error)?;
-            let baseline = baseline.map(|blob| blob_side(blob, against, &mut note));
-            (baseline, Some(content.as_ref().clone()), against.to_string(), "proposed".to_owned())
+        (Some(content), None) => {
+            (old_side(&mut note)?, Some(content.as_ref().clone()), sides.old_label.clone(), "proposed".to_owned())
         }
     };
     if old.is_none() && new.is_none() {
         return Err(ToolError::new(
             ErrorCode::FileNotFound,
-            format!("`{}` is neither on disk nor in {}", crate::errors::quoted(&path), request.against),
+            format!(
+                "`{}` is neither {} nor in {old_label}",
+                crate::errors::quoted(&path),
+                if new_label == "WORKTREE" { "on disk".to_owned() } else { format!("in {new_label}") }
+            ),
             "check the path; list what changed with read {\"mode\":\"diff_preview\",\"target\":\".\"}",
         )
         .with_next_call(NextCall::new("read", json!({"mode": "diff_preview", "target": "."}))));
@@ -161,7 +315,15 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
     let (old_hash, new_hash) = (hash8(old.as_deref()), hash8(new.as_deref()));
     let offset = match &cursor {
         Some(cursor) if cursor.old != old_hash || cursor.new != new_hash => {
-            return Err(changed_since_cursor(workspace, request, &path, proposed.is_some(), old_hash, new_hash));
+            return Err(changed_since_cursor(
+                workspace,
+                request,
+                &sides,
+                &path,
+                proposed.is_some(),
+                old_hash,
+                new_hash,
+            ));
         }
         Some(cursor) => cursor.next,
         None => request.offset,
@@ -214,11 +376,11 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         }
         let cursor = DiffCursor {
             directory: false,
-            against: against_code(request.against),
+            against: sides.code,
             proposed: proposed.is_some(),
             old: old_hash,
             new: new_hash,
-            tag: path_tag(&path),
+            tag: sides.tag(&path),
             next: last_shown + 1,
         }
         .encode();
@@ -258,6 +420,7 @@ fn continuation(request: &DiffRequest, set: &[(&str, Value)], remove: &[&str]) -
 fn changed_since_cursor(
     workspace: &Workspace,
     request: &DiffRequest,
+    sides: &Sides,
     path: &str,
     proposed: bool,
     old: [u8; 8],
@@ -266,11 +429,11 @@ fn changed_since_cursor(
     let fresh = if proposed && request.content.is_none() {
         let cursor = DiffCursor {
             directory: false,
-            against: against_code(request.against),
+            against: sides.code,
             proposed: true,
             old,
             new,
-            tag: path_tag(path),
+            tag: sides.tag(path),
             next: 1,
         };
         workspace.proposed.touch(&new);
@@ -283,7 +446,7 @@ fn changed_since_cursor(
         format!(
             "`{}` or its {} baseline changed since this cursor was issued",
             crate::errors::quoted(path),
-            request.against
+            sides.old_label
         ),
         "the diff is not the one the cursor paged; start it again from its first line",
     )
@@ -298,11 +461,12 @@ fn directory(
     workspace: &Workspace,
     repository: &Repository,
     request: &DiffRequest,
+    sides: &Sides,
     dir: &str,
     cursor: Option<DiffCursor>,
     work: &Work,
 ) -> Result<Outcome, ToolError> {
-    if request.against == Against::Worktree {
+    if request.against.is(Against::Worktree) {
         return Err(ToolError::invalid_args(
             "against=WORKTREE needs proposed `content` for one file; a directory compares with HEAD or INDEX",
             "drop `against` (HEAD) or pass against=INDEX",
@@ -313,14 +477,14 @@ fn directory(
         )));
     }
     let label = dir_label(dir);
-    if cursor.as_ref().is_some_and(|cursor| !cursor.directory || !cursor.is_for(&label, request.against)) {
+    if cursor.as_ref().is_some_and(|cursor| !cursor.directory || !cursor.is_for(&label, sides)) {
         return Err(ToolError::invalid_args(
-            format!("this cursor was issued for another diff, not `{label}` against {}", request.against),
+            format!("this cursor was issued for another diff, not `{label}` against {}", sides.old_label),
             "use a cursor with the target and `against` it came from, or drop `cursor`",
         )
         .with_next_call(continuation(request, &[], &["cursor"])));
     }
-    let baseline = baseline_of(request.against);
+    let baseline = sides.baseline;
     let (tracked, hidden) = repository.tracked_and_hidden(baseline, dir).map_err(git_error)?;
     let in_index = if baseline == Baseline::Index {
         tracked.clone()
@@ -348,7 +512,15 @@ fn directory(
     let mut added: Vec<Change> = Vec::new();
     let mut deleted: Vec<Change> = Vec::new();
     let mut changes: Vec<Change> = Vec::new();
-    let all: BTreeSet<&String> = tracked.keys().chain(on_disk.keys()).collect();
+    // The new side: a commit's files (`A..B`, `A...B`), or the files on disk.
+    let new_files = match &sides.new_commit {
+        Some((commit, _)) => Some(repository.tracked(Baseline::Commit(*commit), dir).map_err(git_error)?),
+        None => None,
+    };
+    let all: BTreeSet<&String> = match &new_files {
+        Some(new_files) => tracked.keys().chain(new_files.keys()).collect(),
+        None => tracked.keys().chain(on_disk.keys()).collect(),
+    };
     // Two steps per file a client hears of: comparing every file, then diffing the changed ones
     // (that total is known once the comparison is done). A cancelled call stops in either loop
     // and answers with the changed files found so far.
@@ -356,22 +528,46 @@ fn directory(
     for (compared, path) in all.into_iter().enumerate() {
         if let Some(stopped) = work.stopped() {
             let found = added.into_iter().chain(deleted).chain(changes).collect();
-            return Ok(stopped_listing(workspace, request, &label, found, (compared, compared_total), stopped));
+            return Ok(stopped_listing(workspace, request, sides, &label, found, (compared, compared_total), stopped));
         }
         work.report(compared as u64 + 1, Some(compared_total), || {
             format!("diff_preview: comparing file {} of {compared_total}", compared + 1)
         });
+        let change = |status, old, new, note| Change { status, path: path.clone(), old_path: None, old, new, note };
+        if let Some(new_files) = &new_files {
+            let mut note = None;
+            let mut side = |id: &loupe_git::ObjectId, label: &str| -> Result<Vec<u8>, ToolError> {
+                Ok(blob_side(repository.object(*id, limit).map_err(git_error)?, label, &mut note))
+            };
+            let new_label = sides.new_label();
+            match (tracked.get(path), new_files.get(path)) {
+                (Some(old), Some(new)) if old == new => {}
+                (Some(old), Some(new)) => {
+                    let (old, new) = (side(old, &sides.old_label)?, side(new, new_label)?);
+                    changes.push(change("M", Some(old), Some(new), note));
+                }
+                (Some(old), None) => {
+                    let old = side(old, &sides.old_label)?;
+                    deleted.push(change("D", Some(old), None, note));
+                }
+                (None, Some(new)) => {
+                    let new = side(new, new_label)?;
+                    added.push(change("A", None, Some(new), note));
+                }
+                (None, None) => {}
+            }
+            continue;
+        }
         let worktree = if on_disk.contains_key(path) {
             read_worktree(path)
         } else {
             tracked_on_disk(workspace, path, &read_worktree)
         };
-        let change = |status, old, new, note| Change { status, path: path.clone(), old_path: None, old, new, note };
         let mut note = None;
         match (tracked.get(path), worktree) {
             (Some(id), OnDisk::Bytes(bytes)) => {
                 if loupe_git::blob_id(&bytes) != *id {
-                    let old = blob_side(repository.object(*id, limit).map_err(git_error)?, request.against, &mut note);
+                    let old = blob_side(repository.object(*id, limit).map_err(git_error)?, &sides.old_label, &mut note);
                     changes.push(change("M", Some(old), Some(bytes), note));
                 }
             }
@@ -384,7 +580,7 @@ fn directory(
                 }
             }
             (Some(id), OnDisk::Missing) => {
-                let old = blob_side(repository.object(*id, limit).map_err(git_error)?, request.against, &mut note);
+                let old = blob_side(repository.object(*id, limit).map_err(git_error)?, &sides.old_label, &mut note);
                 deleted.push(change("D", Some(old), None, note));
             }
             (None, OnDisk::Bytes(bytes)) => {
@@ -434,7 +630,7 @@ fn directory(
     for (diffed, change) in changes.iter().enumerate() {
         if let Some(stopped) = work.stopped() {
             let compared = (compared_total as usize, compared_total);
-            return Ok(stopped_listing(workspace, request, &label, changes, compared, stopped));
+            return Ok(stopped_listing(workspace, request, sides, &label, changes, compared, stopped));
         }
         work.report(compared_total + diffed as u64 + 1, Some(steps), || {
             format!("diff_preview: diffing file {} of {}", diffed + 1, changes.len())
@@ -444,8 +640,9 @@ fn directory(
     let total_added: usize = rendered.iter().map(|(_, added, _)| added).sum();
     let total_removed: usize = rendered.iter().map(|(_, _, removed)| removed).sum();
     let mut face = format!(
-        "diff_preview · {label} · WORKTREE vs {} · {} file(s) changed · +{total_added} -{total_removed}\n",
-        request.against,
+        "diff_preview · {label} · {} vs {} · {} file(s) changed · +{total_added} -{total_removed}\n",
+        sides.new_label(),
+        sides.old_label,
         changes.len()
     );
     if changes.is_empty() {
@@ -500,11 +697,11 @@ fn directory(
         // The list filled the page: the diffs come with a narrower target or one file at a time.
         let cursor = DiffCursor {
             directory: true,
-            against: against_code(request.against),
+            against: sides.code,
             proposed: false,
             old: listing_hash,
             new: [0; 8],
-            tag: path_tag(&label),
+            tag: sides.tag(&label),
             next: end + 1,
         }
         .encode();
@@ -550,7 +747,7 @@ fn directory(
         for change in changes[index..].iter().take(3) {
             next_calls.push(NextCall::new(
                 "read",
-                json!({"mode": "diff_preview", "target": change.path, "against": request.against.as_str()}),
+                json!({"mode": "diff_preview", "target": change.path, "against": request.against.to_string()}),
             ));
         }
     }
@@ -580,6 +777,7 @@ fn directory(
 fn stopped_listing(
     workspace: &Workspace,
     request: &DiffRequest,
+    sides: &Sides,
     label: &str,
     mut changes: Vec<Change>,
     (compared, total): (usize, u64),
@@ -589,8 +787,9 @@ fn stopped_listing(
     let budget = Budget::new(workspace, request);
     let again = continuation(request, &[], &[]);
     let mut face = format!(
-        "diff_preview · {label} · WORKTREE vs {} · {} after comparing {compared} of {total} files · {} changed so far\n",
-        request.against,
+        "diff_preview · {label} · {} vs {} · {} after comparing {compared} of {total} files · {} changed so far\n",
+        sides.new_label(),
+        sides.old_label,
         stopped.words(),
         changes.len()
     );
@@ -756,10 +955,6 @@ fn dir_label(dir: &str) -> String {
     if dir.is_empty() { ".".into() } else { dir.to_owned() }
 }
 
-fn baseline_of(against: Against) -> Baseline {
-    if against == Against::Index { Baseline::Index } else { Baseline::Head }
-}
-
 /// A diff_preview answer for `target`: what both kinds (a file, a directory) share.
 /// A cut diff is `DIFF_TRUNCATED`, and `PREVIEW_DEGRADED` too when a server ceiling (not the
 /// caller's own cap) cut it; a caller's cap above a ceiling is `BUDGET_SOFT_LIMIT`. Either makes
@@ -785,7 +980,7 @@ fn answer(
     if let Some(cap) = cut_by {
         outcome.detail.insert("truncated_by".into(), Value::from(budget.limit_key(cap)));
     }
-    outcome.detail.insert("against".into(), Value::from(request.against.as_str()));
+    outcome.detail.insert("against".into(), Value::from(request.against.to_string()));
     outcome.detail.insert("context_lines".into(), Value::from(request.context));
     outcome
 }
@@ -1026,8 +1221,8 @@ impl DiffCursor {
         })
     }
 
-    fn is_for(&self, target: &str, against: Against) -> bool {
-        self.tag == path_tag(target) && self.against == against_code(against)
+    fn is_for(&self, target: &str, sides: &Sides) -> bool {
+        self.tag == sides.tag(target) && self.against == sides.code
     }
 }
 
@@ -1041,6 +1236,7 @@ fn decode_cursor(request: &DiffRequest, text: &str) -> Result<DiffCursor, ToolEr
     })
 }
 
+/// A keyword's cursor code; a revision is 3 (`Sides::of`), its text in the cursor's tag.
 fn against_code(against: Against) -> u8 {
     match against {
         Against::Head => 0,
@@ -1114,8 +1310,8 @@ mod tests {
         let encoded = cursor.encode();
         assert_eq!(encoded.len(), 35);
         assert_eq!(DiffCursor::decode(&encoded), Some(cursor.clone()));
-        assert!(cursor.is_for("src/a.rs", Against::Worktree));
-        assert!(!cursor.is_for("src/a.rs", Against::Head));
+        assert!(cursor.is_for("src/a.rs", &Sides::keyword(Against::Worktree)));
+        assert!(!cursor.is_for("src/a.rs", &Sides::keyword(Against::Head)));
         assert_eq!(DiffCursor::decode("garbage"), None);
         assert_eq!(
             DiffCursor::decode(

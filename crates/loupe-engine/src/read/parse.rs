@@ -4,6 +4,7 @@
 use loupe_core::{NextCall, ToolError};
 use serde_json::{Map, Value, json};
 
+use super::diff_preview::Compare;
 use super::{Against, Caps, ReadMode, ReadRequest, Window};
 use crate::args::{Args, Parsed, Rejected};
 use crate::params;
@@ -102,14 +103,19 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadR
         }
         ReadMode::DiffPreview => {
             let against = args.string("against")?.unwrap_or_else(|| "HEAD".into());
-            let Some(against) = Against::parse(&against) else {
-                return Err(ToolError::invalid_args(
-                    format!(
-                        "`against` must be HEAD, INDEX or WORKTREE, got `{}` (commit and snapshot baselines are not supported)",
-                        crate::errors::quoted(&against)
-                    ),
-                    "set `against` to HEAD, INDEX or WORKTREE",
-                ));
+            let against = match Against::parse(&against) {
+                Some(keyword) => Compare::Keyword(keyword),
+                None if Compare::is_revision_text(&against) => Compare::Revision(against.trim().to_owned()),
+                None => {
+                    return Err(ToolError::invalid_args(
+                        format!(
+                            "`against` must be {} or a revision (a branch, tag, commit id, `HEAD~2`, `main...`), got `{}`",
+                            Against::CHOICES.join(", "),
+                            crate::errors::quoted(&against)
+                        ),
+                        "set `against` to HEAD, INDEX, WORKTREE or a revision git can resolve",
+                    ));
+                }
             };
             if limit.is_some() {
                 return Err(ToolError::invalid_args(
