@@ -29,6 +29,7 @@ CALLS = [
     ("search", {"query": "json/", "type": "directory"}),
     ("read", {"candidate_id": "FROM_LAST_SEARCH"}),
     ("read", {"mode": "diff_preview", "target": "."}),
+    ("read", {"mode": "diff_preview", "target": "src/flask/app.py", "against": "HEAD..."}),
     ("analyze", {"mode": "calls", "target": "url_for", "path": "src/flask/helpers.py", "direction": "upstream", "max_nodes": 10}),
     ("edit", {"edits": [{"path": "src/flask/app.py", "operation": "insert", "line": 0, "new_string": "# x\n"}], "dry_run": True}),
     ("edit", {"edits": [{"operation": "rename_symbol", "symbol": "get_load_dotenv", "new_name": "should_load_dotenv"}], "dry_run": True}),
@@ -43,6 +44,7 @@ REFUSED = [
     ("read", {"mode": "file", "target": "src/flask/app.py", "colour": "red"}, "INVALID_ARGS"),
     ("search", {"query": "q" * 5000}, "INVALID_ARGS"),
     ("read", {"mode": "snippet", "target": ".git/config", "start_line": 1, "end_line": 5}, "PATH_EXCLUDED"),
+    ("read", {"mode": "diff_preview", "target": ".", "against": "mian..."}, "INVALID_ARGS"),
     ("edit", {"edits": [{"operation": "rename_symbol", "symbol": "get_load_dotenv", "new_name": "def"}], "dry_run": True}, "INVALID_ARGS"),
     ("edit", {"edits": [{"operation": "delete_symbol", "symbol": "get_load_dotenv"}], "dry_run": True}, "SYMBOL_IN_USE"),
     ("edit", {"edits": [{"operation": "rename_symbol", "symbol": "Config.from_file", "new_name": "from_mapping"}], "dry_run": True}, "NAME_COLLISION"),
@@ -93,8 +95,9 @@ async def main(binary: str, repository: str, counter=None) -> int:
                 result = await session.call_tool(name, arguments, progress_callback=progress)
                 if name == "search":
                     # A row per hit (§3.3): `[path, line, candidate_id, shown]` for a symbol,
-                    # `[path, line, shown, …]` for a file's text hits, `[path]` for a file.
-                    last_hits = [hit for hit in (result.structured_content or {}).get("results") or [] if isinstance(hit, list)]
+                    # `[path, line, shown, …]` for a file's text hits, the path alone for a file.
+                    rows = (result.structured_content or {}).get("results") or []
+                    last_hits = [[hit] if isinstance(hit, str) else hit for hit in rows if isinstance(hit, (list, str))]
                 text = result.content[0].text if result.content else ""
                 # What Claude Code and Codex hand the model: JSON.stringify(structuredContent).
                 structured = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
