@@ -492,14 +492,18 @@ fn directory(
         repository.tracked(Baseline::Index, dir).map_err(git_error)?
     };
     let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-    // Each file on disk with its size and modification time.
-    let on_disk: BTreeMap<String, (u64, u64)> = workspace
-        .root()
-        .walk(workspace.walk_options())
-        .into_iter()
-        .map(|entry| (entry.path.as_str().to_owned(), (entry.size, entry.mtime_ns)))
-        .filter(|(path, _)| path.starts_with(&prefix))
-        .collect();
+    // Each file on disk with its size and modification time (none walked when two commits are
+    // compared: the working tree is not a side).
+    let on_disk: BTreeMap<String, (u64, u64)> = match sides.new_commit {
+        Some(_) => BTreeMap::new(),
+        None => workspace
+            .root()
+            .walk(workspace.walk_options())
+            .into_iter()
+            .map(|entry| (entry.path.as_str().to_owned(), (entry.size, entry.mtime_ns)))
+            .filter(|(path, _)| path.starts_with(&prefix))
+            .collect(),
+    };
     let limit = workspace.config().max_file_bytes;
     let read_worktree = |path: &str| -> OnDisk {
         let Ok(resolved) = workspace.root().resolve(path) else { return OnDisk::Missing };
