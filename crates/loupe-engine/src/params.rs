@@ -353,18 +353,18 @@ pub const READ: ToolSpec = ToolSpec {
     description: "Read code within a budget; lines prefixed `N ` (line number, not content). \
 Modes: file (offset/limit pages), snippet (start_line..end_line, context_lines), \
 symbol (name, Type.method or a hit's candidate_id; path disambiguates), outline (names, or signatures; file or directory), \
-diff_preview (vs HEAD/INDEX; content: proposed text). \
+diff_preview (vs HEAD, INDEX or a revision; content: proposed text). \
 A whole file needs a search first (a hit in it, or its candidate_id); symbol, outline and windows up to 200 lines do not. \
 Lines already sent come back as one reference line (fresh: true resends). \
 A cut answer ends with the call for the rest; file_hash guards edits.",
     selector: Some("mode"),
     params: &[
         choice("mode", ReadMode::CHOICES, "what to read").required(),
-        string("target", "path relative to the root (absolute inside it, ./x, file:// work), or a symbol")
+        string("target", "path (relative, or absolute inside the root), or a symbol")
             .required()
             .aliases(&["file_path"])
             .positional(),
-        integer("offset", 0, "first line (of the diff, for diff_preview)"),
+        integer("offset", 0, "first line (diff_preview: of the diff)"),
         integer("limit", 1, "file: lines (max 300)"),
         integer("max_tokens", 1, "cap on the answer's tokens"),
         integer("max_bytes", 1, "payload byte cap").only_for(&["file", "snippet", "symbol"]).unlisted(),
@@ -388,11 +388,9 @@ A cut answer ends with the call for the rest; file_hash guards edits.",
         // Named by a names-only outline's header (`signatures=true adds lines`).
         boolean("signatures", "each definition's signature (default: small files)").only_for(&["outline"]).unlisted(),
         boolean("include_docs", "doc comments too").only_for(&["outline"]).unlisted(),
-        string(
-            "against",
-            "HEAD (default), INDEX, WORKTREE, or a revision: branch, tag, commit, main... (since the fork)",
-        )
-        .only_for(&["diff_preview"]),
+        string("against", "HEAD (default), INDEX, WORKTREE or a revision (main...: since the fork)")
+            .only_for(&["diff_preview"]),
+        string("revision", "as of a commit (branch, tag, id)").only_for(&["file", "snippet", "symbol", "outline"]),
         string("content", "proposed text").only_for(&["diff_preview"]).content(),
     ],
     effects: Effects { read_only: true, destructive: false, idempotent: true },
@@ -416,7 +414,7 @@ file hits are paths.",
         list("kinds", "symbol kinds: function, method, class, struct..."),
         boolean("case_sensitive", "default: smart case"),
         boolean("whole_word", "match whole words"),
-        bounded("max_results", 1, 100, "hits per page (default 20; text lines up to 40)").aliases(&["limit"]),
+        bounded("max_results", 1, 100, "per page (default 20; text: 40)").aliases(&["limit"]),
         string("cursor", "next_cursor of the previous page"),
         integer("offset", 0, "hits to skip").unlisted(),
         choice("output", Output::CHOICES, "default matches"),
@@ -514,7 +512,7 @@ pub const MANAGE: ToolSpec = ToolSpec {
         choice("command", ManageCommand::CHOICES, "what to do").required().positional(),
         SESSION_ID,
         string("transaction_id", "default: the last one").only_for(&["undo", "redo"]),
-        string("path", "what to reindex (default: everything)").only_for(&["reindex"]),
+        string("path", "default: all").only_for(&["reindex"]),
         boolean("force", "over later changes").only_for(&["undo", "redo"]),
         METADATA,
         integer("limit", 1, "transactions listed").only_for(&["history"]),

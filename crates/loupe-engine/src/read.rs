@@ -9,6 +9,7 @@ pub(crate) mod cursor;
 pub(crate) mod diff_preview;
 mod outline;
 mod parse;
+mod revision;
 mod window;
 
 pub(crate) use parse::parse;
@@ -50,6 +51,8 @@ pub(crate) struct ReadRequest {
     pub(crate) mode: ReadMode,
     pub(crate) target: String,
     window: Window,
+    /// The commit the read is made at (`revision`), as named; `None`: the file on disk.
+    revision: Option<String>,
     pub(crate) cursor: Option<String>,
     caps: Caps,
     pub(crate) preview_none: bool,
@@ -73,6 +76,7 @@ pub(crate) struct ReadKey {
     mode: ReadMode,
     target: String,
     window: Window,
+    revision: Option<String>,
     cursor: Option<String>,
 }
 
@@ -90,7 +94,10 @@ impl ReadKey {
             Window::DiffPreview { content, .. } => content.as_ref().map_or(0, String::capacity),
             Window::File { .. } | Window::Snippet { .. } | Window::Outline { .. } => 0,
         };
-        self.target.capacity() + self.cursor.as_ref().map_or(0, String::capacity) + window
+        self.target.capacity()
+            + self.cursor.as_ref().map_or(0, String::capacity)
+            + self.revision.as_ref().map_or(0, String::capacity)
+            + window
     }
 }
 
@@ -100,6 +107,7 @@ impl ReadRequest {
             mode: self.mode,
             target: self.target.clone(),
             window: self.window.clone(),
+            revision: self.revision.clone(),
             cursor: self.cursor.clone(),
         }
     }
@@ -143,6 +151,7 @@ pub(crate) fn run(workspace: &Workspace, request: &ReadRequest, work: &Work) -> 
             workspace,
             &outline::OutlineRequest {
                 target: &request.target,
+                revision: request.revision.as_deref(),
                 depth: *depth,
                 include_docs: *include_docs,
                 signatures: *signatures,
@@ -168,26 +177,35 @@ pub(crate) fn run(workspace: &Workspace, request: &ReadRequest, work: &Work) -> 
             diff_preview::run(workspace, &diff_request, work)
         }
         Window::Symbol { path, include_context, body } => {
-            crate::workspace::symbols::resolve(workspace, "read", &request.target, path.as_deref(), &request.original)
-                .and_then(|resolved| {
-                    let (start, end) = resolved.window(*include_context, *body);
-                    let derived = ReadRequest {
-                        target: resolved.path.to_string(),
-                        window: Window::Snippet { start, end, context: 0 },
-                        label: Some(resolved.label()),
-                        ..request.clone()
-                    };
-                    read_window(workspace, &derived).map(|mut outcome| {
-                        outcome.detail.insert("resolved_symbol".into(), resolved.to_json());
-                        // The bare name named members too: say so, with the read of each.
-                        for (shown, call) in &resolved.others {
-                            outcome.face.push(format!("also `{}`: {shown}\n", resolved.name));
-                            outcome.face.push(crate::response::next_line(call));
-                            outcome.act.next_calls.push(call.clone());
-                        }
-                        outcome
-                    })
+            let resolved = match &request.revision {
+                Some(spec) => revision::symbol_at(workspace, spec, &request.target, path.as_deref(), &request.original),
+                None => crate::workspace::symbols::resolve(
+                    workspace,
+                    "read",
+                    &request.target,
+                    path.as_deref(),
+                    &request.original,
+                ),
+            };
+            resolved.and_then(|resolved| {
+                let (start, end) = resolved.window(*include_context, *body);
+                let derived = ReadRequest {
+                    target: resolved.path.to_string(),
+                    window: Window::Snippet { start, end, context: 0 },
+                    label: Some(resolved.label()),
+                    ..request.clone()
+                };
+                read_window(workspace, &derived).map(|mut outcome| {
+                    outcome.detail.insert("resolved_symbol".into(), resolved.to_json());
+                    // The bare name named members too: say so, with the read of each.
+                    for (shown, call) in &resolved.others {
+                        outcome.face.push(format!("also `{}`: {shown}\n", resolved.name));
+                        outcome.face.push(crate::response::next_line(call));
+                        outcome.act.next_calls.push(call.clone());
+                    }
+                    outcome
                 })
+            })
         }
         _ => read_window(workspace, request),
     };

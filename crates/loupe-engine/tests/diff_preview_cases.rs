@@ -288,3 +288,54 @@ fn a_revision_is_a_baseline_and_three_dots_start_at_the_fork() {
     assert_eq!(retry["against"], "main...", "{retry}");
     assert_eq!(repo.engine.call("read", retry).face, fork.face);
 }
+
+/// §5 `revision`: a file, a snippet, a symbol and an outline read as a commit holds them, the
+/// header naming it; a file only the commit has is read too; a name that does not resolve
+/// names the nearest, whose call works; a range or a directory outline is refused.
+#[test]
+fn a_read_at_a_revision_is_the_commits_file() {
+    let repo = branches();
+    let read = |arguments: Value| repo.engine.call("read", arguments);
+
+    let now = read(json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 1, "end_line": 3}));
+    assert!(now.face.contains("2     11\n"), "{}", now.face);
+    let then =
+        read(json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 1, "end_line": 3, "revision": "v1"}));
+    assert!(then.ok, "{}", then.face);
+    assert!(then.face.starts_with("src/lib.rs · at v1 ("), "{}", then.face);
+    assert!(then.face.contains("2     1\n") && !then.face.contains("11"), "{}", then.face);
+
+    // main's `src/lib.rs` is v1's blob: the session already has its lines (§9.6), unless fresh.
+    let same = read(json!({"mode": "symbol", "target": "one", "revision": "main"}));
+    assert!(same.face.contains("── lines 1–3 unchanged since read #2"), "{}", same.face);
+    let symbol = read(json!({"mode": "symbol", "target": "one", "revision": "main", "fresh": true}));
+    assert!(symbol.ok && symbol.face.contains("at main (") && symbol.face.contains("2     1\n"), "{}", symbol.face);
+    let outline = read(json!({"mode": "outline", "target": "src/lib.rs", "revision": "HEAD~1"}));
+    assert!(
+        outline.ok && outline.face.contains("· at HEAD~1 (") && outline.face.contains("fn one"),
+        "{}",
+        outline.face
+    );
+
+    // On main only: not on disk here, read at main.
+    let elsewhere =
+        read(json!({"mode": "snippet", "target": "main_only.rs", "start_line": 1, "end_line": 1, "revision": "main"}));
+    assert!(elsewhere.ok && elsewhere.face.contains("later_on_main"), "{}", elsewhere.face);
+    let missing =
+        read(json!({"mode": "snippet", "target": "main_only.rs", "start_line": 1, "end_line": 1, "revision": "v1"}));
+    assert_eq!(missing.error_code(), Some("FILE_NOT_FOUND"), "{}", missing.face);
+
+    let typo =
+        read(json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 1, "end_line": 3, "revision": "mian"}));
+    assert_eq!(typo.error_code(), Some("INVALID_ARGS"), "{}", typo.face);
+    let retry = typo.meta["next_calls"][0]["arguments"].clone();
+    assert_eq!(retry["revision"], "main", "{retry}");
+    assert!(read(retry).ok);
+    for refused in [
+        json!({"mode": "snippet", "target": "src/lib.rs", "start_line": 1, "end_line": 3, "revision": "v1..main"}),
+        json!({"mode": "outline", "target": "src", "revision": "v1"}),
+        json!({"mode": "diff_preview", "target": "src", "revision": "v1"}),
+    ] {
+        assert_eq!(read(refused.clone()).error_code(), Some("INVALID_ARGS"), "{refused}");
+    }
+}

@@ -11,7 +11,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use loupe_core::{ContentHash, ErrorCode, NextCall, ToolError, text, tokens};
-use loupe_git::{Baseline, GitError, Repository, RevisionError};
+use loupe_git::{Baseline, Repository};
+
+use crate::workspace::git::git_error;
 use serde_json::{Map, Value, json};
 
 use super::Against;
@@ -72,7 +74,9 @@ impl Sides {
             Compare::Keyword(keyword) => return Ok(Sides::keyword(*keyword)),
             Compare::Revision(spec) => spec,
         };
-        let resolved = repository.resolve(spec).map_err(|error| revision_error(repository, request, spec, error))?;
+        let resolved = repository
+            .resolve(spec)
+            .map_err(|error| super::revision::unresolved(repository, &request.original, "against", spec, error))?;
         let named = |side: &loupe_git::Side| format!("{} ({})", side.name, repository.short(side.commit));
         let old_label = match &resolved.merge_base_of {
             Some([left, right]) => {
@@ -107,55 +111,6 @@ impl Sides {
     /// revision's text so a cursor of `against: main` does not page `against: v1`.
     fn tag(&self, target: &str) -> [u8; 4] {
         if self.salt.is_empty() { path_tag(target) } else { path_tag(&format!("{target}\0{}", self.salt)) }
-    }
-}
-
-/// A revision that does not resolve: `INVALID_ARGS` naming the nearest branch and tag names,
-/// with the same diff against each; a three-dot range without a merge base says whether the
-/// clone is shallow, and offers the two-dot range.
-fn revision_error(repository: &Repository, request: &DiffRequest, spec: &str, error: RevisionError) -> ToolError {
-    match error {
-        RevisionError::Unknown { name, message } => {
-            let names = repository.ref_names();
-            let nearest = crate::suggest::closest(&name, &names, 3);
-            let listed = if nearest.is_empty() {
-                "no branch or tag is near it".to_owned()
-            } else {
-                format!("nearest names: {}", nearest.join(", "))
-            };
-            let mut error = ToolError::invalid_args(
-                format!("`against`: `{}` does not name a commit here ({message})", crate::errors::quoted(&name)),
-                format!(
-                    "{listed}; `against` takes HEAD, INDEX, WORKTREE, a branch, tag or commit id, `HEAD~N`, `REV^`, `@{{upstream}}`, `A..B` or `A...B`"
-                ),
-            )
-            .with_detail("nearest", json!(nearest));
-            for near in &nearest {
-                let against = if name.is_empty() { (*near).to_owned() } else { spec.replacen(&name, near, 1) };
-                error = error.with_next_call(continuation(request, &[("against", Value::from(against))], &["cursor"]));
-            }
-            if nearest.is_empty() {
-                error = error.with_next_call(continuation(request, &[("against", Value::from("HEAD"))], &["cursor"]));
-            }
-            error
-        }
-        RevisionError::NoMergeBase { left, right, shallow } => {
-            let hint = if shallow {
-                "fetch the history they share (`git fetch --deepen=100`, or `--unshallow`), or compare the two commits with `A..B`"
-            } else {
-                "compare the two commits themselves with `A..B`"
-            };
-            ToolError::invalid_args(
-                RevisionError::NoMergeBase { left: left.clone(), right: right.clone(), shallow }.to_string(),
-                hint,
-            )
-            .with_next_call(continuation(
-                request,
-                &[("against", Value::from(format!("{left}..{right}")))],
-                &["cursor"],
-            ))
-        }
-        RevisionError::Git(error) => git_error(error),
     }
 }
 
@@ -1000,27 +955,6 @@ fn without_git(workspace: &Workspace, request: &DiffRequest) -> NextCall {
         .is_some_and(|real| real.is_dir());
     let mode = if directory { "outline" } else { "file" };
     NextCall::new("read", json!({"mode": mode, "target": request.target}))
-}
-
-fn git_error(error: GitError) -> ToolError {
-    match error {
-        GitError::NotARepository { .. } => ToolError::new(
-            ErrorCode::GitUnavailable,
-            format!("{error}: diff_preview needs a git baseline"),
-            "run loupe on a git work tree, or compare files with read mode='file'",
-        ),
-        GitError::Read { .. } => ToolError::new(
-            ErrorCode::GitUnavailable,
-            error.to_string(),
-            "check the repository with `git status`; a corrupt or unsupported repository cannot be diffed",
-        ),
-        GitError::Untrusted { .. } => ToolError::new(
-            ErrorCode::GitUnavailable,
-            error.to_string(),
-            "git metadata is input from the repository: loupe reads no other repository through it; compare files \
-             with read mode='file'",
-        ),
-    }
 }
 
 /// Which cap of a diff cut it.

@@ -16,6 +16,8 @@ use crate::workspace::Workspace;
 /// An outline call, as `read.rs` hands it over.
 pub(crate) struct OutlineRequest<'a> {
     pub(crate) target: &'a str,
+    /// The commit to outline the file at (`revision`); `None`: the file on disk.
+    pub(crate) revision: Option<&'a str>,
     pub(crate) depth: usize,
     pub(crate) include_docs: bool,
     /// Each definition's signature (`true`), its kind and name only (`false`), or whichever
@@ -85,14 +87,16 @@ pub(crate) fn outline(workspace: &Workspace, request: &OutlineRequest<'_>) -> Re
         .root()
         .resolve(request.target)
         .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
-    let Some(real) = &resolved.real else {
+    // A file deleted since the revision is still outlined at it.
+    let is_dir = resolved.real.as_ref().is_some_and(|real| real.is_dir());
+    if resolved.real.is_none() && request.revision.is_none() {
         return Err(ToolError::new(
             ErrorCode::FileNotFound,
             format!("`{}` does not exist", resolved.path),
             "search for the file: search(query, type='file')",
         )
         .with_next_call(NextCall::new("search", json!({"query": resolved.path.file_name(), "type": "file"}))));
-    };
+    }
     let cursor = match request.cursor {
         Some(text) => {
             Some(ReadCursor::decode(text).filter(|cursor| cursor.outline && cursor.is_for(&resolved.path)).ok_or_else(
@@ -107,15 +111,31 @@ pub(crate) fn outline(workspace: &Workspace, request: &OutlineRequest<'_>) -> Re
         }
         None => None,
     };
-    if real.is_dir() {
+    if is_dir {
+        if request.revision.is_some() {
+            return Err(ToolError::invalid_args(
+                "an outline at a revision is of one file; the target is a directory",
+                "outline the directory as it is now (drop `revision`), or name one of its files",
+            )
+            .with_next_call(NextCall::new("read", json!({"mode": "outline", "target": resolved.path.display()}))));
+        }
         let budget = OutlineBudget::new(workspace, request, true);
         return directory_outline(workspace, request, &resolved.path, budget, cursor.as_ref());
     }
     let budget = OutlineBudget::new(workspace, request, false);
-    let bytes = workspace
-        .root()
-        .read_indexed(&resolved.path, workspace.config().max_file_bytes)
-        .map_err(|error| ToolError::new(ErrorCode::IoError, error.to_string(), "check the file, then retry"))?;
+    let mut at_label = None;
+    let bytes = match request.revision {
+        Some(spec) => {
+            let at = super::revision::AtRevision::open(workspace, spec, request.original)?;
+            let bytes = at.bytes(&resolved.path, workspace.config().max_file_bytes)?;
+            at_label = Some(at.label);
+            bytes
+        }
+        None => workspace
+            .root()
+            .read_indexed(&resolved.path, workspace.config().max_file_bytes)
+            .map_err(|error| ToolError::new(ErrorCode::IoError, error.to_string(), "check the file, then retry"))?,
+    };
     let decoded = text::decode(&bytes).map_err(|_| {
         ToolError::new(
             ErrorCode::BinaryFile,
@@ -156,6 +176,9 @@ pub(crate) fn outline(workspace: &Workspace, request: &OutlineRequest<'_>) -> Re
     // The path leads, as in every read's header: a read by ref (`candidate_id`) or a later look at
     // the answer would not know the file otherwise.
     let mut header = format!("{} · outline · {} lines", resolved.path, decoded.total_lines());
+    if let Some(label) = &at_label {
+        header.push_str(&format!(" · at {label}"));
+    }
     if names {
         header.push_str(NAMES_NOTE);
     }

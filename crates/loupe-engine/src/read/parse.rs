@@ -134,11 +134,25 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadR
             }
         }
     };
+    let revision = match args.string("revision")? {
+        Some(spec) if Compare::is_revision_text(&spec) && !spec.contains("..") => Some(spec.trim().to_owned()),
+        Some(spec) => {
+            return Err(ToolError::invalid_args(
+                format!(
+                    "`revision` names one commit (a branch, tag or commit id, `HEAD~N`, `REV^`), got `{}`",
+                    crate::errors::quoted(&spec)
+                ),
+                "name one commit; a range (`A..B`, `A...B`) is for diff_preview's `against`",
+            ));
+        }
+        None => None,
+    };
     args.finish()?;
     Ok(ReadRequest {
         mode,
         target,
         window,
+        revision,
         cursor,
         caps,
         preview_none,

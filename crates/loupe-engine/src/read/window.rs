@@ -17,13 +17,23 @@ use crate::workspace::Workspace;
 pub(super) fn read_window(workspace: &Workspace, request: &ReadRequest) -> Result<Outcome, ToolError> {
     let config = workspace.config();
     let resolved = workspace.root().resolve(&request.target).map_err(|error| vfs_error(workspace, request, error))?;
-    let file = workspace
-        .root()
-        .read(&resolved, config.max_file_bytes)
-        .map_err(|error| vfs_error(workspace, request, error))?;
-    let size = file.bytes.len();
-    let file_hash = ContentHash::of(&file.bytes);
-    let decoded = text::decode_owned(file.bytes).map_err(|_| {
+    // At a revision, the commit's blob of the same (checked) path; else the file on disk.
+    let (bytes, at) = match &request.revision {
+        Some(spec) => {
+            let at = super::revision::AtRevision::open(workspace, spec, &request.original)?;
+            (at.bytes(&resolved.path, config.max_file_bytes)?, Some(at.label))
+        }
+        None => {
+            let file = workspace
+                .root()
+                .read(&resolved, config.max_file_bytes)
+                .map_err(|error| vfs_error(workspace, request, error))?;
+            (file.bytes, None)
+        }
+    };
+    let size = bytes.len();
+    let file_hash = ContentHash::of(&bytes);
+    let decoded = text::decode_owned(bytes).map_err(|_| {
         ToolError::new(
             ErrorCode::BinaryFile,
             format!("`{}` is a binary file ({size} bytes)", resolved.path),
@@ -56,6 +66,7 @@ pub(super) fn read_window(workspace: &Workspace, request: &ReadRequest) -> Resul
     let face_parts = FaceParts {
         label: request.label.as_deref(),
         path: &path,
+        revision: at.as_deref(),
         decoded: &decoded,
         file_hash: &file_hash,
         total,
@@ -261,6 +272,8 @@ impl Budget {
 struct FaceParts<'a> {
     label: Option<&'a str>,
     path: &'a RepoPath,
+    /// The commit read at (`main (1a2b3c4)`), named after the path.
+    revision: Option<&'a str>,
     decoded: &'a Decoded,
     file_hash: &'a ContentHash,
     total: usize,
@@ -270,13 +283,16 @@ struct FaceParts<'a> {
 }
 
 impl FaceParts<'_> {
-    /// `path · lines a–b of n · [encoding · line ending · gitignored ·] hash h`
+    /// `path · [at rev (id) ·] lines a–b of n · [encoding · line ending · gitignored ·] hash h`
     fn header(&self, last_shown: usize, preview_none: bool) -> String {
         let (first, total) = (self.first, self.total);
         let mut header = match self.label {
             Some(label) => format!("{label} · {} · ", self.path),
             None => format!("{} · ", self.path),
         };
+        if let Some(revision) = self.revision {
+            header.push_str(&format!("at {revision} · "));
+        }
         if total == 0 {
             header.push_str("empty file");
         } else if preview_none {

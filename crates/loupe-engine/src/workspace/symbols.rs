@@ -72,7 +72,7 @@ fn kind_name(kind: SymbolKind) -> &'static str {
 }
 
 /// `name`, `Type.method`, `Type::method` or `Type/method` → (container, name).
-fn split_target(target: &str) -> (Option<&str>, &str) {
+pub(crate) fn split_target(target: &str) -> (Option<&str>, &str) {
     let target = target.trim();
     for separator in ["::", "/", "."] {
         if let Some((container, name)) = target.rsplit_once(separator)

@@ -1,0 +1,182 @@
+//! Reads at a revision (§5 `revision`): the file, snippet, symbol or outline as a commit holds
+//! it, from git's object database (`loupe-git`), never written. The path is resolved and
+//! checked like any read's (containment, exclusions) before its blob is looked up, and the
+//! repository hides excluded paths at every revision too. A revision that does not resolve,
+//! here or as a `diff_preview` baseline, is answered by `unresolved`.
+
+use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError};
+use loupe_git::{Baseline, Blob, Repository, RevisionError};
+use serde_json::{Map, Value, json};
+
+use crate::workspace::Workspace;
+use crate::workspace::git::git_error;
+
+/// A commit a read is made at: the repository, the commit, and how the answer names it
+/// (`main (1a2b3c4)`).
+pub(crate) struct AtRevision {
+    repository: Repository,
+    commit: loupe_git::ObjectId,
+    /// The revision as the caller named it.
+    spec: String,
+    pub(crate) label: String,
+}
+
+impl AtRevision {
+    /// The commit `spec` names, for a read whose arguments are `original` (its `revision`).
+    pub(crate) fn open(workspace: &Workspace, spec: &str, original: &Map<String, Value>) -> Result<Self, ToolError> {
+        let repository = crate::workspace::git::open_repository(workspace).map_err(|error| {
+            // Without git there is no revision: the same read of the file on disk.
+            let mut arguments = original.clone();
+            arguments.remove("revision");
+            git_error(error).with_next_call(NextCall { tool: "read".into(), arguments })
+        })?;
+        let commit =
+            repository.commit(spec).map_err(|error| unresolved(&repository, original, "revision", spec, error))?;
+        let label = format!("{spec} ({})", repository.short(commit));
+        Ok(AtRevision { repository, commit, spec: spec.to_owned(), label })
+    }
+
+    /// The bytes of `path` at this commit: `FILE_NOT_FOUND` when the commit does not hold it
+    /// (or it is excluded), `FILE_TOO_LARGE` over `limit`.
+    pub(crate) fn bytes(&self, path: &RepoPath, limit: u64) -> Result<Vec<u8>, ToolError> {
+        match self.repository.blob(Baseline::Commit(self.commit), path.as_str(), limit).map_err(git_error)? {
+            Some(Blob::Bytes(bytes)) => Ok(bytes),
+            Some(Blob::Large { size }) => Err(ToolError::new(
+                ErrorCode::FileTooLarge,
+                format!("`{path}` at {} is {size} bytes, over max_file_bytes ({limit})", self.label),
+                "read it on disk with a line window, or raise max_file_bytes",
+            )),
+            None => Err(ToolError::new(
+                ErrorCode::FileNotFound,
+                format!("`{path}` is not in {}", self.label),
+                "see what the revision changed: read mode='diff_preview' with `against` set to it",
+            )
+            .with_next_call(NextCall::new(
+                "read",
+                json!({"mode": "diff_preview", "target": ".", "against": self.spec}),
+            ))),
+        }
+    }
+}
+
+/// A revision that does not resolve: `INVALID_ARGS` naming the nearest branch and tag names,
+/// with the same call at each (`key` is the argument that named it: `against` or `revision`);
+/// a three-dot range without a merge base says whether the clone is shallow, and offers the
+/// two-dot range.
+pub(crate) fn unresolved(
+    repository: &Repository,
+    original: &Map<String, Value>,
+    key: &str,
+    spec: &str,
+    error: RevisionError,
+) -> ToolError {
+    let again = |value: String| {
+        let mut arguments = original.clone();
+        arguments.remove("cursor");
+        arguments.insert(key.to_owned(), Value::from(value));
+        NextCall { tool: "read".into(), arguments }
+    };
+    match error {
+        RevisionError::Unknown { name, message } => {
+            let names = repository.ref_names();
+            let nearest = crate::suggest::closest(&name, &names, 3);
+            let listed = if nearest.is_empty() {
+                "no branch or tag is near it".to_owned()
+            } else {
+                format!("nearest names: {}", nearest.join(", "))
+            };
+            let forms = if key == "against" {
+                "`against` takes HEAD, INDEX, WORKTREE, a branch, tag or commit id, `HEAD~N`, `REV^`, `@{upstream}`, `A..B` or `A...B`"
+            } else {
+                "`revision` takes one commit: a branch, tag or commit id, `HEAD~N`, `REV^` or `@{upstream}`"
+            };
+            let mut error = ToolError::invalid_args(
+                format!("`{key}`: `{}` does not name a commit here ({message})", crate::errors::quoted(&name)),
+                format!("{listed}; {forms}"),
+            )
+            .with_detail("nearest", json!(nearest));
+            for near in &nearest {
+                error = error.with_next_call(again(if name.is_empty() {
+                    (*near).to_owned()
+                } else {
+                    spec.replacen(&name, near, 1)
+                }));
+            }
+            if nearest.is_empty() {
+                error = error.with_next_call(again("HEAD".into()));
+            }
+            error
+        }
+        RevisionError::NoMergeBase { left, right, shallow } => {
+            let hint = if shallow {
+                "fetch the history they share (`git fetch --deepen=100`, or `--unshallow`), or compare the two commits with `A..B`"
+            } else {
+                "compare the two commits themselves with `A..B`"
+            };
+            let message = RevisionError::NoMergeBase { left: left.clone(), right: right.clone(), shallow }.to_string();
+            ToolError::invalid_args(message, hint).with_next_call(again(format!("{left}..{right}")))
+        }
+        RevisionError::Git(error) => git_error(error),
+    }
+}
+
+/// The definition a symbol read names, as the commit holds it. The file is the one `path`
+/// names, or else where the index finds the symbol now; the definition is the one in that
+/// file's blob with the same name (and container, and kind when the index named one), with its
+/// span at the revision.
+pub(crate) fn symbol_at(
+    workspace: &Workspace,
+    spec: &str,
+    target: &str,
+    path: Option<&str>,
+    original: &Map<String, Value>,
+) -> Result<crate::workspace::symbols::ResolvedSymbol, ToolError> {
+    let (container, name) = crate::workspace::symbols::split_target(target);
+    let (file, kind, container) =
+        match (crate::workspace::symbols::resolve(workspace, "read", target, path, original), path) {
+            (Ok(now), _) => (now.path, Some(now.kind), now.container),
+            // Gone from the tree since, or renamed: the file the caller names, at the revision.
+            (Err(_), Some(path)) => {
+                let resolved = workspace
+                    .root()
+                    .resolve(path)
+                    .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
+                (resolved.path, None, container.map(str::to_owned))
+            }
+            (Err(error), None) => return Err(error),
+        };
+    let at = AtRevision::open(workspace, spec, original)?;
+    let bytes = at.bytes(&file, workspace.config().max_file_bytes)?;
+    let text = loupe_core::text::decode(&bytes).map(|decoded| decoded.text).unwrap_or_default();
+    let found = loupe_index::Lang::from_path(file.as_str()).and_then(|lang| {
+        loupe_syntax::parse_with(lang, &text, loupe_syntax::Extract::Definitions).definitions.into_iter().find(
+            |definition| {
+                definition.name == name
+                    && (container.is_none() || definition.container == container)
+                    && kind.is_none_or(|kind| definition.kind == kind)
+            },
+        )
+    });
+    let Some(definition) = found else {
+        return Err(ToolError::new(
+            ErrorCode::SymbolNotFound,
+            format!("`{target}` is not in `{file}` at {}", at.label),
+            "see how the file changed since: read mode='diff_preview' against the revision",
+        )
+        .with_next_call(NextCall::new(
+            "read",
+            json!({"mode": "diff_preview", "target": file.as_str(), "against": spec}),
+        )));
+    };
+    let resolved = crate::workspace::symbols::ResolvedSymbol {
+        path: file,
+        name: definition.name,
+        kind: definition.kind,
+        container: definition.container,
+        signature: definition.signature,
+        span: definition.span,
+        name_line: definition.name_line,
+        others: Vec::new(),
+    };
+    Ok(resolved)
+}
