@@ -77,7 +77,7 @@ impl Sides {
         let resolved = repository
             .resolve(spec)
             .map_err(|error| super::revision::unresolved(repository, &request.original, "against", spec, error))?;
-        let named = |side: &loupe_git::Side| format!("{} ({})", side.name, repository.short(side.commit));
+        let named = |side: &loupe_git::Side| super::revision::named(&side.name, &repository.short(side.commit));
         let old_label = match &resolved.merge_base_of {
             Some([left, right]) => {
                 format!("merge base {} of {} and {}", repository.short(resolved.old.commit), named(left), named(right))

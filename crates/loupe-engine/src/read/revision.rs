@@ -32,7 +32,7 @@ impl AtRevision {
         })?;
         let commit =
             repository.commit(spec).map_err(|error| unresolved(&repository, original, "revision", spec, error))?;
-        let label = format!("{spec} ({})", repository.short(commit));
+        let label = named(spec, &repository.short(commit));
         Ok(AtRevision { repository, commit, spec: spec.to_owned(), label })
     }
 
@@ -44,8 +44,12 @@ impl AtRevision {
             Some(Blob::Large { size }) => Err(ToolError::new(
                 ErrorCode::FileTooLarge,
                 format!("`{path}` at {} is {size} bytes, over max_file_bytes ({limit})", self.label),
-                "read it on disk with a line window, or raise max_file_bytes",
-            )),
+                "read a window of it on disk, or raise max_file_bytes",
+            )
+            .with_next_call(NextCall::new(
+                "read",
+                json!({"mode": "snippet", "target": path.as_str(), "start_line": 1, "end_line": 100}),
+            ))),
             None => Err(ToolError::new(
                 ErrorCode::FileNotFound,
                 format!("`{path}` is not in {}", self.label),
@@ -56,6 +60,16 @@ impl AtRevision {
                 json!({"mode": "diff_preview", "target": ".", "against": self.spec}),
             ))),
         }
+    }
+}
+
+/// How an answer names a commit: `main (1a2b3c4)`, or the id alone when the name is one.
+pub(crate) fn named(name: &str, short: &str) -> String {
+    let is_id = name.len() >= 4 && name.chars().all(|c| c.is_ascii_hexdigit());
+    if is_id && (short.starts_with(name) || name.starts_with(short)) {
+        short.to_owned()
+    } else {
+        format!("{name} ({short})")
     }
 }
 
@@ -179,4 +193,18 @@ pub(crate) fn symbol_at(
         others: Vec::new(),
     };
     Ok(resolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named;
+
+    #[test]
+    fn a_commit_named_by_its_id_is_not_named_twice() {
+        assert_eq!(named("main", "1a2b3c4"), "main (1a2b3c4)");
+        assert_eq!(named("1a2b", "1a2b3c4"), "1a2b3c4");
+        assert_eq!(named("1a2b3c4d5e6f", "1a2b3c4"), "1a2b3c4");
+        assert_eq!(named("beef", "1a2b3c4"), "beef (1a2b3c4)", "a branch named like hex that is another commit");
+        assert_eq!(named("HEAD~1", "1a2b3c4"), "HEAD~1 (1a2b3c4)");
+    }
 }
