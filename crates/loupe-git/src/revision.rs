@@ -108,7 +108,11 @@ impl Repository {
         if name.is_empty() || name.contains(":/") || name.contains("{/") {
             return Err(unknown("not a revision name".into()));
         }
-        let id = self.repo.rev_parse_single(name.as_bytes().as_bstr()).map_err(|error| unknown(error.to_string()))?;
+        let id = self.repo.rev_parse_single(name.as_bytes().as_bstr()).map_err(|error| {
+            // gix says "couldn't parse revision" of a plain name it has no reference for.
+            let plain = name.chars().all(|c| c.is_alphanumeric() || "_-./".contains(c));
+            unknown(if plain { "no branch, tag or commit by that name".into() } else { error.to_string() })
+        })?;
         let object = id.object().map_err(|error| unknown(error.to_string()))?;
         let commit = object.peel_to_commit().map_err(|_| unknown("it names an object that is not a commit".into()))?;
         Ok(commit.id)
@@ -208,6 +212,8 @@ mod tests {
         for bad in ["nope", "main...nope", "HEAD:a.txt", ":/b", "HEAD^{/b}", ""] {
             assert!(matches!(repo.resolve(bad), Err(RevisionError::Unknown { .. })), "{bad}");
         }
+        let error = repo.resolve("mian").unwrap_err().to_string();
+        assert_eq!(error, "`mian` does not name a commit here: no branch, tag or commit by that name");
         let names = repo.ref_names();
         assert_eq!(names, ["feature", "main", "v1"]);
         assert_eq!(repo.short(a).len(), 7);
