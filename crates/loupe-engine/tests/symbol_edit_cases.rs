@@ -283,8 +283,7 @@ fn a_rename_follows_a_package_reexport_and_renames_its_alias() {
         ("tests/test_x.py", "import pkg\n\n\ndef test_it():\n    pkg.abort(404)\n"),
     ];
     for (path, text) in files {
-        fs::create_dir_all(root.path().join(path).parent().unwrap()).unwrap();
-        fs::write(root.path().join(path), text).unwrap();
+        common::write(root.path(), path, text);
     }
     let index = tempfile::tempdir().unwrap();
     let engine = common::indexed_engine(root.path(), index.path());
@@ -313,8 +312,7 @@ fn a_rename_types_a_receiver_by_its_local_assignment() {
         ),
     ];
     for (path, text) in files {
-        fs::create_dir_all(root.path().join(path).parent().unwrap()).unwrap();
-        fs::write(root.path().join(path), text).unwrap();
+        common::write(root.path(), path, text);
     }
     let index = tempfile::tempdir().unwrap();
     let engine = common::indexed_engine(root.path(), index.path());

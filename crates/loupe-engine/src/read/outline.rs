@@ -123,18 +123,19 @@ pub(crate) fn outline(workspace: &Workspace, request: &OutlineRequest<'_>) -> Re
         return directory_outline(workspace, request, &resolved.path, budget, cursor.as_ref());
     }
     let budget = OutlineBudget::new(workspace, request, false);
-    let mut at_label = None;
-    let bytes = match request.revision {
+    // At a revision, the commit's blob of the same (checked) path; else the file on disk.
+    let (bytes, at_label) = match request.revision {
         Some(spec) => {
             let at = super::revision::AtRevision::open(workspace, spec, request.original)?;
-            let bytes = at.bytes(&resolved.path, workspace.config().max_file_bytes)?;
-            at_label = Some(at.label);
-            bytes
+            (at.bytes(&resolved.path, workspace.config().max_file_bytes)?, Some(at.label))
         }
-        None => workspace
-            .root()
-            .read_indexed(&resolved.path, workspace.config().max_file_bytes)
-            .map_err(|error| ToolError::new(ErrorCode::IoError, error.to_string(), "check the file, then retry"))?,
+        None => (
+            workspace
+                .root()
+                .read_indexed(&resolved.path, workspace.config().max_file_bytes)
+                .map_err(|error| ToolError::new(ErrorCode::IoError, error.to_string(), "check the file, then retry"))?,
+            None,
+        ),
     };
     let decoded = text::decode(&bytes).map_err(|_| {
         ToolError::new(

@@ -182,17 +182,7 @@ pub(crate) fn symbol_at(
             json!({"mode": "diff_preview", "target": file.as_str(), "against": spec}),
         )));
     };
-    let resolved = crate::workspace::symbols::ResolvedSymbol {
-        path: file,
-        name: definition.name,
-        kind: definition.kind,
-        container: definition.container,
-        signature: definition.signature,
-        span: definition.span,
-        name_line: definition.name_line,
-        others: Vec::new(),
-    };
-    Ok(resolved)
+    Ok(crate::workspace::symbols::ResolvedSymbol::of(file, definition, Vec::new()))
 }
 
 #[cfg(test)]

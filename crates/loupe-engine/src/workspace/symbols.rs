@@ -29,6 +29,20 @@ pub(crate) struct ResolvedSymbol {
 }
 
 impl ResolvedSymbol {
+    /// A parsed definition of `path`, as resolved.
+    pub(crate) fn of(path: RepoPath, definition: Definition, others: Vec<(String, NextCall)>) -> ResolvedSymbol {
+        ResolvedSymbol {
+            path,
+            name: definition.name,
+            kind: definition.kind,
+            container: definition.container,
+            signature: definition.signature,
+            span: definition.span,
+            name_line: definition.name_line,
+            others,
+        }
+    }
+
     /// The symbol as the relationship queries name it.
     pub(crate) fn into_symbol_ref(self) -> loupe_graph::SymbolRef {
         let lang = Lang::from_path(self.path.as_str()).unwrap_or(Lang::Rust);
@@ -210,16 +224,7 @@ pub(crate) fn resolve_where(
         0 => Err(not_found(workspace, target, name, path)),
         1 => {
             let (path, definition) = found.remove(0);
-            Ok(ResolvedSymbol {
-                path,
-                name: definition.name,
-                kind: definition.kind,
-                container: definition.container,
-                signature: definition.signature,
-                span: definition.span,
-                name_line: definition.name_line,
-                others,
-            })
+            Ok(ResolvedSymbol::of(path, definition, others))
         }
         _ => Err(ambiguous(tool, target, &found, original)),
     }
