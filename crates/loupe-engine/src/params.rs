@@ -351,11 +351,11 @@ pub const READ: ToolSpec = ToolSpec {
     name: "read",
     title: "Read code",
     description: "Read code within a budget; lines prefixed `N ` (line number, not content). \
-Modes: file (offset/limit pages), snippet (start_line..end_line, context_lines), \
-symbol (name, Type.method or a hit's candidate_id; path disambiguates), outline (names, or signatures; file or directory), \
-diff_preview (vs HEAD, INDEX or a revision; content: proposed text). \
-A whole file needs a search first (a hit in it, or its candidate_id); symbol, outline and windows up to 200 lines do not. \
-Lines already sent come back as one reference line (fresh: true resends). \
+Modes: file (offset/limit), snippet (start_line..end_line, context_lines), \
+symbol (name, Type.method or candidate_id; path disambiguates), outline (names, or signatures; file or directory), \
+diff_preview (vs HEAD, INDEX or a revision, main...: since the fork; directory: changed symbols, uses; path+symbol: one). \
+A whole file needs a search first (a hit in it); symbol, outline and windows up to 200 lines do not. \
+Lines already sent come back as a reference line (fresh: true resends). \
 A cut answer ends with the call for the rest; file_hash guards edits.",
     selector: Some("mode"),
     params: &[
@@ -381,15 +381,14 @@ A cut answer ends with the call for the rest; file_hash guards edits.",
         integer("end_line", 1, "last line").only_for(&["snippet"]),
         integer("context_lines", 0, "lines around").only_for(&["snippet", "diff_preview"]),
         string("line_range", "\"10-20\"").only_for(&["snippet"]).unlisted(),
-        string("path", "file defining the symbol").only_for(&["symbol"]),
+        string("path", "the symbol's file").only_for(&["symbol", "diff_preview"]),
         integer("include_context", 0, "lines around").only_for(&["symbol"]).unlisted(),
         boolean("body", "false: signature only").only_for(&["symbol"]),
         integer("depth", 1, "nesting shown (default 2)").only_for(&["outline"]),
         // Named by a names-only outline's header (`signatures=true adds lines`).
         boolean("signatures", "each definition's signature (default: small files)").only_for(&["outline"]).unlisted(),
         boolean("include_docs", "doc comments too").only_for(&["outline"]).unlisted(),
-        string("against", "HEAD (default), INDEX, WORKTREE or a revision (main...: since the fork)")
-            .only_for(&["diff_preview"]),
+        string("against", "HEAD (default), INDEX, WORKTREE or a revision").only_for(&["diff_preview"]),
         string("revision", "as of a commit (branch, tag, id)").only_for(&["file", "snippet", "symbol", "outline"]),
         string("content", "proposed text").only_for(&["diff_preview"]).content(),
     ],

@@ -9,6 +9,7 @@ pub(crate) mod cursor;
 pub(crate) mod diff_preview;
 mod outline;
 mod parse;
+mod review;
 mod revision;
 mod window;
 
@@ -42,7 +43,14 @@ enum Window {
     /// `outline`: the skeleton of a file or a directory.
     Outline { depth: usize, include_docs: bool, signatures: Option<bool> },
     /// `diff_preview`: answered by `read/diff_preview.rs`.
-    DiffPreview { against: diff_preview::Compare, content: Option<String>, context: usize, offset: usize },
+    /// With `path`, `target` is a symbol of that file: its diff alone.
+    DiffPreview {
+        against: diff_preview::Compare,
+        content: Option<String>,
+        context: usize,
+        offset: usize,
+        path: Option<String>,
+    },
 }
 
 /// A `read` call, parsed once: what the tool, the gate, the budget and aggregation work from.
@@ -161,12 +169,13 @@ pub(crate) fn run(workspace: &Workspace, request: &ReadRequest, work: &Work) -> 
                 metadata: request.metadata,
             },
         ),
-        Window::DiffPreview { against, content, context, offset } => {
+        Window::DiffPreview { against, content, context, offset, path } => {
             let diff_request = diff_preview::DiffRequest {
                 offset: *offset,
                 cursor: request.cursor.clone(),
                 original: request.original.clone(),
-                target: request.target.clone(),
+                target: path.clone().unwrap_or_else(|| request.target.clone()),
+                symbol: path.as_ref().map(|_| request.target.clone()),
                 against: against.clone(),
                 content: content.clone(),
                 context: *context,

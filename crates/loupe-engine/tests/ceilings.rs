@@ -47,7 +47,10 @@ fn r8_directory_diff_preview_is_bounded() {
         for file in response.meta["files"].as_array().unwrap() {
             listed.push(file["path"].as_str().unwrap().to_owned());
         }
-        let Some(next) = next_arguments(&response) else { break };
+        // A cut list continues by its cursor (the last page offers diffs, not more of the list).
+        let Some(cursor) = response.meta["next_cursor"].as_str() else { break };
+        let next = next_arguments(&response).unwrap();
+        assert_eq!(next["cursor"], cursor, "the first next call continues the list");
         if page == 0 {
             assert!(response.face.contains("more file(s) not listed"), "{}", response.face);
             assert!(response.face.contains("narrower targets: d0 (") || response.face.contains("d1 ("));

@@ -76,12 +76,13 @@ fn a_diff_preview_cut_by_a_ceiling_is_degraded_and_continues_by_cursor() {
 }
 
 /// Edge 1: a directory diff cut by the response ceiling is degraded and names its limits too.
+/// (Its diffs are not inlined: the list of 400 files is what the ceiling cuts.)
 #[test]
 fn a_directory_diff_cut_by_the_ceiling_is_degraded() {
     let (root, _index, engine) = crate::common::git_repo_engine(|config| config.max_response_tokens = 1_500);
-    for number in 0..40 {
-        let body: String = (0..30).map(|line| format!("file {number} line {line}\n")).collect();
-        write(root.path(), &format!("f{number:02}.txt"), &body);
+    for number in 0..400 {
+        let body: String = (0..3).map(|line| format!("file {number} line {line}\n")).collect();
+        write(root.path(), &format!("f{number:03}.txt"), &body);
     }
     let response = engine.call("read", json!({"mode": "diff_preview", "target": "."}));
     assert!(response.ok, "{}", response.face);

@@ -339,3 +339,135 @@ fn a_read_at_a_revision_is_the_commits_file() {
         assert_eq!(read(refused.clone()).error_code(), Some("INVALID_ARGS"), "{refused}");
     }
 }
+
+/// A Python package at its fork point, a feature branch that changes it in every way a review
+/// names (and rewrites a data file, so the diffs are too long to inline), and a `main` that
+/// moves on after the fork. HEAD is the feature branch, worktree clean.
+fn review_repo() -> Repo {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    let core = "def helper(a):\n    return a + 1\n\n\nclass Service:\n    def run(self):\n        return helper(1)\n\n    def stop(self):\n        return 0\n\n\ndef old_api():\n    return 'old'\n\n\ndef to_move(items):\n    total = sum(item.size for item in items)\n    return total\n\n\ndef _private():\n    return 1\n";
+    write(dir, "pkg/__init__.py", "");
+    write(dir, "pkg/core.py", core);
+    write(dir, "pkg/other.py", "def other():\n    return 2\n");
+    write(
+        dir,
+        "pkg/use.py",
+        "from pkg.core import helper, old_api\n\n\ndef both():\n    return helper(2) + len(old_api())\n",
+    );
+    let table: String = (1..=120).map(|n| format!("row {n}\n")).collect();
+    write(dir, "data/table.txt", &table);
+    write(
+        dir,
+        "tests/test_core.py",
+        "from pkg.core import Service, helper\n\n\ndef test_run():\n    assert Service().run() == helper(1)\n",
+    );
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "fork point"]);
+    git(dir, &["checkout", "-q", "-b", "feature"]);
+    let feature = core
+        .replace("def helper(a):\n    return a + 1", "def helper(a, b=0):\n    return a + b + 1")
+        .replace("        return helper(1)", "        return helper(1, 2)")
+        .replace("def old_api():\n    return 'old'\n\n\n", "")
+        .replace("def to_move(items):\n    total = sum(item.size for item in items)\n    return total\n\n\n", "")
+        .replace("    return 1\n", "    return 10\n\n\ndef added_fn():\n    return 3\n");
+    write(dir, "pkg/core.py", &feature);
+    write(dir, "data/table.txt", &table.replace("row", "ROW"));
+    write(
+        dir,
+        "pkg/other.py",
+        "def other():\n    return 2\n\n\ndef to_move(items):\n    total = sum(item.size for item in items)\n    return total\n",
+    );
+    git(dir, &["commit", "-q", "-am", "feature"]);
+    git(dir, &["checkout", "-q", "main"]);
+    write(
+        dir,
+        "pkg/core.py",
+        &core
+            .replace("        return 0", "        return -1")
+            .replace("def _private", "def main_only():\n    return 5\n\n\ndef _private"),
+    );
+    git(dir, &["commit", "-q", "-am", "main moves on"]);
+    git(dir, &["checkout", "-q", "feature"]);
+    let index = tempfile::tempdir().unwrap();
+    let engine = crate::common::indexed_engine(dir, index.path());
+    Repo { root, _index: index, engine }
+}
+
+/// §5, the review: a directory diff names each file's changed symbols from both sides' syntax
+/// (signature, body, removed, added, moved across files), the uses left in the tree of those a
+/// caller can break on, riskiest first, and the test files that name them; main's own later
+/// changes never show (three dots). Each symbol's diff is one call away: its own lines only,
+/// numbered as in its file, found by `path` + name or by name alone.
+#[test]
+fn a_review_names_changed_symbols_with_their_uses_riskiest_first() {
+    let repo = review_repo();
+    let call = |extra: Value| repo.engine.call("read", extra);
+    for against in ["main...", "main...feature"] {
+        let review = call(json!({"mode": "diff_preview", "target": ".", "against": against, "metadata": "full"}));
+        assert!(review.ok, "{}", review.face);
+        let face = &review.face;
+        assert!(!face.contains("stop") && !face.contains("main_only"), "{against}: main's later work shows: {face}");
+        assert!(!face.contains("@@"), "{against}: hunks are not inlined in a review this size: {face}");
+        let lines: Vec<&str> = face.lines().collect();
+        let at = |needle: &str| {
+            lines
+                .iter()
+                .position(|line| line.contains(needle))
+                .unwrap_or_else(|| panic!("{against}: no `{needle}` in {face}"))
+        };
+        // The riskiest file first, its breaking changes with their uses before its bodies.
+        assert!(at("M  pkg/core.py") < at("M  pkg/other.py"), "{face}");
+        let helper = lines[at("signature helper")];
+        assert!(helper.contains("pkg/use.py:1,5") && helper.contains("tests/test_core.py:1,5"), "{helper}");
+        let old_api = lines[at("removed old_api")];
+        assert!(old_api.contains(" · 2 use(s): pkg/use.py:1,5"), "{old_api}");
+        assert!(at("removed old_api") < at("body: Service.run"), "{face}");
+        assert!(lines[at("body: Service.run")].contains("_private"), "{face}");
+        assert!(lines[at("added: added_fn")].starts_with("   "), "{face}");
+        assert!(lines[at("moved: to_move ← pkg/core.py")].starts_with("   "), "a move across files: {face}");
+        assert!(lines[at("tests naming changed symbols:")].contains("tests/test_core.py (2)"), "{face}");
+        // `meta.files` (full) carries the same, with each use's confidence.
+        let core = review.meta["files"].as_array().unwrap().iter().find(|file| file["path"] == "pkg/core.py").unwrap();
+        let symbols = core["symbols"].as_array().unwrap();
+        assert_eq!(symbols[0]["change"], "signature", "{core}");
+        assert_eq!(symbols[0]["name"], "helper", "{core}");
+        assert!(
+            symbols[0]["uses"].as_array().unwrap().iter().any(|site| site[0] == "pkg/use.py" && site[2] == "exact"),
+            "{core}"
+        );
+        // The riskiest symbol's diff is the first next call, and it works.
+        let first = review.meta["next_calls"][0]["arguments"].clone();
+        assert_eq!(
+            first,
+            json!({"mode": "diff_preview", "against": against, "path": "pkg/core.py", "target": "helper"})
+        );
+        let diff = call(first);
+        assert!(diff.ok, "{}", diff.face);
+        assert!(
+            diff.face.starts_with("diff_preview · pkg/core.py · helper · ")
+                && diff.face.contains(" · signature changed · +2 -2"),
+            "{}",
+            diff.face
+        );
+        assert!(diff.face.contains("@@ -1,2 +1,2 @@") && !diff.face.contains("class Service"), "{}", diff.face);
+    }
+    // A symbol further down the file: its hunk is numbered in the file's lines; by name alone.
+    let run = call(json!({"mode": "diff_preview", "target": "Service.run", "against": "main..."}));
+    assert!(run.ok, "{}", run.face);
+    assert!(run.face.contains("· body changed ·") && run.face.contains("@@ -6,2 +6,2 @@"), "{}", run.face);
+    let removed =
+        call(json!({"mode": "diff_preview", "path": "pkg/core.py", "target": "old_api", "against": "main..."}));
+    assert!(removed.face.contains("· removed · +0 -2") && removed.face.contains("-def old_api():"), "{}", removed.face);
+    let missing =
+        call(json!({"mode": "diff_preview", "path": "pkg/core.py", "target": "nothing_here", "against": "main..."}));
+    assert_eq!(missing.error_code(), Some("SYMBOL_NOT_FOUND"), "{}", missing.face);
+    assert_eq!(
+        missing.meta["next_calls"][0]["arguments"],
+        json!({"mode": "diff_preview", "target": "pkg/core.py", "against": "main..."})
+    );
+    // A file's own diff names its changed symbols above the hunks.
+    let file = call(json!({"mode": "diff_preview", "target": "pkg/core.py", "against": "main..."}));
+    assert!(file.face.lines().nth(1).unwrap().starts_with("   signature: helper"), "{}", file.face);
+}

@@ -18,6 +18,19 @@ pub struct UnifiedDiff {
 /// Diffs `old` against `new` with `context` lines around each change. `old_label` and
 /// `new_label` go on the `---` and `+++` lines (`/dev/null` for a missing side).
 pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str, context: usize) -> UnifiedDiff {
+    unified_diff_at(old, new, (old_label, new_label), context, (1, 1))
+}
+
+/// `unified_diff` of two excerpts whose first lines are lines `first_lines` (1-based) of their
+/// files: the hunk headers count in the files' lines (a symbol's diff).
+pub fn unified_diff_at(
+    old: &str,
+    new: &str,
+    (old_label, new_label): (&str, &str),
+    context: usize,
+    first_lines: (usize, usize),
+) -> UnifiedDiff {
+    let (old_offset, new_offset) = (first_lines.0.saturating_sub(1), first_lines.1.saturating_sub(1));
     let old_lines = split_keeping_terminators(old);
     let new_lines = split_keeping_terminators(new);
     let mut input = InternedInput {
@@ -60,8 +73,8 @@ pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str, cont
         let new_end = last.after.end as usize + (old_end - last.before.end as usize);
         text.push_str(&format!(
             "@@ -{} +{} @@\n",
-            range_label(old_start, old_end - old_start),
-            range_label(new_start, new_end - new_start)
+            range_label(old_start + old_offset, old_end - old_start),
+            range_label(new_start + new_offset, new_end - new_start)
         ));
         let mut old_at = old_start;
         for hunk in group {
@@ -156,6 +169,14 @@ mod tests {
         let diff = unified_diff("", "x\ny", "/dev/null", "b/n", 3);
         assert_eq!(diff.text, "--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y\n\\ No newline at end of file\n");
         assert_eq!(unified_diff("same\r\n", "same\r\n", "a", "b", 3), UnifiedDiff::default());
+    }
+
+    #[test]
+    fn an_excerpt_counts_in_its_files_lines() {
+        let diff = unified_diff_at("a\nb\nc\n", "a\nB\nc\nd\n", ("a/x", "b/x"), 0, (40, 52));
+        assert_eq!(diff.text, "--- a/x\n+++ b/x\n@@ -41 +53 @@\n-b\n+B\n@@ -42,0 +55 @@\n+d\n");
+        let added = unified_diff_at("", "x\n", ("/dev/null", "b/x"), 3, (1, 7));
+        assert!(added.text.contains("@@ -0,0 +7 @@"), "{}", added.text);
     }
 
     #[test]

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
 
-pub use diff::{UnifiedDiff, unified_diff};
+pub use diff::{UnifiedDiff, unified_diff, unified_diff_at};
 pub use gix::ObjectId;
 pub use revision::{Resolved, RevisionError, Side};
 

@@ -15,11 +15,13 @@
 //! for C and Python the bodies are not even parsed (`skim.rs`, `skim/python.rs`). `data_flow`
 //! (`flow.rs`, per-language rules in `flow/`) answers for one variable of one function with one
 //! parse and one walk of that function.
-//! A C/C++ prototype's signature ends in `;` (`is_prototype`).
+//! A C/C++ prototype's signature ends in `;` (`is_prototype`). `changes::compare` names the
+//! symbols that changed between two versions of a file.
 
 // Tests write their fixtures; production code may not (clippy.toml).
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
+pub mod changes;
 mod facts;
 mod flow;
 mod languages;

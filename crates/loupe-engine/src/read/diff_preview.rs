@@ -118,6 +118,8 @@ impl Sides {
 #[derive(Debug, Clone)]
 pub(crate) struct DiffRequest {
     pub(crate) target: String,
+    /// A symbol of `target` (a file) whose diff alone is asked for (`path` + `target`).
+    pub(crate) symbol: Option<String>,
     pub(crate) against: Compare,
     pub(crate) content: Option<String>,
     pub(crate) context: usize,
@@ -172,6 +174,17 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
     let sides = Sides::of(&repository, request)?;
     let cursor = request.cursor.as_deref().map(|text| decode_cursor(request, text)).transpose()?;
     if is_dir || resolved.path.is_root() {
+        if request.symbol.is_some() {
+            return Err(ToolError::invalid_args(
+                "`path` names the file a symbol is in; it is a directory",
+                "name the symbol's file in `path`, or drop `path` to review the directory",
+            )
+            .with_next_call(continuation(
+                request,
+                &[("target", Value::from(request.target.as_str()))],
+                &["path"],
+            )));
+        }
         if request.content.is_some() {
             return Err(ToolError::invalid_args(
                 "`content` is a proposed text for one file; the target is a directory",
@@ -181,7 +194,12 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         return directory(workspace, &repository, request, &sides, resolved.path.as_str(), cursor, work);
     }
     let path = resolved.path.to_string();
-    if cursor.as_ref().is_some_and(|cursor| cursor.directory || !cursor.is_for(&path, &sides)) {
+    // A symbol's diff pages by its own cursors: the file's do not continue it.
+    let tag_target = match &request.symbol {
+        Some(symbol) => format!("{path}\0{symbol}"),
+        None => path.clone(),
+    };
+    if cursor.as_ref().is_some_and(|cursor| cursor.directory || !cursor.is_for(&tag_target, &sides)) {
         return Err(ToolError::invalid_args(
             format!("this cursor was issued for another diff, not `{path}` against {}", sides.old_label),
             "use a cursor with the target and `against` it came from, or drop `cursor`",
@@ -256,6 +274,16 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         }
     };
     if old.is_none() && new.is_none() {
+        // Not a file: a symbol of the tree as it is now, named without its file.
+        if request.symbol.is_none()
+            && is_symbol_name(&request.target)
+            && let Ok(found) =
+                crate::workspace::symbols::resolve(workspace, "read", &request.target, None, &request.original)
+        {
+            let symbol =
+                DiffRequest { target: found.path.to_string(), symbol: Some(request.target.clone()), ..request.clone() };
+            return run(workspace, &symbol, work);
+        }
         return Err(ToolError::new(
             ErrorCode::FileNotFound,
             format!(
@@ -267,6 +295,13 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         )
         .with_next_call(NextCall::new("read", json!({"mode": "diff_preview", "target": "."}))));
     }
+    let (old, new, first_lines, symbol_state) = match &request.symbol {
+        None => (old, new, (1, 1), None),
+        Some(symbol) => {
+            let cut = cut_to_symbol(&path, symbol, old.as_deref(), new.as_deref(), request)?;
+            (cut.old, cut.new, cut.first_lines, Some(cut.state))
+        }
+    };
     let (old_hash, new_hash) = (hash8(old.as_deref()), hash8(new.as_deref()));
     let offset = match &cursor {
         Some(cursor) if cursor.old != old_hash || cursor.new != new_hash => {
@@ -274,7 +309,7 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
                 workspace,
                 request,
                 &sides,
-                &path,
+                (&path, &tag_target),
                 proposed.is_some(),
                 old_hash,
                 new_hash,
@@ -290,14 +325,31 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         _ => "M",
     };
     let change = Change { status, path: path.clone(), old_path: None, old, new, note };
-    let (diff_text, added, removed) = render_change(&change, request.context);
-    let mut face =
-        format!("diff_preview · {path} · {new_label} vs {old_label} · {} · +{added} -{removed}", status_word(status));
+    let (diff_text, added, removed) = render_change(&change, request.context, first_lines);
+    let mut face = match (&request.symbol, symbol_state) {
+        (Some(symbol), Some(state)) => {
+            format!("diff_preview · {path} · {symbol} · {new_label} vs {old_label} · {state} · +{added} -{removed}")
+        }
+        _ => format!(
+            "diff_preview · {path} · {new_label} vs {old_label} · {} · +{added} -{removed}",
+            status_word(status)
+        ),
+    };
     let file_hash = worktree.as_deref().map(ContentHash::of);
     if let Some(hash) = &file_hash {
         face.push_str(&format!(" · hash {hash}"));
     }
     face.push('\n');
+    // A whole file's first page names its changed symbols above the diff.
+    if request.symbol.is_none() && offset == 1 && change.note.is_none() {
+        let sides = super::review::FileSides {
+            path: &path,
+            old_path: None,
+            old: change.old.as_deref(),
+            new: change.new.as_deref(),
+        };
+        face.push_str(&symbol_rows(&super::review::symbols_of(&sides, workspace.config().max_file_bytes as usize)));
+    }
     let budget = Budget::new(workspace, request);
     let total_lines = diff_text.lines().count();
     if offset > 1 && offset > total_lines {
@@ -335,7 +387,7 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
             proposed: proposed.is_some(),
             old: old_hash,
             new: new_hash,
-            tag: sides.tag(&path),
+            tag: sides.tag(&tag_target),
             next: last_shown + 1,
         }
         .encode();
@@ -376,7 +428,7 @@ fn changed_since_cursor(
     workspace: &Workspace,
     request: &DiffRequest,
     sides: &Sides,
-    path: &str,
+    (path, tag_target): (&str, &str),
     proposed: bool,
     old: [u8; 8],
     new: [u8; 8],
@@ -388,7 +440,7 @@ fn changed_since_cursor(
             proposed: true,
             old,
             new,
-            tag: sides.tag(path),
+            tag: sides.tag(tag_target),
             next: 1,
         };
         workspace.proposed.touch(&new);
@@ -558,6 +610,27 @@ fn directory(
     changes.extend(deleted);
     changes.sort_by(|a, b| a.path.cmp(&b.path));
 
+    // The changed symbols of every file, and the riskiest first: files by their riskiest
+    // change (then by path), each file's symbols riskiest first.
+    let file_sides: Vec<super::review::FileSides<'_>> = changes
+        .iter()
+        .map(|change| super::review::FileSides {
+            path: &change.path,
+            old_path: change.old_path.as_deref(),
+            old: change.old.as_deref().filter(|_| change.note.is_none()),
+            new: change.new.as_deref().filter(|_| change.note.is_none()),
+        })
+        .collect();
+    let review = super::review::review(workspace, work, &file_sides);
+    drop(file_sides);
+    let mut order: Vec<usize> = (0..changes.len()).collect();
+    let file_rank = |at: usize| review.files[at].iter().map(super::review::Reviewed::rank).min().unwrap_or(u8::MAX);
+    order.sort_by_key(|&at| file_rank(at));
+    let mut reviewed: Vec<Option<(Change, Vec<super::review::Reviewed>)>> =
+        changes.into_iter().zip(review.files).map(Some).collect();
+    let (changes, symbols): (Vec<Change>, Vec<Vec<super::review::Reviewed>>) =
+        order.iter().filter_map(|&at| reviewed[at].take()).unzip();
+
     // The list a cursor pages: its entries and order, not the files' contents.
     let listing_hash = {
         let mut hasher = blake3::Hasher::new();
@@ -594,15 +667,17 @@ fn directory(
         work.report(compared_total + diffed as u64 + 1, Some(steps), || {
             format!("diff_preview: diffing file {} of {}", diffed + 1, changes.len())
         });
-        rendered.push(render_change(change, request.context));
+        rendered.push(render_change(change, request.context, (1, 1)));
     }
     let total_added: usize = rendered.iter().map(|(_, added, _)| added).sum();
     let total_removed: usize = rendered.iter().map(|(_, _, removed)| removed).sum();
+    let symbol_count: usize = symbols.iter().map(Vec::len).sum();
     let mut face = format!(
-        "diff_preview · {label} · {} vs {} · {} file(s) changed · +{total_added} -{total_removed}\n",
+        "diff_preview · {label} · {} vs {} · {} file(s) changed · +{total_added} -{total_removed}{}\n",
         sides.new_label(),
         sides.old_label,
-        changes.len()
+        changes.len(),
+        if symbol_count > 0 { format!(" · {symbol_count} symbol(s)") } else { String::new() }
     );
     if changes.is_empty() {
         face.push_str("(no changes)\n");
@@ -622,16 +697,23 @@ fn directory(
         .map(|change| display_name(change).chars().count())
         .max()
         .unwrap_or(0);
+    // `meta.files` is on the structured face only at `full`; there its entries must fit too.
+    let full = request.metadata.unwrap_or(workspace.config().structured_content) == MetadataLevel::Full;
     let mut list = String::new();
     let mut list_tokens = 0;
     let mut end = start;
     let mut files = Vec::new();
-    for (change, (_, added, removed)) in changes[start..].iter().zip(&rendered[start..]) {
-        let line = format!("{}  {:<width$}  +{added} -{removed}\n", change.status, display_name(change));
-        let entry = json!({"path": change.path, "old_path": change.old_path, "status": change.status, "added": added, "removed": removed});
-        // `meta.files` repeats the entry for programs and costs more than the line: the
-        // entry's JSON is what must fit, so both faces stay under the ceiling.
-        let cost = tokens::count(&line).max(tokens::count(&entry.to_string()));
+    for ((change, (_, added, removed)), reviewed) in
+        changes[start..].iter().zip(&rendered[start..]).zip(&symbols[start..])
+    {
+        let mut line = format!("{}  {:<width$}  +{added} -{removed}\n", change.status, display_name(change));
+        line.push_str(&symbol_rows(reviewed));
+        let entry = json!({
+            "path": change.path, "old_path": change.old_path, "status": change.status, "added": added,
+            "removed": removed, "symbols": reviewed.iter().map(symbol_json).collect::<Vec<_>>(),
+        });
+        let cost =
+            if full { tokens::count(&line).max(tokens::count(&entry.to_string())) } else { tokens::count(&line) };
         if end > start && list_tokens + cost > list_budget {
             break;
         }
@@ -646,12 +728,29 @@ fn directory(
     }
     let list_at = face.len()..face.len() + list.len();
     face.push_str(&list);
+    if start == 0 && !review.tests.is_empty() {
+        let shown: Vec<String> =
+            review.tests.iter().take(TESTS_SHOWN).map(|(path, names)| format!("{path} ({names})")).collect();
+        let more = review.tests.len().saturating_sub(TESTS_SHOWN);
+        face.push_str(&format!(
+            "tests naming changed symbols: {}{}\n",
+            shown.join(", "),
+            if more > 0 { format!(", +{more} more") } else { String::new() }
+        ));
+    }
+    if let Some(note) = &review.note {
+        face.push_str(&format!("({note})\n"));
+    }
     let mut used = tokens::count(&face) + 80;
     let mut shown_text = String::new();
     let mut cut_at = None;
     let mut next_calls = Vec::new();
     let mut next_cursor = None;
     let mut list_cut_by = None;
+    // Small diffs come inline (one call is cheaper than a call per file); a review of more
+    // names the calls that show each symbol's diff and each file's.
+    let diff_bytes: usize = rendered.iter().map(|(text, _, _)| text.len()).sum();
+    let inline = !list_cut && start == 0 && diff_bytes <= INLINE_DIFF_BYTES;
     if list_cut {
         // The list filled the page: the diffs come with a narrower target or one file at a time.
         let cursor = DiffCursor {
@@ -665,7 +764,7 @@ fn directory(
         }
         .encode();
         face.push_str(&format!(
-            "── list cut after file {end} of {} by {}; {} more file(s) not listed, diffs not shown [{}]\n",
+            "── list cut after file {end} of {} by {}; {} more file(s) not listed [{}]\n",
             changes.len(),
             budget.limit_name(Cap::Tokens),
             changes.len() - end,
@@ -677,7 +776,7 @@ fn directory(
         }
         next_calls.push(continuation(request, &[("cursor", Value::from(cursor.as_str()))], &["offset"]));
         next_cursor = Some(cursor);
-    } else {
+    } else if inline {
         for (index, (text, _, _)) in rendered.iter().enumerate().skip(start) {
             let (shown, by) = budget.take_more(text, &mut used, face.len());
             face.push_str(shown);
@@ -688,9 +787,39 @@ fn directory(
             }
         }
     }
+    if !inline && !changes.is_empty() {
+        let against = request.against.to_string();
+        face.push_str(&format!(
+            "── a symbol's diff: read {{\"against\":\"{against}\",\"mode\":\"diff_preview\",\"path\":\"<file>\",\"target\":\"<symbol>\"}}; a file's: \"target\":\"<file>\"\n"
+        ));
+        // The riskiest symbols' diffs first, then the first file's.
+        let riskiest = changes[start..end]
+            .iter()
+            .zip(&symbols[start..end])
+            .flat_map(|(change, reviewed)| reviewed.iter().map(move |symbol| (change, symbol)))
+            .filter(|(_, symbol)| symbol.rank() <= 2);
+        let mut calls: Vec<(u8, NextCall)> = riskiest
+            .map(|(change, symbol)| {
+                let target =
+                    if change.new.is_some() { &change.path } else { change.old_path.as_ref().unwrap_or(&change.path) };
+                (symbol.rank(), symbol_diff_call(&against, target, &symbol.change.name))
+            })
+            .collect();
+        calls.sort_by_key(|(rank, _)| *rank);
+        next_calls.extend(calls.into_iter().map(|(_, call)| call).take(SYMBOL_CALLS_SHOWN));
+        if next_calls.len() < SYMBOL_CALLS_SHOWN + 1
+            && let Some(change) = changes.get(start)
+        {
+            next_calls.push(NextCall::new(
+                "read",
+                json!({"mode": "diff_preview", "target": change.path, "against": against}),
+            ));
+        }
+    }
     // Every diff shown whole names its file and counts: the list would say it twice.
-    // (A list of plain modifications only: the diffs do not tell untracked from added.)
-    let all_modified = changes.iter().all(|change| change.status == "M");
+    // (A list of plain modifications only: the diffs do not tell untracked from added; and
+    // without symbols, which the diffs do not name with their uses.)
+    let all_modified = changes.iter().all(|change| change.status == "M") && symbol_count == 0;
     if start == 0 && !list_cut && cut_at.is_none() && !shown_text.is_empty() && all_modified {
         face.replace_range(list_at, "");
     }
@@ -780,6 +909,114 @@ fn stopped_listing(
 /// What a cut list's footer and continuation cost, kept free when the list is laid out.
 const LIST_FOOTER_TOKENS: usize = 250;
 
+/// A directory's diffs up to this size come inline, after the list.
+const INLINE_DIFF_BYTES: usize = 1600;
+
+/// How many test files the review names, and how many symbol diffs it offers as next calls.
+const TESTS_SHOWN: usize = 6;
+const SYMBOL_CALLS_SHOWN: usize = 3;
+
+/// At most this many files of a symbol's uses are named on its row.
+const USE_FILES_SHOWN: usize = 4;
+
+/// At most this many names on one grouped row of a file's symbols.
+const NAMES_PER_ROW: usize = 8;
+
+/// The symbol diff of `name` in `path` against `against`.
+fn symbol_diff_call(against: &str, path: &str, name: &str) -> NextCall {
+    NextCall::new("read", json!({"mode": "diff_preview", "against": against, "path": path, "target": name}))
+}
+
+/// A file's changed symbols under its list line: each one with uses left in the tree on a row
+/// of its own with them, the others grouped by how they changed.
+fn symbol_rows(symbols: &[super::review::Reviewed]) -> String {
+    use loupe_syntax::changes::ChangeKind;
+    let mut rows = String::new();
+    let shown_name = |symbol: &super::review::Reviewed| match (&symbol.change.from, &symbol.moved_from_file) {
+        (Some(_), Some(file)) => format!("{} ← {file}", symbol.change.name),
+        (Some(from), None) => format!("{} ← {from}", symbol.change.name),
+        _ => symbol.change.name.clone(),
+    };
+    let mut grouped: Vec<(ChangeKind, Vec<String>)> = Vec::new();
+    for symbol in symbols {
+        match &symbol.refs {
+            Some(refs) if !refs.sites.is_empty() => {
+                // Grouped by file: `pkg/use.py:1,5`.
+                let mut files: Vec<(&str, Vec<String>)> = Vec::new();
+                for (path, line, _) in &refs.sites {
+                    match files.last_mut() {
+                        Some((last, lines)) if last == path => lines.push(line.to_string()),
+                        _ => files.push((path, vec![line.to_string()])),
+                    }
+                }
+                let rest = files.len().saturating_sub(USE_FILES_SHOWN);
+                let sites: Vec<String> = files
+                    .iter()
+                    .take(USE_FILES_SHOWN)
+                    .map(|(path, lines)| format!("{path}:{}", lines.join(",")))
+                    .collect();
+                let name_only = refs
+                    .sites
+                    .iter()
+                    .filter(|(_, _, confidence)| *confidence == loupe_graph::Confidence::NameOnly)
+                    .count();
+                rows.push_str(&format!(
+                    "   {} {} · {}{} use(s): {}{}{}\n",
+                    symbol.change.change.as_str(),
+                    shown_name(symbol),
+                    refs.sites.len(),
+                    if refs.more { "+" } else { "" },
+                    sites.join(", "),
+                    if rest > 0 { format!(", +{rest} file(s)") } else { String::new() },
+                    if name_only > 0 { format!(" ({name_only} by name only)") } else { String::new() },
+                ));
+            }
+            _ => match grouped.iter_mut().find(|(kind, _)| *kind == symbol.change.change) {
+                Some((_, names)) => names.push(shown_name(symbol)),
+                None => grouped.push((symbol.change.change, vec![shown_name(symbol)])),
+            },
+        }
+    }
+    for (kind, names) in grouped {
+        let more = names.len().saturating_sub(NAMES_PER_ROW);
+        let names: Vec<String> = names.into_iter().take(NAMES_PER_ROW).collect();
+        rows.push_str(&format!(
+            "   {}: {}{}\n",
+            kind.as_str(),
+            names.join(", "),
+            if more > 0 { format!(" +{more}") } else { String::new() }
+        ));
+    }
+    rows
+}
+
+/// A changed symbol in `meta.files` (`full`).
+fn symbol_json(symbol: &super::review::Reviewed) -> Value {
+    let change = &symbol.change;
+    let mut entry = json!({
+        "change": change.change.as_str(), "name": change.name, "kind": change.kind.as_str(),
+        "line": change.new.or(change.old).map(|span| span.start_line), "public": change.public,
+    });
+    if let Some(from) = &change.from {
+        entry["from"] = Value::from(from.as_str());
+    }
+    if let Some(file) = &symbol.moved_from_file {
+        entry["from_file"] = Value::from(file.as_str());
+    }
+    if let Some(refs) = &symbol.refs {
+        entry["uses"] = Value::from(
+            refs.sites
+                .iter()
+                .map(|(path, line, confidence)| json!([path, line, confidence.as_str()]))
+                .collect::<Vec<_>>(),
+        );
+        if refs.more {
+            entry["uses_more"] = Value::Bool(true);
+        }
+    }
+    entry
+}
+
 /// How many entries set the list's column width (a page never shows more than a few thousand).
 const LIST_WIDTH_SAMPLE: usize = 4096;
 
@@ -865,8 +1102,9 @@ fn similarity(old: &[u8], new: &[u8]) -> f64 {
     if old_lines.max(new_lines) == 0 { 0.0 } else { kept as f64 / old_lines.max(new_lines) as f64 }
 }
 
-/// The unified diff of one change, with its counts; binary content is named, not shown.
-fn render_change(change: &Change, context: usize) -> (String, usize, usize) {
+/// The unified diff of one change, with its counts; binary content is named, not shown. The
+/// sides start at lines `first_lines` of their files (a symbol's lines; else 1).
+fn render_change(change: &Change, context: usize, first_lines: (usize, usize)) -> (String, usize, usize) {
     let old_label = match (&change.old, &change.old_path) {
         (None, _) => "/dev/null".to_owned(),
         (Some(_), Some(old_path)) => format!("a/{old_path}"),
@@ -886,12 +1124,103 @@ fn render_change(change: &Change, context: usize) -> (String, usize, usize) {
     let decode = |bytes: &Option<Vec<u8>>| {
         bytes.as_deref().and_then(|bytes| text::decode(bytes).ok()).map(|d| d.text).unwrap_or_default()
     };
-    let diff = loupe_git::unified_diff(&decode(&change.old), &decode(&change.new), &old_label, &new_label, context);
+    let diff = loupe_git::unified_diff_at(
+        &decode(&change.old),
+        &decode(&change.new),
+        (&old_label, &new_label),
+        context,
+        first_lines,
+    );
     let mut text = diff.text;
     if text.is_empty() && change.old_path.is_some() {
         text = format!("--- {old_label}\n+++ {new_label}\n(renamed, content unchanged)\n");
     }
     (text, diff.added, diff.removed)
+}
+
+/// Whether `text` reads as a symbol name (`make_response`, `Flask.make_response`,
+/// `Config::load`) rather than a path: identifiers joined by `.`, `::` or `/`.
+fn is_symbol_name(text: &str) -> bool {
+    let parts: Vec<&str> = text.split(['.', '/']).flat_map(|part| part.split("::")).collect();
+    parts.iter().all(|part| {
+        part.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            && part.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    })
+}
+
+/// One symbol's lines on each side of a diff, where the sides' files start them, and how the
+/// symbol changed.
+struct SymbolCut {
+    old: Option<Vec<u8>>,
+    new: Option<Vec<u8>>,
+    first_lines: (usize, usize),
+    state: &'static str,
+}
+
+/// Cuts both sides of a file's diff to the definition `symbol` names (found as `read` mode
+/// `symbol` finds it: `name`, `Type.method`, `Type::method`).
+fn cut_to_symbol(
+    path: &str,
+    symbol: &str,
+    old: Option<&[u8]>,
+    new: Option<&[u8]>,
+    request: &DiffRequest,
+) -> Result<SymbolCut, ToolError> {
+    let file_diff = || continuation(request, &[("target", Value::from(path))], &["path", "cursor", "offset"]);
+    let Some(lang) = loupe_syntax::Lang::from_path(path) else {
+        return Err(ToolError::invalid_args(
+            format!("`{}` is not in a language loupe reads symbols of", crate::errors::quoted(path)),
+            "diff the whole file: drop `path` and name the file in `target`",
+        )
+        .with_next_call(file_diff()));
+    };
+    let (container, name) = crate::workspace::symbols::split_target(symbol);
+    let find = |bytes: Option<&[u8]>| -> Option<(Vec<u8>, usize, String)> {
+        let text = text::decode(bytes?).ok()?.text;
+        let definitions = loupe_syntax::parse_with(lang, &text, loupe_syntax::Extract::Definitions).definitions;
+        let mut found: Vec<&loupe_syntax::Definition> = definitions
+            .iter()
+            .filter(|definition| {
+                definition.name == name
+                    && crate::workspace::symbols::container_matches(definition.container.as_deref(), container)
+            })
+            .collect();
+        if found.iter().any(|definition| definition.kind != loupe_syntax::SymbolKind::Impl) {
+            found.retain(|definition| definition.kind != loupe_syntax::SymbolKind::Impl);
+        }
+        let definition = found.first()?;
+        let span = definition.span;
+        let lines: String =
+            text.split_inclusive('\n').skip(span.start_line - 1).take(span.end_line + 1 - span.start_line).collect();
+        Some((lines.into_bytes(), span.start_line, definition.signature.clone()))
+    };
+    let (old, new) = (find(old), find(new));
+    let state = match (&old, &new) {
+        (None, None) => {
+            return Err(ToolError::new(
+                ErrorCode::SymbolNotFound,
+                format!(
+                    "no definition of `{}` in `{}` on either side",
+                    crate::errors::quoted(symbol),
+                    crate::errors::quoted(path)
+                ),
+                "check the name against the file's outline, or diff the whole file",
+            )
+            .with_next_call(file_diff()));
+        }
+        (None, Some(_)) => "added",
+        (Some(_), None) => "removed",
+        (Some(old), Some(new)) if old.0 == new.0 => "unchanged",
+        (Some(old), Some(new)) if old.2 != new.2 => "signature changed",
+        _ => "body changed",
+    };
+    let first = |side: &Option<(Vec<u8>, usize, String)>| side.as_ref().map_or(1, |side| side.1);
+    Ok(SymbolCut {
+        first_lines: (first(&old), first(&new)),
+        old: old.map(|side| side.0),
+        new: new.map(|side| side.0),
+        state,
+    })
 }
 
 fn display_name(change: &Change) -> String {

@@ -32,8 +32,8 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadR
         }
         return Err(error);
     };
-    // `path` is the symbol mode's disambiguator; elsewhere it is accepted as the target
-    // when no target was given, because agents say `path` for files.
+    // `path` is the file of a symbol (mode symbol, and diff_preview's diff of one symbol);
+    // without a target it is accepted as the target, because agents say `path` for files.
     if mode != ReadMode::Symbol && args.has("path") && !args.has("target") {
         args.alias("path", "target")?;
     }
@@ -127,6 +127,7 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<ReadR
                 return Err(position_twice("offset"));
             }
             Window::DiffPreview {
+                path: args.string("path")?,
                 offset: offset.unwrap_or(1).max(1) as usize,
                 content: args.string("content")?,
                 context: args.integer("context_lines")?.unwrap_or(3).min(1000) as usize,

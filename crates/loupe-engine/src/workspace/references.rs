@@ -160,7 +160,15 @@ fn judge(
         let constructs = |callee: &SymbolRef| {
             callee.is_constructor() && callee.path == target.path && callee.owner() == Some(target.name.as_str())
         };
-        return resolved.iter().find(|(callee, _)| same_symbol(callee, target) || constructs(callee)).map(|(_, c)| *c);
+        let found =
+            resolved.iter().find(|(callee, _)| same_symbol(callee, target) || constructs(callee)).map(|(_, c)| *c);
+        // A symbol gone from the tree (line 0: a review's removed or renamed one) resolves no
+        // call; a call of its name that resolves to nothing else is judged like a plain use,
+        // by what the file can see.
+        if found.is_none() && target.line == 0 && resolved.is_empty() {
+            return file_confidence;
+        }
+        return found;
     }
     let on_import: loupe_graph::ResolvedImports =
         view.imports(path).iter().filter(|(import, _)| import.line == reference.line).cloned().collect();

@@ -99,7 +99,7 @@ pub(crate) fn split_target(target: &str) -> (Option<&str>, &str) {
     (None, target)
 }
 
-fn container_matches(own: Option<&str>, wanted: Option<&str>) -> bool {
+pub(crate) fn container_matches(own: Option<&str>, wanted: Option<&str>) -> bool {
     let Some(wanted) = wanted else { return true };
     let Some(own) = own else { return false };
     let normalise = |text: &str| text.replace("::", ".").replace('/', ".");
