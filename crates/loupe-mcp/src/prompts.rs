@@ -27,11 +27,15 @@ const PROMPTS: &[PromptSpec] = &[
     PromptSpec {
         name: "review",
         title: "Review the changes",
-        description: "Review what changed since HEAD (or the index): the diff, what depends on each changed symbol, then only the code a finding needs.",
-        arguments: &[Argument { name: "against", description: "HEAD (default) or INDEX", required: false }],
+        description: "Review what changed against HEAD, the index or a revision (main...: this branch since it forked): the changed symbols, who still uses the risky ones, then only the code a finding needs.",
+        arguments: &[Argument {
+            name: "against",
+            description: "HEAD (default), INDEX or a revision (main...: since the fork)",
+            required: false,
+        }],
         template: "Review the changes in this repository against {against} with the loupe tools, reading as little as you can.\n\
-1. read {\"mode\":\"diff_preview\",\"target\":\".\",\"against\":{against:json}}: what changed (a cut diff ends with the call for the rest).\n\
-2. For each changed function or type: analyze {\"mode\":\"impact\",\"target\":\"NAME\",\"path\":\"FILE\"} (what depends on it) and analyze {\"mode\":\"calls\",\"target\":\"NAME\",\"path\":\"FILE\",\"direction\":\"upstream\"} (who calls it).\n\
+1. read {\"mode\":\"diff_preview\",\"target\":\".\",\"against\":{against:json}}: each changed file's changed symbols, riskiest first, with the uses left in the tree of those a caller can break on (a cut list ends with the call for the rest).\n\
+2. For each risky symbol: read {\"mode\":\"diff_preview\",\"path\":\"FILE\",\"target\":\"NAME\",\"against\":{against:json}} (its own diff), then the uses the review named, and analyze {\"mode\":\"impact\",\"target\":\"NAME\",\"path\":\"FILE\"} when you need what depends on it further.\n\
 3. Read only what a finding needs: read {\"mode\":\"symbol\",\"target\":\"NAME\",\"path\":\"FILE\"}, or a snippet window.\n\
 Report each problem with file:line, why it is wrong and the fix; then what you checked and found sound.",
     },

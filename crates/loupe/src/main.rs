@@ -1,7 +1,7 @@
 //! The `loupe` binary: the command line and `loupe serve`. Glue only: every subcommand builds
 //! the same JSON arguments an MCP client would send and hands them to the engine.
 //!
-//! Subcommands: `read`, `search`, `analyze`, `edit`, `undo`, `redo`, `history`, `manage`,
+//! Subcommands: `read`, `search`, `analyze`, `edit`, `review`, `undo`, `redo`, `history`, `manage`,
 //! `index` (with a progress bar on a terminal) and `serve`. A one-shot command defaults to
 //! `gate_mode = off` (§9.7 guards a session, and a command is a session of one call), unless
 //! the configuration sets it. Logs go to stderr; stdout carries only the answer.
@@ -89,6 +89,11 @@ enum Command {
     /// Rename a symbol at its definition and every use the resolver finds, across files
     /// (`edit` operation rename_symbol), e.g. `loupe rename Config.load load_file --dry-run`.
     Rename(RenameArgs),
+    /// Review what changed: each changed file's symbols, the uses left of those a caller can
+    /// break on, riskiest first (`read` mode diff_preview of a directory). No revision: the
+    /// working tree against HEAD; one: against it (`main...` is what this branch did since it
+    /// forked); two: the first against the second (`loupe review v1.2 v1.3`).
+    Review(ReviewArgs),
     /// Undo the last edit transaction (or --transaction-id).
     Undo(UndoArgs),
     /// Redo the most recently undone transaction (or --transaction-id).
@@ -233,6 +238,37 @@ impl RenameArgs {
             entry["in_comments"] = Value::Bool(true);
         }
         serde_json::json!({"edits": [entry], "dry_run": self.dry_run})
+    }
+}
+
+#[derive(Debug, Args)]
+struct ReviewArgs {
+    /// At most two revisions: a branch, tag, commit id, `HEAD~2`, `main...`.
+    #[arg(num_args = 0..=2)]
+    revisions: Vec<String>,
+    /// A directory or file to review instead of the whole root.
+    #[arg(long, default_value = ".")]
+    target: String,
+    /// A cut review's `next_cursor`, to see the rest.
+    #[arg(long)]
+    cursor: Option<String>,
+    /// Print the JSON envelope instead of the text face.
+    #[arg(long)]
+    json: bool,
+}
+
+impl ReviewArgs {
+    fn to_arguments(&self) -> Value {
+        let against = match self.revisions.as_slice() {
+            [] => "HEAD".to_owned(),
+            [one] => one.clone(),
+            [old, new, ..] => format!("{old}..{new}"),
+        };
+        let mut arguments = serde_json::json!({"mode": "diff_preview", "target": self.target, "against": against});
+        if let Some(cursor) = &self.cursor {
+            arguments["cursor"] = Value::from(cursor.as_str());
+        }
+        arguments
     }
 }
 
@@ -613,6 +649,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let engine = open_engine(config)?;
             refresh(&engine);
             let code = print_response(&engine, &engine.call("edit", args.to_arguments()), args.json);
+            exit_without_teardown(engine);
+            code
+        }
+        Command::Review(args) => {
+            let engine = open_engine(config)?;
+            refresh(&engine);
+            let code = print_response(&engine, &engine.call("read", args.to_arguments()), args.json);
             exit_without_teardown(engine);
             code
         }

@@ -352,3 +352,35 @@ fn completions_into_a_closed_pipe_exit_cleanly() {
     assert!(output.status.success(), "{output:?}");
     assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"), "{output:?}");
 }
+
+/// `loupe review main...`: what the branch did since it forked, as changed symbols with the
+/// uses left of the risky ones; two revisions compare the first with the second.
+#[test]
+fn review_names_the_changed_symbols_of_a_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(root)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(root.join("lib.py"), "def area(w):\n    return w * w\n").unwrap();
+    std::fs::write(root.join("use.py"), "from lib import area\n\nprint(area(2))\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base"]);
+    git(&["checkout", "-q", "-b", "feature"]);
+    std::fs::write(root.join("lib.py"), "def area(w, h):\n    return w * h\n").unwrap();
+    git(&["commit", "-q", "-am", "two sides"]);
+    let output = loupe(root, &["review", "main..."], &[]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let face = stdout(&output);
+    assert!(face.contains("vs merge base") && face.contains("M  lib.py"), "{face}");
+    assert!(face.contains("   signature area · 2 use(s): use.py:1,3"), "{face}");
+    let two = stdout(&loupe(root, &["review", "main", "feature"], &[]));
+    assert!(two.contains("feature (") && two.contains("signature area"), "{two}");
+}
