@@ -126,6 +126,8 @@ fn parse_request(arguments: Value, original: Map<String, Value>) -> Result<Analy
 enum Target {
     File(RepoPath),
     Symbol(SymbolRef),
+    /// A revision range: the files it changed, and how its sides are named.
+    Range(Vec<crate::workspace::changes::Change>, String),
     /// A variable in a function: `flow` resolves it.
     Variable,
 }
@@ -153,11 +155,15 @@ fn answer(workspace: &Workspace, request: &AnalyzeRequest, work: &Work) -> Resul
         (AnalyzeMode::Dependencies, _) => dependencies(&view, request, &target, &mut answer),
         (AnalyzeMode::Impact, _) => impact(&view, request, &target, &mut answer),
         (AnalyzeMode::Calls, Target::Symbol(symbol)) => calls(&view, request, symbol, &mut answer),
-        (AnalyzeMode::References, Target::Symbol(symbol)) => references(&view, symbol, &mut answer),
+        (AnalyzeMode::References, Target::Symbol(symbol)) => {
+            let root = answer.root_symbol(symbol);
+            references(&view, symbol, &mut answer, (root, 1))
+        }
         (AnalyzeMode::Types, Target::Symbol(symbol)) => types(&view, request, symbol, &mut answer),
         (AnalyzeMode::DataFlow, _) => flow::data_flow(&view, request, &mut answer)?,
-        // Only data_flow resolves its target as a variable (`resolve_target`).
-        (mode, Target::Variable) => {
+        // Only data_flow resolves its target as a variable, only impact as a range
+        // (`resolve_target`).
+        (mode, Target::Variable | Target::Range(..)) => {
             return Err(ToolError::new(
                 ErrorCode::Internal,
                 format!("mode `{mode}` got a variable target"),
@@ -204,6 +210,28 @@ fn resolve_target(view: &View<'_>, request: &AnalyzeRequest) -> Result<Target, T
     if request.mode == AnalyzeMode::DataFlow {
         return Ok(Target::Variable);
     }
+    let exists = || workspace.root().resolve(&request.target).is_ok_and(|resolved| resolved.real.is_some());
+    let range = request.target_type == TargetType::Range
+        || (request.target_type == TargetType::Auto && request.target.contains("..") && !exists());
+    if range {
+        if request.mode != AnalyzeMode::Impact {
+            return Err(ToolError::invalid_args(
+                format!("a revision range is a target of mode impact only, not `{}`", request.mode),
+                "ask impact of the range, or name a file or symbol",
+            )
+            .with_next_call(NextCall::new(
+                "analyze",
+                json!({"mode": "impact", "target": request.target, "target_type": "range"}),
+            )));
+        }
+        let (changes, label) = crate::workspace::changes::range_changes(
+            workspace,
+            &request.target,
+            ("analyze", &request.original, "target"),
+            view.work(),
+        )?;
+        return Ok(Target::Range(changes, label));
+    }
     let as_file = match request.target_type {
         TargetType::Symbol => None,
         wanted => match workspace.root().resolve(&request.target) {
@@ -239,7 +267,7 @@ fn target_file(target: &Target) -> RepoPath {
     match target {
         Target::File(path) => path.clone(),
         Target::Symbol(symbol) => symbol.path.clone(),
-        Target::Variable => RepoPath::root(),
+        Target::Variable | Target::Range(..) => RepoPath::root(),
     }
 }
 
@@ -260,34 +288,90 @@ fn dependencies(view: &View<'_>, request: &AnalyzeRequest, target: &Target, answ
 }
 
 /// Everything that depends on the target, nearest first: for a file, the files importing it
-/// transitively; for a symbol, the symbols using it, then the files importing theirs.
+/// transitively; for a symbol, the symbols using it, then the files importing theirs; for a
+/// range, each symbol it changed (riskiest first), their users, then the users' importers.
 fn impact(view: &View<'_>, request: &AnalyzeRequest, target: &Target, answer: &mut Answer) {
-    let Target::Symbol(symbol) = target else {
-        let file = target_file(target);
-        let root = answer.root_file(&file);
-        let walk = view.graphs.imports.walk(&Resolved::File(file), true, request.max_depth, answer.room());
-        answer.truncated |= walk.truncated;
-        add_walk(answer, root, Side::Upstream, walk);
-        return;
+    let symbol = match target {
+        Target::Symbol(symbol) => symbol,
+        Target::Range(changes, label) => return range_impact(view, request, (changes, label), answer),
+        _ => {
+            let file = target_file(target);
+            let root = answer.root_file(&file);
+            let walk = view.graphs.imports.walk(&Resolved::File(file), true, request.max_depth, answer.room());
+            answer.truncated |= walk.truncated;
+            add_walk(answer, root, Side::Upstream, walk);
+            return;
+        }
     };
-    references(view, symbol, answer);
-    if request.max_depth < 2 {
+    let root = answer.root_symbol(symbol);
+    references(view, symbol, answer, (root, 1));
+    importers_of_users(view, request, answer, 1);
+}
+
+/// The files importing the files of the users at `depth`, each file once, under the first user
+/// found in it, to `max_depth`.
+fn importers_of_users(view: &View<'_>, request: &AnalyzeRequest, answer: &mut Answer, depth: usize) {
+    if request.max_depth <= depth {
         return;
     }
-    // The users' files, each once, under the first user found in it.
     let mut seen = rustc_hash::FxHashSet::default();
-    for (node, path) in answer.user_files() {
+    for (node, path) in answer.user_files(depth) {
         if !seen.insert(path.clone()) {
             continue;
         }
-        let walk = view.graphs.imports.walk(&Resolved::File(path), true, request.max_depth - 1, answer.room());
+        let walk = view.graphs.imports.walk(&Resolved::File(path), true, request.max_depth - depth, answer.room());
         answer.truncated |= walk.truncated;
-        let steps = walk.steps.into_iter().map(|step| loupe_graph::Step { depth: step.depth + 1, ..step }).collect();
+        let steps =
+            walk.steps.into_iter().map(|step| loupe_graph::Step { depth: step.depth + depth, ..step }).collect();
         add_walk(answer, node, Side::Upstream, loupe_graph::Walk { steps, truncated: walk.truncated });
         if answer.full() {
             break;
         }
     }
+}
+
+/// `impact` of a revision range: the symbols it changed (additions left out: nothing used them
+/// before), riskiest first, each with the symbols that use it now, then the files importing
+/// those.
+fn range_impact(
+    view: &View<'_>,
+    request: &AnalyzeRequest,
+    (changes, label): (&[crate::workspace::changes::Change], &str),
+    answer: &mut Answer,
+) {
+    let root =
+        answer.root_range(&request.target, format!("{} ({label}): {} file(s) changed", request.target, changes.len()));
+    let limit = view.workspace().config().max_file_bytes as usize;
+    let mut changed: Vec<(crate::workspace::review::Reviewed, SymbolRef)> = Vec::new();
+    for change in changes {
+        let sides = crate::workspace::review::FileSides {
+            path: &change.path,
+            old_path: change.old_path.as_deref(),
+            old: change.old.as_deref(),
+            new: change.new.as_deref(),
+        };
+        let Some(lang) = Lang::from_path(&change.path) else { continue };
+        for symbol in crate::workspace::review::symbols_of(&sides, limit) {
+            if symbol.change.change == loupe_syntax::changes::ChangeKind::Added {
+                continue;
+            }
+            if let Some(target) = crate::workspace::review::target_of(view, &sides, lang, &symbol) {
+                changed.push((symbol, target));
+            }
+        }
+    }
+    changed.sort_by_key(|(symbol, _)| symbol.rank());
+    for (symbol, target) in &changed {
+        if answer.full() || view.work().stopped().is_some() {
+            answer.truncated = true;
+            break;
+        }
+        // A symbol gone from the tree is shown where it was.
+        let shown = SymbolRef { line: symbol.line(), ..target.clone() };
+        let Some(node) = answer.add_symbol(&shown, root, Side::Upstream, 1) else { break };
+        references(view, target, answer, (node, 2));
+    }
+    importers_of_users(view, request, answer, 2);
 }
 
 fn add_walk(answer: &mut Answer, root: usize, side: Side, walk: loupe_graph::Walk) {
@@ -497,8 +581,8 @@ fn module_symbol(path: &RepoPath, lang: Lang) -> SymbolRef {
     }
 }
 
-fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
-    let root = answer.root_symbol(target);
+/// The users of `target`, each added under node `root` at `depth`.
+fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer, (root, depth): (usize, usize)) {
     let complete = reference_sites(view, target, &mut |path, facts, sites| {
         if answer.full() {
             return false;
@@ -510,7 +594,7 @@ fn references(view: &View<'_>, target: &SymbolRef, answer: &mut Answer) {
                 Some(definition) => SymbolRef::from_definition(path, facts.lang, definition),
                 None => module_symbol(path, facts.lang),
             };
-            let Some(node) = answer.add_symbol(&user, root, Side::Upstream, 1) else { return false };
+            let Some(node) = answer.add_symbol(&user, root, Side::Upstream, depth) else { return false };
             answer.add_edge(user.id(), target.id(), "references", Some(confidence), Some(line), node);
         }
         true
@@ -635,6 +719,9 @@ fn render(
     let resolved_target = match target {
         Target::Variable => answer.flow_target.clone().unwrap_or(Value::Null),
         Target::File(path) => json!({"type": "file", "path": path.as_str(), "name": path.file_name(), "line": null}),
+        Target::Range(changes, label) => json!({
+            "type": "range", "range": request.target, "sides": label, "files": changes.len(),
+        }),
         Target::Symbol(symbol) => json!({
             "type": "symbol", "path": symbol.path.as_str(), "name": symbol.qualified(),
             "kind": symbol.kind, "line": symbol.line,

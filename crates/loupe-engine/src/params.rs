@@ -273,11 +273,13 @@ choice_enum! {
 }
 
 choice_enum! {
-    /// What `target` names (`target_type`); `auto` takes an existing file as a file.
+    /// What `target` names (`target_type`); `auto` takes an existing file as a file, and text
+    /// with `..` that is no path as a revision range (impact of what it changed).
     pub(crate) enum TargetType {
         Auto = "auto",
         File = "file",
         Symbol = "symbol",
+        Range = "range",
     }
 }
 
@@ -429,13 +431,13 @@ pub const ANALYZE: ToolSpec = ToolSpec {
     name: "analyze",
     title: "Analyze relationships",
     description: "Relationships of a file or symbol, as a tree. \
-dependencies: imports and importers; impact: every file depending on it, nearest first; \
+dependencies: imports and importers; impact: what depends on it (a range: on its changes), nearest first; \
 calls: callers/callees; references: uses by containing symbol; types: super/subtypes; \
 data_flow: function.variable defs and uses, followed into callees. \
-Edges carry confidence exact|scoped|name_only; an ambiguous name lists candidates as next calls.",
+Edges carry confidence exact|scoped|name_only; an ambiguous name lists candidates.",
     selector: Some("mode"),
     params: &[
-        string("target", "file path or symbol (name, Type::method)").required().positional(),
+        string("target", "file, symbol (name, Type::method) or range (main...)").required().positional(),
         choice("target_type", TargetType::CHOICES, "default auto"),
         choice("mode", AnalyzeMode::CHOICES, "which relationship").required(),
         choice("direction", Direction::CHOICES, "default both"),
@@ -505,7 +507,7 @@ pub const EDIT_ITEM: &[Param] = &[
 pub const MANAGE: ToolSpec = ToolSpec {
     name: "manage",
     title: "Manage workspace",
-    description: "Workspace and session: undo/redo an edit transaction (default the last), history, status (root, index, budget), metrics, guidance (how to work cheaply, reason codes).",
+    description: "Workspace and session: undo/redo an edit transaction (default the last), history, status (root, index, budget), metrics, guidance.",
     selector: Some("command"),
     params: &[
         choice("command", ManageCommand::CHOICES, "what to do").required().positional(),

@@ -9,7 +9,6 @@ pub(crate) mod cursor;
 pub(crate) mod diff_preview;
 mod outline;
 mod parse;
-mod review;
 mod revision;
 mod window;
 

@@ -9,11 +9,13 @@
 //! It opens its root through `loupe-vfs`, its index through `loupe-index`, and the journal
 //! (finishing or rolling back an interrupted transaction) before any call is served.
 
+pub(crate) mod changes;
 pub(crate) mod git;
 pub(crate) mod oversized;
 pub(crate) mod proposals;
 pub(crate) mod references;
 pub(crate) mod relations;
+pub(crate) mod review;
 pub(crate) mod symbols;
 
 use std::path::{Path, PathBuf};

@@ -471,3 +471,37 @@ fn a_review_names_changed_symbols_with_their_uses_riskiest_first() {
     let file = call(json!({"mode": "diff_preview", "target": "pkg/core.py", "against": "main..."}));
     assert!(file.face.lines().nth(1).unwrap().starts_with("   signature: helper"), "{}", file.face);
 }
+
+/// §8.1: `analyze impact` of a revision range starts from the symbols the range changed, the
+/// riskiest first, each with its users now, then their importers; main's own later changes are
+/// not in it; a range is a target of impact only.
+#[test]
+fn the_impact_of_a_range_starts_from_what_it_changed() {
+    let repo = review_repo();
+    let impact = repo
+        .engine
+        .call("analyze", json!({"mode": "impact", "target": "main...", "target_type": "range", "metadata": "full"}));
+    assert!(impact.ok, "{}", impact.face);
+    let face = &impact.face;
+    let lines: Vec<&str> = face.lines().collect();
+    assert!(
+        lines[1].starts_with("range main... (WORKTREE vs merge base ") && lines[1].ends_with("3 file(s) changed"),
+        "{face}"
+    );
+    let at = |needle: &str| {
+        lines.iter().position(|line| line.contains(needle)).unwrap_or_else(|| panic!("no `{needle}` in {face}"))
+    };
+    assert!(at("function helper  pkg/core.py:1") < at("function old_api  pkg/core.py:13"), "{face}");
+    assert!(lines[at("function helper  pkg/core.py:1") + 1].contains("pkg/"), "helper's users follow it: {face}");
+    assert!(face.contains("both  pkg/use.py:5"), "{face}");
+    assert!(!face.contains("stop") && !face.contains("main_only") && !face.contains("added_fn"), "{face}");
+    assert_eq!(impact.meta["resolved_target"]["type"], "range", "{:?}", impact.meta);
+    // Auto takes text with `..` that is no path as a range; other modes refuse one.
+    let auto = repo.engine.call("analyze", json!({"mode": "impact", "target": "main...", "metadata": "full"}));
+    assert_eq!(auto.face, impact.face);
+    let calls = repo.engine.call("analyze", json!({"mode": "calls", "target": "main...", "target_type": "range"}));
+    assert_eq!(calls.error_code(), Some("INVALID_ARGS"), "{}", calls.face);
+    let typo = repo.engine.call("analyze", json!({"mode": "impact", "target": "mian...", "target_type": "range"}));
+    assert_eq!(typo.error_code(), Some("INVALID_ARGS"), "{}", typo.face);
+    assert_eq!(typo.meta["next_calls"][0]["arguments"]["target"], "main...", "{}", typo.face);
+}

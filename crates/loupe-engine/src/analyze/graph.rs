@@ -25,6 +25,8 @@ pub(crate) enum NodeKind {
     Symbol(SymbolKind),
     /// A variable or parameter (data flow).
     Variable,
+    /// A revision range (`impact` of what it changed).
+    Range,
 }
 
 impl NodeKind {
@@ -34,6 +36,7 @@ impl NodeKind {
             NodeKind::External => "external",
             NodeKind::Symbol(kind) => kind.as_str(),
             NodeKind::Variable => "variable",
+            NodeKind::Range => "range",
         }
     }
 }
@@ -101,12 +104,12 @@ impl Answer {
         self.nodes.len() >= self.max_nodes
     }
 
-    /// The nodes at depth 1 (the target's direct users) with their files, in order.
-    pub(crate) fn user_files(&self) -> Vec<(usize, RepoPath)> {
+    /// The nodes at `depth` (1: the target's direct users) with their files, in order.
+    pub(crate) fn user_files(&self, depth: usize) -> Vec<(usize, RepoPath)> {
         self.nodes
             .iter()
             .enumerate()
-            .filter(|(_, node)| node.depth == 1)
+            .filter(|(_, node)| node.depth == depth)
             .filter_map(|(index, node)| Some((index, node.path.clone()?)))
             .collect()
     }
@@ -141,6 +144,21 @@ impl Answer {
             kind: NodeKind::File,
             name: path.file_name().to_owned(),
             path: Some(path.clone()),
+            line: None,
+            depth: 0,
+            side: None,
+            parent: None,
+        };
+        self.push(node).unwrap_or(0)
+    }
+
+    /// A revision range as the root: `name` says which commits it compares.
+    pub(crate) fn root_range(&mut self, spec: &str, name: String) -> usize {
+        let node = Node {
+            id: format!("range:{spec}"),
+            kind: NodeKind::Range,
+            name,
+            path: None,
             line: None,
             depth: 0,
             side: None,
@@ -263,6 +281,7 @@ impl Answer {
                         "read",
                         json!({"mode": "symbol", "target": qualified_of(&node.id), "path": path.as_str()}),
                     )),
+                    NodeKind::Range => None,
                     NodeKind::Variable => {
                         let line = node.line?;
                         Some(NextCall::new(

@@ -8,11 +8,10 @@
 //! `loupe-vfs` like every read. Worktree files are compared byte for byte with the blobs
 //! (clean/smudge filters such as `core.autocrlf` are not applied).
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use loupe_core::{ContentHash, ErrorCode, NextCall, ToolError, text, tokens};
 use loupe_git::{Baseline, Repository};
 
+use crate::workspace::changes::{Change, Collected, Sides, blob_side, collect_changes};
 use crate::workspace::git::git_error;
 use serde_json::{Map, Value, json};
 
@@ -53,58 +52,36 @@ impl std::fmt::Display for Compare {
     }
 }
 
-/// The two sides of a diff, resolved once per call.
-struct Sides {
-    /// The old side, where a file's bytes are looked up.
-    baseline: Baseline,
-    /// How the answer names the old side: `HEAD`, `INDEX`, `v1.2 (1a2b3c4)`, `merge base
-    /// 1a2b3c4 of main (5e6f7a8) and HEAD (9b0c1d2)`.
-    old_label: String,
-    /// The new side when the revision names one (`A..B`, `A...B`), with its label; else the
-    /// working tree.
-    new_commit: Option<(loupe_git::ObjectId, String)>,
-    /// What a cursor pins of `against`: its code, and for a revision its text.
+/// The two sides of a diff, with what a cursor pins of `against`: its code, and for a
+/// revision its text.
+struct DiffSides {
+    sides: Sides,
     code: u8,
     salt: String,
 }
 
-impl Sides {
-    fn of(repository: &Repository, request: &DiffRequest) -> Result<Sides, ToolError> {
-        let spec = match &request.against {
-            Compare::Keyword(keyword) => return Ok(Sides::keyword(*keyword)),
-            Compare::Revision(spec) => spec,
-        };
-        let resolved = repository
-            .resolve(spec)
-            .map_err(|error| super::revision::unresolved(repository, &request.original, "against", spec, error))?;
-        let named = |side: &loupe_git::Side| super::revision::named(&side.name, &repository.short(side.commit));
-        let old_label = match &resolved.merge_base_of {
-            Some([left, right]) => {
-                format!("merge base {} of {} and {}", repository.short(resolved.old.commit), named(left), named(right))
-            }
-            None => named(&resolved.old),
-        };
-        Ok(Sides {
-            baseline: Baseline::Commit(resolved.old.commit),
-            old_label,
-            new_commit: resolved.new.as_ref().map(|side| (side.commit, named(side))),
-            code: 3,
-            salt: spec.clone(),
-        })
-    }
+impl std::ops::Deref for DiffSides {
+    type Target = Sides;
 
-    fn keyword(keyword: Against) -> Sides {
-        Sides {
-            baseline: if keyword == Against::Index { Baseline::Index } else { Baseline::Head },
-            old_label: keyword.to_string(),
-            new_commit: None,
-            code: against_code(keyword),
-            salt: String::new(),
+    fn deref(&self) -> &Sides {
+        &self.sides
+    }
+}
+
+impl DiffSides {
+    fn of(repository: &Repository, request: &DiffRequest) -> Result<DiffSides, ToolError> {
+        match &request.against {
+            Compare::Keyword(keyword) => Ok(DiffSides::keyword(*keyword)),
+            Compare::Revision(spec) => Ok(DiffSides {
+                sides: Sides::revision(repository, spec, ("read", &request.original, "against"))?,
+                code: 3,
+                salt: spec.clone(),
+            }),
         }
     }
 
-    fn new_label(&self) -> &str {
-        self.new_commit.as_ref().map_or("WORKTREE", |(_, label)| label.as_str())
+    fn keyword(keyword: Against) -> DiffSides {
+        DiffSides { sides: Sides::keyword(keyword), code: against_code(keyword), salt: String::new() }
     }
 
     /// The tag a cursor of this diff of `target` carries: the target's, salted with a
@@ -134,35 +111,6 @@ pub(crate) struct DiffRequest {
     pub(crate) original: Map<String, Value>,
 }
 
-/// One changed file of a directory preview.
-#[derive(Debug)]
-struct Change {
-    status: &'static str,
-    path: String,
-    old_path: Option<String>,
-    old: Option<Vec<u8>>,
-    new: Option<Vec<u8>>,
-    /// Why the change is named and not diffed (a side over `max_file_bytes`, whose bytes were
-    /// never read: `old`/`new` then hold nothing for it).
-    note: Option<String>,
-}
-
-/// A blob's bytes for a diff; a blob over `max_file_bytes` (its size read from the object's
-/// header) gives no bytes and a note that says why it is not diffed.
-fn blob_side(blob: loupe_git::Blob, baseline: impl std::fmt::Display, note: &mut Option<String>) -> Vec<u8> {
-    match blob {
-        loupe_git::Blob::Bytes(bytes) => bytes,
-        loupe_git::Blob::Large { size } => {
-            *note = Some(large_note(&format!("in {baseline}"), size));
-            Vec::new()
-        }
-    }
-}
-
-fn large_note(where_: &str, size: u64) -> String {
-    format!("(large file: {} {where_}, over max_file_bytes; not diffed)", loupe_core::text::human_bytes(size))
-}
-
 pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> Result<Outcome, ToolError> {
     let repository = crate::workspace::git::open_repository(workspace)
         .map_err(|error| git_error(error).with_next_call(without_git(workspace, request)))?;
@@ -171,7 +119,7 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         .resolve(&request.target)
         .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
     let is_dir = resolved.real.as_ref().is_some_and(|real| real.is_dir());
-    let sides = Sides::of(&repository, request)?;
+    let sides = DiffSides::of(&repository, request)?;
     let cursor = request.cursor.as_deref().map(|text| decode_cursor(request, text)).transpose()?;
     if is_dir || resolved.path.is_root() {
         if request.symbol.is_some() {
@@ -342,13 +290,16 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
     face.push('\n');
     // A whole file's first page names its changed symbols above the diff.
     if request.symbol.is_none() && offset == 1 && change.note.is_none() {
-        let sides = super::review::FileSides {
+        let sides = crate::workspace::review::FileSides {
             path: &path,
             old_path: None,
             old: change.old.as_deref(),
             new: change.new.as_deref(),
         };
-        face.push_str(&symbol_rows(&super::review::symbols_of(&sides, workspace.config().max_file_bytes as usize)));
+        face.push_str(&symbol_rows(&crate::workspace::review::symbols_of(
+            &sides,
+            workspace.config().max_file_bytes as usize,
+        )));
     }
     let budget = Budget::new(workspace, request);
     let total_lines = diff_text.lines().count();
@@ -427,7 +378,7 @@ fn continuation(request: &DiffRequest, set: &[(&str, Value)], remove: &[&str]) -
 fn changed_since_cursor(
     workspace: &Workspace,
     request: &DiffRequest,
-    sides: &Sides,
+    sides: &DiffSides,
     (path, tag_target): (&str, &str),
     proposed: bool,
     old: [u8; 8],
@@ -468,7 +419,7 @@ fn directory(
     workspace: &Workspace,
     repository: &Repository,
     request: &DiffRequest,
-    sides: &Sides,
+    sides: &DiffSides,
     dir: &str,
     cursor: Option<DiffCursor>,
     work: &Work,
@@ -491,144 +442,33 @@ fn directory(
         )
         .with_next_call(continuation(request, &[], &["cursor"])));
     }
-    let baseline = sides.baseline;
-    let (tracked, hidden) = repository.tracked_and_hidden(baseline, dir).map_err(git_error)?;
-    let in_index = if baseline == Baseline::Index {
-        tracked.clone()
-    } else {
-        repository.tracked(Baseline::Index, dir).map_err(git_error)?
-    };
-    let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-    // Each file on disk with its size and modification time (none walked when two commits are
-    // compared: the working tree is not a side).
-    let on_disk: BTreeMap<String, (u64, u64)> = match sides.new_commit {
-        Some(_) => BTreeMap::new(),
-        None => workspace
-            .root()
-            .walk(workspace.walk_options())
-            .into_iter()
-            .map(|entry| (entry.path.as_str().to_owned(), (entry.size, entry.mtime_ns)))
-            .filter(|(path, _)| path.starts_with(&prefix))
-            .collect(),
-    };
-    let limit = workspace.config().max_file_bytes;
-    let read_worktree = |path: &str| -> OnDisk {
-        let Ok(resolved) = workspace.root().resolve(path) else { return OnDisk::Missing };
-        match workspace.root().read(&resolved, limit) {
-            Ok(file) => OnDisk::Bytes(file.bytes),
-            Err(loupe_vfs::VfsError::TooLarge { size, .. }) => OnDisk::Large(size),
-            Err(_) => OnDisk::Missing,
+    let (changes, hidden, compared_total) = match collect_changes(workspace, repository, sides, dir, work)? {
+        Collected::Done { changes, hidden, compared_total } => (changes, hidden, compared_total),
+        Collected::Stopped { found, compared, stopped } => {
+            return Ok(stopped_listing(workspace, request, sides, &label, found, compared, stopped));
         }
     };
-    let mut added: Vec<Change> = Vec::new();
-    let mut deleted: Vec<Change> = Vec::new();
-    let mut changes: Vec<Change> = Vec::new();
-    // The new side: a commit's files (`A..B`, `A...B`), or the files on disk.
-    let new_files = match &sides.new_commit {
-        Some((commit, _)) => Some(repository.tracked(Baseline::Commit(*commit), dir).map_err(git_error)?),
-        None => None,
-    };
-    let all: BTreeSet<&String> = match &new_files {
-        Some(new_files) => tracked.keys().chain(new_files.keys()).collect(),
-        None => tracked.keys().chain(on_disk.keys()).collect(),
-    };
-    // Two steps per file a client hears of: comparing every file, then diffing the changed ones
-    // (that total is known once the comparison is done). A cancelled call stops in either loop
-    // and answers with the changed files found so far.
-    let compared_total = all.len() as u64;
-    for (compared, path) in all.into_iter().enumerate() {
-        if let Some(stopped) = work.stopped() {
-            let found = added.into_iter().chain(deleted).chain(changes).collect();
-            return Ok(stopped_listing(workspace, request, sides, &label, found, (compared, compared_total), stopped));
-        }
-        work.report(compared as u64 + 1, Some(compared_total), || {
-            format!("diff_preview: comparing file {} of {compared_total}", compared + 1)
-        });
-        let change = |status, old, new, note| Change { status, path: path.clone(), old_path: None, old, new, note };
-        if let Some(new_files) = &new_files {
-            let mut note = None;
-            let mut side = |id: &loupe_git::ObjectId, label: &str| -> Result<Vec<u8>, ToolError> {
-                Ok(blob_side(repository.object(*id, limit).map_err(git_error)?, label, &mut note))
-            };
-            let new_label = sides.new_label();
-            match (tracked.get(path), new_files.get(path)) {
-                (Some(old), Some(new)) if old == new => {}
-                (Some(old), Some(new)) => {
-                    let (old, new) = (side(old, &sides.old_label)?, side(new, new_label)?);
-                    changes.push(change("M", Some(old), Some(new), note));
-                }
-                (Some(old), None) => {
-                    let old = side(old, &sides.old_label)?;
-                    deleted.push(change("D", Some(old), None, note));
-                }
-                (None, Some(new)) => {
-                    let new = side(new, new_label)?;
-                    added.push(change("A", None, Some(new), note));
-                }
-                (None, None) => {}
-            }
-            continue;
-        }
-        let worktree = if on_disk.contains_key(path) {
-            read_worktree(path)
-        } else {
-            tracked_on_disk(workspace, path, &read_worktree)
-        };
-        let mut note = None;
-        match (tracked.get(path), worktree) {
-            (Some(id), OnDisk::Bytes(bytes)) => {
-                if loupe_git::blob_id(&bytes) != *id {
-                    let old = blob_side(repository.object(*id, limit).map_err(git_error)?, &sides.old_label, &mut note);
-                    changes.push(change("M", Some(old), Some(bytes), note));
-                }
-            }
-            // Over the read limit on disk: unchanged when git's index vouches for it by size
-            // and mtime and holds the baseline's blob; else named, never read whole.
-            (Some(id), OnDisk::Large(size)) => {
-                let mtime = on_disk.get(path).map_or(0, |(_, mtime)| *mtime);
-                if repository.index_blob_if_unchanged(path, size, mtime) != Some(*id) {
-                    changes.push(change("M", Some(Vec::new()), Some(Vec::new()), Some(large_note("on disk", size))));
-                }
-            }
-            (Some(id), OnDisk::Missing) => {
-                let old = blob_side(repository.object(*id, limit).map_err(git_error)?, &sides.old_label, &mut note);
-                deleted.push(change("D", Some(old), None, note));
-            }
-            (None, OnDisk::Bytes(bytes)) => {
-                let status = if in_index.contains_key(path) { "A" } else { "?" };
-                added.push(change(status, None, Some(bytes), None));
-            }
-            (None, OnDisk::Large(size)) => {
-                let status = if in_index.contains_key(path) { "A" } else { "?" };
-                added.push(change(status, None, Some(Vec::new()), Some(large_note("on disk", size))));
-            }
-            (None, OnDisk::Missing) => {}
-        }
-    }
-    pair_renames(&mut added, &mut deleted, &mut changes);
-    changes.extend(added);
-    changes.extend(deleted);
-    changes.sort_by(|a, b| a.path.cmp(&b.path));
 
     // The changed symbols of every file, and the riskiest first: files by their riskiest
     // change (then by path), each file's symbols riskiest first.
-    let file_sides: Vec<super::review::FileSides<'_>> = changes
+    let file_sides: Vec<crate::workspace::review::FileSides<'_>> = changes
         .iter()
-        .map(|change| super::review::FileSides {
+        .map(|change| crate::workspace::review::FileSides {
             path: &change.path,
             old_path: change.old_path.as_deref(),
             old: change.old.as_deref().filter(|_| change.note.is_none()),
             new: change.new.as_deref().filter(|_| change.note.is_none()),
         })
         .collect();
-    let review = super::review::review(workspace, work, &file_sides);
+    let review = crate::workspace::review::review(workspace, work, &file_sides);
     drop(file_sides);
     let mut order: Vec<usize> = (0..changes.len()).collect();
-    let file_rank = |at: usize| review.files[at].iter().map(super::review::Reviewed::rank).min().unwrap_or(u8::MAX);
+    let file_rank =
+        |at: usize| review.files[at].iter().map(crate::workspace::review::Reviewed::rank).min().unwrap_or(u8::MAX);
     order.sort_by_key(|&at| file_rank(at));
-    let mut reviewed: Vec<Option<(Change, Vec<super::review::Reviewed>)>> =
+    let mut reviewed: Vec<Option<(Change, Vec<crate::workspace::review::Reviewed>)>> =
         changes.into_iter().zip(review.files).map(Some).collect();
-    let (changes, symbols): (Vec<Change>, Vec<Vec<super::review::Reviewed>>) =
+    let (changes, symbols): (Vec<Change>, Vec<Vec<crate::workspace::review::Reviewed>>) =
         order.iter().filter_map(|&at| reviewed[at].take()).unzip();
 
     // The list a cursor pages: its entries and order, not the files' contents.
@@ -865,7 +705,7 @@ fn directory(
 fn stopped_listing(
     workspace: &Workspace,
     request: &DiffRequest,
-    sides: &Sides,
+    sides: &DiffSides,
     label: &str,
     mut changes: Vec<Change>,
     (compared, total): (usize, u64),
@@ -929,10 +769,11 @@ fn symbol_diff_call(against: &str, path: &str, name: &str) -> NextCall {
 
 /// A file's changed symbols under its list line: each one with uses left in the tree on a row
 /// of its own with them, the others grouped by how they changed.
-fn symbol_rows(symbols: &[super::review::Reviewed]) -> String {
+fn symbol_rows(symbols: &[crate::workspace::review::Reviewed]) -> String {
     use loupe_syntax::changes::ChangeKind;
     let mut rows = String::new();
-    let shown_name = |symbol: &super::review::Reviewed| match (&symbol.change.from, &symbol.moved_from_file) {
+    let shown_name = |symbol: &crate::workspace::review::Reviewed| match (&symbol.change.from, &symbol.moved_from_file)
+    {
         (Some(_), Some(file)) => format!("{} ← {file}", symbol.change.name),
         (Some(from), None) => format!("{} ← {from}", symbol.change.name),
         _ => symbol.change.name.clone(),
@@ -991,7 +832,7 @@ fn symbol_rows(symbols: &[super::review::Reviewed]) -> String {
 }
 
 /// A changed symbol in `meta.files` (`full`).
-fn symbol_json(symbol: &super::review::Reviewed) -> Value {
+fn symbol_json(symbol: &crate::workspace::review::Reviewed) -> Value {
     let change = &symbol.change;
     let mut entry = json!({
         "change": change.change.as_str(), "name": change.name, "kind": change.kind.as_str(),
@@ -1036,70 +877,6 @@ fn narrower_targets(rest: &[Change], dir: &str) -> Option<String> {
     let shown: Vec<String> =
         ranked.iter().take(5).map(|(path, count)| format!("{} ({count})", crate::errors::quoted(path))).collect();
     (!shown.is_empty()).then(|| shown.join(", "))
-}
-
-/// A tracked path the walk did not list (ignored after being committed): read it directly.
-fn tracked_on_disk(workspace: &Workspace, path: &str, read: &dyn Fn(&str) -> OnDisk) -> OnDisk {
-    let on_disk =
-        workspace.root().resolve(path).ok().and_then(|resolved| resolved.real).is_some_and(|real| real.is_file());
-    if on_disk { read(path) } else { OnDisk::Missing }
-}
-
-/// A worktree file as a directory preview reads it: its bytes, only its size when it is over
-/// `max_file_bytes` (never read whole), or nothing when it is not there to read.
-enum OnDisk {
-    Bytes(Vec<u8>),
-    Large(u64),
-    Missing,
-}
-
-/// Pairs a deleted file with a new one of the same or similar content (at least half of the
-/// lines kept) as a rename, git's default threshold.
-fn pair_renames(added: &mut Vec<Change>, deleted: &mut Vec<Change>, changes: &mut Vec<Change>) {
-    let mut index = 0;
-    while index < deleted.len() {
-        // A side that was not read (too large) pairs with nothing.
-        if deleted[index].note.is_some() {
-            index += 1;
-            continue;
-        }
-        let old = deleted[index].old.clone().unwrap_or_default();
-        let best = added
-            .iter()
-            .enumerate()
-            .filter(|(_, candidate)| candidate.note.is_none())
-            .map(|(at, candidate)| (at, similarity(&old, candidate.new.as_deref().unwrap_or_default())))
-            .filter(|(_, score)| *score >= 0.5)
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        match best {
-            Some((at, _)) => {
-                let new = added.remove(at);
-                let gone = deleted.remove(index);
-                changes.push(Change {
-                    status: "R",
-                    path: new.path,
-                    old_path: Some(gone.path),
-                    old: gone.old,
-                    new: new.new,
-                    note: None,
-                });
-            }
-            None => index += 1,
-        }
-    }
-}
-
-/// The share of lines two texts have in common (1.0 for identical bytes).
-fn similarity(old: &[u8], new: &[u8]) -> f64 {
-    if old == new {
-        return 1.0;
-    }
-    let (old_text, new_text) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
-    let diff = loupe_git::unified_diff(&old_text, &new_text, "a", "b", 0);
-    let old_lines = old_text.lines().count();
-    let new_lines = new_text.lines().count();
-    let kept = old_lines.saturating_sub(diff.removed);
-    if old_lines.max(new_lines) == 0 { 0.0 } else { kept as f64 / old_lines.max(new_lines) as f64 }
 }
 
 /// The unified diff of one change, with its counts; binary content is named, not shown. The
@@ -1488,7 +1265,7 @@ impl DiffCursor {
         })
     }
 
-    fn is_for(&self, target: &str, sides: &Sides) -> bool {
+    fn is_for(&self, target: &str, sides: &DiffSides) -> bool {
         self.tag == sides.tag(target) && self.against == sides.code
     }
 }
@@ -1577,8 +1354,8 @@ mod tests {
         let encoded = cursor.encode();
         assert_eq!(encoded.len(), 35);
         assert_eq!(DiffCursor::decode(&encoded), Some(cursor.clone()));
-        assert!(cursor.is_for("src/a.rs", &Sides::keyword(Against::Worktree)));
-        assert!(!cursor.is_for("src/a.rs", &Sides::keyword(Against::Head)));
+        assert!(cursor.is_for("src/a.rs", &DiffSides::keyword(Against::Worktree)));
+        assert!(!cursor.is_for("src/a.rs", &DiffSides::keyword(Against::Head)));
         assert_eq!(DiffCursor::decode("garbage"), None);
         assert_eq!(
             DiffCursor::decode(

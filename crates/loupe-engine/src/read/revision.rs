@@ -5,11 +5,11 @@
 //! here or as a `diff_preview` baseline, is answered by `unresolved`.
 
 use loupe_core::{ErrorCode, NextCall, RepoPath, ToolError};
-use loupe_git::{Baseline, Blob, Repository, RevisionError};
+use loupe_git::{Baseline, Blob, Repository};
 use serde_json::{Map, Value, json};
 
 use crate::workspace::Workspace;
-use crate::workspace::git::git_error;
+use crate::workspace::git::{git_error, named, unresolved};
 
 /// A commit a read is made at: the repository, the commit, and how the answer names it
 /// (`main (1a2b3c4)`).
@@ -30,8 +30,9 @@ impl AtRevision {
             arguments.remove("revision");
             git_error(error).with_next_call(NextCall { tool: "read".into(), arguments })
         })?;
-        let commit =
-            repository.commit(spec).map_err(|error| unresolved(&repository, original, "revision", spec, error))?;
+        let commit = repository
+            .commit(spec)
+            .map_err(|error| unresolved(&repository, ("read", original, "revision"), spec, error))?;
         let label = named(spec, &repository.short(commit));
         Ok(AtRevision { repository, commit, spec: spec.to_owned(), label })
     }
@@ -60,77 +61,6 @@ impl AtRevision {
                 json!({"mode": "diff_preview", "target": ".", "against": self.spec}),
             ))),
         }
-    }
-}
-
-/// How an answer names a commit: `main (1a2b3c4)`, or the id alone when the name is one.
-pub(crate) fn named(name: &str, short: &str) -> String {
-    let is_id = name.len() >= 4 && name.chars().all(|c| c.is_ascii_hexdigit());
-    if is_id && (short.starts_with(name) || name.starts_with(short)) {
-        short.to_owned()
-    } else {
-        format!("{name} ({short})")
-    }
-}
-
-/// A revision that does not resolve: `INVALID_ARGS` naming the nearest branch and tag names,
-/// with the same call at each (`key` is the argument that named it: `against` or `revision`);
-/// a three-dot range without a merge base says whether the clone is shallow, and offers the
-/// two-dot range.
-pub(crate) fn unresolved(
-    repository: &Repository,
-    original: &Map<String, Value>,
-    key: &str,
-    spec: &str,
-    error: RevisionError,
-) -> ToolError {
-    let again = |value: String| {
-        let mut arguments = original.clone();
-        arguments.remove("cursor");
-        arguments.insert(key.to_owned(), Value::from(value));
-        NextCall { tool: "read".into(), arguments }
-    };
-    match error {
-        RevisionError::Unknown { name, message } => {
-            let names = repository.ref_names();
-            let nearest = crate::suggest::closest(&name, &names, 3);
-            let listed = if nearest.is_empty() {
-                "no branch or tag is near it".to_owned()
-            } else {
-                format!("nearest names: {}", nearest.join(", "))
-            };
-            let forms = if key == "against" {
-                "`against` takes HEAD, INDEX, WORKTREE, a branch, tag or commit id, `HEAD~N`, `REV^`, `@{upstream}`, `A..B` or `A...B`"
-            } else {
-                "`revision` takes one commit: a branch, tag or commit id, `HEAD~N`, `REV^` or `@{upstream}`"
-            };
-            let mut error = ToolError::invalid_args(
-                format!("`{key}`: `{}` does not name a commit here ({message})", crate::errors::quoted(&name)),
-                format!("{listed}; {forms}"),
-            )
-            .with_detail("nearest", json!(nearest));
-            for near in &nearest {
-                error = error.with_next_call(again(if name.is_empty() {
-                    (*near).to_owned()
-                } else {
-                    spec.replacen(&name, near, 1)
-                }));
-            }
-            if nearest.is_empty() {
-                error = error.with_next_call(again("HEAD".into()));
-            }
-            error
-        }
-        RevisionError::NoMergeBase { left, right, shallow } => {
-            let hint = if shallow {
-                "fetch the history they share (`git fetch --deepen=100`, or `--unshallow`), or compare the two commits with `A..B`"
-            } else {
-                "compare the two commits themselves with `A..B`"
-            };
-            let message = RevisionError::NoMergeBase { left: left.clone(), right: right.clone(), shallow }.to_string();
-            ToolError::invalid_args(message, hint).with_next_call(again(format!("{left}..{right}")))
-        }
-        RevisionError::Git(error) => git_error(error),
     }
 }
 

@@ -248,7 +248,7 @@ fn find_uses(view: &View<'_>, files: &[FileSides<'_>], review: &mut Review) {
 /// What the uses of a changed symbol are uses of: the definition of its old name in the file
 /// as it is now when there is one (a re-signatured symbol), else the symbol as it was (a removed,
 /// renamed or moved one: uses of the old name are left behind).
-fn target_of(view: &View<'_>, file: &FileSides<'_>, lang: Lang, symbol: &Reviewed) -> Option<SymbolRef> {
+pub(crate) fn target_of(view: &View<'_>, file: &FileSides<'_>, lang: Lang, symbol: &Reviewed) -> Option<SymbolRef> {
     let change = &symbol.change;
     let old_name = change.from.as_deref().unwrap_or(&change.name);
     let old_path = symbol.moved_from_file.as_deref().or(file.old_path).unwrap_or(file.path);
@@ -257,7 +257,7 @@ fn target_of(view: &View<'_>, file: &FileSides<'_>, lang: Lang, symbol: &Reviewe
         None => (None, old_name.to_owned()),
     };
     let path = RepoPath::normalize(old_path)?;
-    if change.change == ChangeKind::Signature
+    if matches!(change.change, ChangeKind::Signature | ChangeKind::Body)
         && let Some(facts) = view.facts(&path)
         && let Some(definition) =
             facts.definitions.iter().find(|definition| definition.name == name && definition.container == container)
