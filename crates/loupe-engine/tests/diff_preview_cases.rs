@@ -426,7 +426,7 @@ fn a_review_names_changed_symbols_with_their_uses_riskiest_first() {
         assert!(at("removed old_api") < at("body: Service.run"), "{face}");
         assert!(lines[at("body: Service.run")].contains("_private"), "{face}");
         assert!(lines[at("added: added_fn")].starts_with("   "), "{face}");
-        assert!(lines[at("moved: to_move ← pkg/core.py")].starts_with("   "), "a move across files: {face}");
+        assert!(lines[at("moved from pkg/core.py: to_move")].starts_with("   "), "a move across files: {face}");
         assert!(lines[at("tests naming changed symbols:")].contains("tests/test_core.py (2)"), "{face}");
         // `meta.files` (full) carries the same, with each use's confidence.
         let core = review.meta["files"].as_array().unwrap().iter().find(|file| file["path"] == "pkg/core.py").unwrap();

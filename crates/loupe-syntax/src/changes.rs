@@ -86,7 +86,7 @@ pub fn compare_definitions(lang: Lang, old: (&str, &[Definition]), new: (&str, &
             continue;
         };
         taken[at] = true;
-        let change = if symbol.signature != partner.signature {
+        let change = if symbol.signature != partner.signature && has_signature(partner.kind) {
             ChangeKind::Signature
         } else if symbol.own != partner.own {
             ChangeKind::Body
@@ -206,7 +206,9 @@ fn named_symbols(lang: Lang, text: &str, definitions: &[Definition]) -> Vec<Name
                 }
                 hasher.finish()
             };
+            // An impl block is named by its head (`impl Display for Config`): a type has several.
             let qualified = match &definition.container {
+                _ if definition.kind == SymbolKind::Impl => definition.signature.clone(),
                 Some(container) => format!("{container}{}{}", lang.separator(), definition.name),
                 None => definition.name.clone(),
             };
@@ -223,6 +225,15 @@ fn named_symbols(lang: Lang, text: &str, definitions: &[Definition]) -> Vec<Name
             }
         })
         .collect()
+}
+
+/// Kinds whose head is a signature a caller or a subtype depends on; a constant's or a
+/// field's head holds its value, whose change is a body's.
+fn has_signature(kind: SymbolKind) -> bool {
+    !matches!(
+        kind,
+        SymbolKind::Constant | SymbolKind::Variable | SymbolKind::Field | SymbolKind::EnumMember | SymbolKind::Module
+    )
 }
 
 fn contains(outer: Span, inner: Span) -> bool {
@@ -344,6 +355,20 @@ mod tests {
                 (ChangeKind::Body, "S", true),
                 (ChangeKind::Signature, "S::get", true),
                 (ChangeKind::Body, "S::hidden", false)
+            ]
+        );
+    }
+
+    #[test]
+    fn impls_are_named_by_their_heads_and_a_constants_value_is_its_body() {
+        let old = "pub const N: u32 = 1;\npub struct S;\nimpl S {\n    pub fn f(&self) {}\n}\n";
+        let new = "pub const N: u32 = 2;\npub struct S;\nimpl S {\n    pub fn f(&self) {}\n}\nimpl Default for S {\n    fn default() -> S {\n        S\n    }\n}\n";
+        assert_eq!(
+            changes(Lang::Rust, old, new),
+            vec![
+                (ChangeKind::Body, "N".into(), None),
+                (ChangeKind::Added, "impl Default for S".into(), None),
+                (ChangeKind::Added, "S::default".into(), None),
             ]
         );
     }

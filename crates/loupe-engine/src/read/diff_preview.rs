@@ -10,6 +10,7 @@
 
 use loupe_core::{ContentHash, ErrorCode, NextCall, ToolError, text, tokens};
 use loupe_git::{Baseline, Repository};
+use loupe_graph::Confidence;
 
 use crate::workspace::changes::{Change, Collected, Sides, blob_side, collect_changes};
 use crate::workspace::git::git_error;
@@ -778,13 +779,16 @@ fn symbol_rows(symbols: &[crate::workspace::review::Reviewed]) -> String {
         (Some(from), None) => format!("{} ← {from}", symbol.change.name),
         _ => symbol.change.name.clone(),
     };
-    let mut grouped: Vec<(ChangeKind, Vec<String>)> = Vec::new();
+    // Grouped by change, moves from another file by that file (`moved from a.py: f, g`).
+    let mut grouped: Vec<((ChangeKind, Option<&str>), Vec<String>)> = Vec::new();
     for symbol in symbols {
         match &symbol.refs {
-            Some(refs) if !refs.sites.is_empty() => {
-                // Grouped by file: `pkg/use.py:1,5`.
+            Some(refs) if refs.resolved() > 0 => {
+                // Grouped by file: `pkg/use.py:1,5`; those matched by name alone counted after.
                 let mut files: Vec<(&str, Vec<String>)> = Vec::new();
-                for (path, line, _) in &refs.sites {
+                for (path, line, _) in
+                    refs.sites.iter().filter(|(_, _, confidence)| *confidence != Confidence::NameOnly)
+                {
                     match files.last_mut() {
                         Some((last, lines)) if last == path => lines.push(line.to_string()),
                         _ => files.push((path, vec![line.to_string()])),
@@ -796,34 +800,35 @@ fn symbol_rows(symbols: &[crate::workspace::review::Reviewed]) -> String {
                     .take(USE_FILES_SHOWN)
                     .map(|(path, lines)| format!("{path}:{}", lines.join(",")))
                     .collect();
-                let name_only = refs
-                    .sites
-                    .iter()
-                    .filter(|(_, _, confidence)| *confidence == loupe_graph::Confidence::NameOnly)
-                    .count();
+                let name_only = refs.sites.len() - refs.resolved();
                 rows.push_str(&format!(
                     "   {} {} · {}{} use(s): {}{}{}\n",
                     symbol.change.change.as_str(),
                     shown_name(symbol),
-                    refs.sites.len(),
+                    refs.resolved(),
                     if refs.more { "+" } else { "" },
                     sites.join(", "),
                     if rest > 0 { format!(", +{rest} file(s)") } else { String::new() },
-                    if name_only > 0 { format!(" ({name_only} by name only)") } else { String::new() },
+                    if name_only > 0 { format!(" (+{name_only} by name only)") } else { String::new() },
                 ));
             }
-            _ => match grouped.iter_mut().find(|(kind, _)| *kind == symbol.change.change) {
-                Some((_, names)) => names.push(shown_name(symbol)),
-                None => grouped.push((symbol.change.change, vec![shown_name(symbol)])),
-            },
+            _ => {
+                let key = (symbol.change.change, symbol.moved_from_file.as_deref());
+                let name = if key.1.is_some() { symbol.change.name.clone() } else { shown_name(symbol) };
+                match grouped.iter_mut().find(|(group, _)| *group == key) {
+                    Some((_, names)) => names.push(name),
+                    None => grouped.push((key, vec![name])),
+                }
+            }
         }
     }
-    for (kind, names) in grouped {
+    for ((kind, from_file), names) in grouped {
         let more = names.len().saturating_sub(NAMES_PER_ROW);
         let names: Vec<String> = names.into_iter().take(NAMES_PER_ROW).collect();
         rows.push_str(&format!(
-            "   {}: {}{}\n",
+            "   {}{}: {}{}\n",
             kind.as_str(),
+            from_file.map(|file| format!(" from {file}")).unwrap_or_default(),
             names.join(", "),
             if more > 0 { format!(" +{more}") } else { String::new() }
         ));

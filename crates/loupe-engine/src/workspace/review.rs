@@ -47,6 +47,13 @@ pub(crate) struct Refs {
     pub(crate) more: bool,
 }
 
+impl Refs {
+    /// The uses resolved through imports or scope (not by name alone).
+    pub(crate) fn resolved(&self) -> usize {
+        self.sites.iter().filter(|(_, _, confidence)| *confidence != Confidence::NameOnly).count()
+    }
+}
+
 impl Reviewed {
     /// How risky the change is, lower first: a public symbol that callers may break on
     /// (removed, re-signatured, renamed, moved) with uses left, then one without, then public
@@ -58,7 +65,7 @@ impl Reviewed {
             ChangeKind::Removed | ChangeKind::Signature | ChangeKind::Renamed | ChangeKind::Moved
         );
         match (change.public, breaking, &self.refs) {
-            (true, true, Some(refs)) if !refs.sites.is_empty() => 0,
+            (true, true, Some(refs)) if refs.resolved() > 0 => 0,
             (true, true, _) => 1,
             (true, false, _) if change.change == ChangeKind::Body => 2,
             (true, false, _) => 3,
@@ -222,7 +229,10 @@ fn find_uses(view: &View<'_>, files: &[FileSides<'_>], review: &mut Review) {
             checked += 1;
             let Some(target) = target_of(view, file, lang, symbol) else { continue };
             let mut refs = Refs::default();
-            reference_sites(view, &target, &mut |path, _, sites| {
+            reference_sites(view, &target, &mut |path, facts, sites| {
+                if target.line == 0 && finds_it_elsewhere(view, path, facts, &target) {
+                    return true;
+                }
                 let mut lines: Vec<(usize, Confidence)> =
                     sites.iter().map(|site| (site.line, site.confidence)).collect();
                 lines.dedup_by_key(|(line, _)| *line);
@@ -235,6 +245,8 @@ fn find_uses(view: &View<'_>, files: &[FileSides<'_>], review: &mut Review) {
                 }
                 true
             });
+            // The uses resolved through imports or scope first; those matched by name alone last.
+            refs.sites.sort_by_key(|(_, _, confidence)| *confidence == Confidence::NameOnly);
             symbol.refs = Some(refs);
         }
     }
@@ -243,6 +255,19 @@ fn find_uses(view: &View<'_>, files: &[FileSides<'_>], review: &mut Review) {
             "uses of {skipped} more symbol(s) not looked for (at most {MAX_CHECKED} per answer, or out of time)"
         ));
     }
+}
+
+/// Whether a file's uses of a symbol gone from its place now reach a definition elsewhere: the
+/// file imports the name from another file, or (a top-level name) defines it itself. Those uses
+/// were carried along (the symbol moved, the import followed), not left behind.
+fn finds_it_elsewhere(view: &View<'_>, path: &RepoPath, facts: &loupe_syntax::FileFacts, target: &SymbolRef) -> bool {
+    use loupe_graph::Workspace as _;
+    let imported = view.imports(path).iter().any(|(import, files)| {
+        import.names.iter().any(|name| *name == target.name) && !files.is_empty() && !files.contains(&target.path)
+    });
+    let defined = target.container.is_none()
+        && facts.definitions.iter().any(|definition| definition.depth == 0 && definition.name == target.name);
+    imported || defined
 }
 
 /// What the uses of a changed symbol are uses of: the definition of its old name in the file
