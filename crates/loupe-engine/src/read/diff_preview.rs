@@ -780,7 +780,8 @@ fn symbol_rows(symbols: &[crate::workspace::review::Reviewed]) -> String {
         _ => symbol.change.name.clone(),
     };
     // Grouped by change, moves from another file by that file (`moved from a.py: f, g`).
-    let mut grouped: Vec<((ChangeKind, Option<&str>), Vec<String>)> = Vec::new();
+    type Group<'a> = (ChangeKind, Option<&'a str>);
+    let mut grouped: Vec<(Group<'_>, Vec<String>)> = Vec::new();
     for symbol in symbols {
         match &symbol.refs {
             Some(refs) if refs.resolved() > 0 => {

@@ -263,7 +263,7 @@ fn find_uses(view: &View<'_>, files: &[FileSides<'_>], review: &mut Review) {
 fn finds_it_elsewhere(view: &View<'_>, path: &RepoPath, facts: &loupe_syntax::FileFacts, target: &SymbolRef) -> bool {
     use loupe_graph::Workspace as _;
     let imported = view.imports(path).iter().any(|(import, files)| {
-        import.names.iter().any(|name| *name == target.name) && !files.is_empty() && !files.contains(&target.path)
+        import.names.contains(&target.name) && !files.is_empty() && !files.contains(&target.path)
     });
     let defined = target.container.is_none()
         && facts.definitions.iter().any(|definition| definition.depth == 0 && definition.name == target.name);
