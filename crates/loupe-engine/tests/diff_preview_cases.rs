@@ -457,6 +457,14 @@ fn a_review_names_changed_symbols_with_their_uses_riskiest_first() {
     let run = call(json!({"mode": "diff_preview", "target": "Service.run", "against": "main..."}));
     assert!(run.ok, "{}", run.face);
     assert!(run.face.contains("· body changed ·") && run.face.contains("@@ -6,2 +6,2 @@"), "{}", run.face);
+    // A class's own lines: its changed method is its own diff.
+    let class = call(json!({"mode": "diff_preview", "path": "pkg/core.py", "target": "Service", "against": "main..."}));
+    assert!(class.face.contains(" · only its members changed · +0 -0"), "{}", class.face);
+    assert!(
+        !class.face.contains("helper(1, 2)") && class.face.contains("1 hunk(s) inside its members not shown"),
+        "{}",
+        class.face
+    );
     let removed =
         call(json!({"mode": "diff_preview", "path": "pkg/core.py", "target": "old_api", "against": "main..."}));
     assert!(removed.face.contains("· removed · +0 -2") && removed.face.contains("-def old_api():"), "{}", removed.face);

@@ -244,11 +244,11 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         )
         .with_next_call(NextCall::new("read", json!({"mode": "diff_preview", "target": "."}))));
     }
-    let (old, new, first_lines, symbol_state) = match &request.symbol {
-        None => (old, new, (1, 1), None),
+    let (old, new, first_lines, symbol_state, members) = match &request.symbol {
+        None => (old, new, (1, 1), None, Default::default()),
         Some(symbol) => {
             let cut = cut_to_symbol(&path, symbol, old.as_deref(), new.as_deref(), request)?;
-            (cut.old, cut.new, cut.first_lines, Some(cut.state))
+            (cut.old, cut.new, cut.first_lines, Some(cut.state), cut.members)
         }
     };
     let (old_hash, new_hash) = (hash8(old.as_deref()), hash8(new.as_deref()));
@@ -274,7 +274,16 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         _ => "M",
     };
     let change = Change { status, path: path.clone(), old_path: None, old, new, note };
-    let (diff_text, added, removed) = render_change(&change, request.context, first_lines);
+    let (mut diff_text, mut added, mut removed) = render_change(&change, request.context, first_lines);
+    // A type's own lines only: its members' changes are their own diffs.
+    let mut members_left_out = 0;
+    if !members.0.is_empty() || !members.1.is_empty() {
+        (diff_text, added, removed, members_left_out) = own_hunks(&diff_text, (&members.0, &members.1));
+    }
+    let symbol_state = match symbol_state {
+        Some("body changed") if added + removed == 0 && members_left_out > 0 => Some("only its members changed"),
+        state => state,
+    };
     let mut face = match (&request.symbol, symbol_state) {
         (Some(symbol), Some(state)) => {
             format!("diff_preview · {path} · {symbol} · {new_label} vs {old_label} · {state} · +{added} -{removed}")
@@ -319,6 +328,11 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
     face.push_str(&page.face);
     if status == "=" {
         face.push_str(&format!("(no difference: {new_label} and {old_label} hold the same bytes)\n"));
+    }
+    if members_left_out > 0 {
+        face.push_str(&format!(
+            "({members_left_out} hunk(s) inside its members not shown: a member's diff is its own, `target` Type.member)\n"
+        ));
     }
     let mut next_calls = Vec::new();
     let mut next_cursor = None;
@@ -937,6 +951,8 @@ struct SymbolCut {
     old: Option<Vec<u8>>,
     new: Option<Vec<u8>>,
     first_lines: (usize, usize),
+    /// A type's members with a body, on each side (their diffs are their own).
+    members: (Vec<Lines>, Vec<Lines>),
     state: &'static str,
 }
 
@@ -958,7 +974,7 @@ fn cut_to_symbol(
         .with_next_call(file_diff()));
     };
     let (container, name) = crate::workspace::symbols::split_target(symbol);
-    let find = |bytes: Option<&[u8]>| -> Option<(Vec<u8>, usize, String)> {
+    let find = |bytes: Option<&[u8]>| -> Option<SymbolSide> {
         let text = text::decode(bytes?).ok()?.text;
         let definitions = loupe_syntax::parse_with(lang, &text, loupe_syntax::Extract::Definitions).definitions;
         let mut found: Vec<&loupe_syntax::Definition> = definitions
@@ -975,7 +991,27 @@ fn cut_to_symbol(
         let span = definition.span;
         let lines: String =
             text.split_inclusive('\n').skip(span.start_line - 1).take(span.end_line + 1 - span.start_line).collect();
-        Some((lines.into_bytes(), span.start_line, definition.signature.clone()))
+        // A type's members with a body have diffs of their own (the review names them).
+        let members: Vec<Lines> = if is_function_kind(definition.kind) {
+            Vec::new()
+        } else {
+            definitions
+                .iter()
+                .filter(|member| {
+                    member.depth == definition.depth + 1
+                        && member.body.is_some()
+                        && span.start_line <= member.span.start_line
+                        && member.span.end_line <= span.end_line
+                })
+                .map(|member| (member.span.start_line, member.span.end_line))
+                .collect()
+        };
+        Some(SymbolSide {
+            text: lines.into_bytes(),
+            first: span.start_line,
+            signature: definition.signature.clone(),
+            members,
+        })
     };
     let (old, new) = (find(old), find(new));
     let state = match (&old, &new) {
@@ -993,17 +1029,98 @@ fn cut_to_symbol(
         }
         (None, Some(_)) => "added",
         (Some(_), None) => "removed",
-        (Some(old), Some(new)) if old.0 == new.0 => "unchanged",
-        (Some(old), Some(new)) if old.2 != new.2 => "signature changed",
+        (Some(old), Some(new)) if old.text == new.text => "unchanged",
+        (Some(old), Some(new)) if old.signature != new.signature => "signature changed",
         _ => "body changed",
     };
-    let first = |side: &Option<(Vec<u8>, usize, String)>| side.as_ref().map_or(1, |side| side.1);
+    let first = |side: &Option<SymbolSide>| side.as_ref().map_or(1, |side| side.first);
+    let members = |side: &Option<SymbolSide>| side.as_ref().map(|side| side.members.clone()).unwrap_or_default();
     Ok(SymbolCut {
         first_lines: (first(&old), first(&new)),
-        old: old.map(|side| side.0),
-        new: new.map(|side| side.0),
+        members: (members(&old), members(&new)),
+        old: old.map(|side| side.text),
+        new: new.map(|side| side.text),
         state,
     })
+}
+
+/// Lines `start..=end` of a file.
+type Lines = (usize, usize);
+
+/// A symbol's definition on one side: its lines, where they start, its signature, and (a type)
+/// its members' lines.
+struct SymbolSide {
+    text: Vec<u8>,
+    first: usize,
+    signature: String,
+    members: Vec<Lines>,
+}
+
+fn is_function_kind(kind: loupe_syntax::SymbolKind) -> bool {
+    use loupe_syntax::SymbolKind;
+    matches!(kind, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor | SymbolKind::Property)
+}
+
+/// A type's diff without the hunks that change only its members' lines (`members`: their
+/// spans on each side, in the file's lines): (the diff, its +/- counts, the hunks left out).
+fn own_hunks(diff: &str, (old_members, new_members): (&[Lines], &[Lines])) -> (String, usize, usize, usize) {
+    let inside =
+        |spans: &[(usize, usize)], line: usize| spans.iter().any(|(start, end)| (*start..=*end).contains(&line));
+    let mut out = String::new();
+    let (mut added, mut removed, mut dropped) = (0, 0, 0);
+    // The hunk being read: its text, whether it touches an own line, its counts.
+    let mut hunk: Option<(String, bool, usize, usize)> = None;
+    let (mut old_at, mut new_at) = (0, 0);
+    let mut flush = |hunk: Option<(String, bool, usize, usize)>, out: &mut String| {
+        if let Some((text, keep, plus, minus)) = hunk {
+            if keep {
+                out.push_str(&text);
+                added += plus;
+                removed += minus;
+            } else {
+                dropped += 1;
+            }
+        }
+    };
+    for line in diff.split_inclusive('\n') {
+        if let Some(ranges) = line.strip_prefix("@@ -") {
+            flush(hunk.take(), &mut out);
+            let start = |range: &str| -> usize {
+                let (start, count) = range.split_once(',').unwrap_or((range, "1"));
+                let start: usize = start.parse().unwrap_or(0);
+                if count == "0" { start + 1 } else { start }
+            };
+            let mut parts = ranges.split_whitespace();
+            old_at = parts.next().map_or(0, start);
+            new_at = parts.next().and_then(|part| part.strip_prefix('+')).map_or(0, start);
+            hunk = Some((line.to_owned(), false, 0, 0));
+            continue;
+        }
+        let Some((text, keep, plus, minus)) = hunk.as_mut() else {
+            out.push_str(line);
+            continue;
+        };
+        text.push_str(line);
+        match line.as_bytes().first() {
+            Some(b' ') => {
+                old_at += 1;
+                new_at += 1;
+            }
+            Some(b'-') => {
+                *keep |= !inside(old_members, old_at);
+                *minus += 1;
+                old_at += 1;
+            }
+            Some(b'+') => {
+                *keep |= !inside(new_members, new_at);
+                *plus += 1;
+                new_at += 1;
+            }
+            _ => {}
+        }
+    }
+    flush(hunk.take(), &mut out);
+    (out, added, removed, dropped)
 }
 
 fn display_name(change: &Change) -> String {
