@@ -12,8 +12,9 @@ the independent oracle (`oracle.py`, Python's own `ast`) and `git diff` of the s
     and JSON of `structuredContent`), against `git diff A...B` (the same range, two-dot when
     the range is two-dot);
 (c) three-dot: no symbol changed only on the left side after the fork is named;
-(d) time: the first page's wall time through MCP, best of `--runs`, against `git diff --stat`
-    of the range in the same run.
+(d) time: the first page's wall time through MCP, the first call (nothing of the range
+    compared yet) and the best of `--runs` (a review asked again, or paged: the versions'
+    comparisons are kept), against `git diff --stat` of the range in the same run.
 """
 
 import argparse
@@ -112,6 +113,7 @@ async def main(args) -> dict:
                     break
                 arguments = dict(base, metadata="full", cursor=cursor)
             report["pages"] = page_count
+            report["review_cold_ms"] = round(times[0] * 1000, 1)
             report["review_ms"] = round(min(times) * 1000, 1)
     git_range = args.range
     diff = subprocess.run(["git", "-C", args.repo, "diff", git_range], capture_output=True, text=True, check=True).stdout
@@ -157,5 +159,5 @@ if __name__ == "__main__":
     with open(arguments.out, "w") as out:
         json.dump(result, out, indent=1)
     summary = {key: result[key] for key in ("range", "files_changed", "oracle", "named", "recall", "precision",
-                                            "loupe_text", "loupe_json", "git_diff_tokens", "review_ms", "git_stat_ms")}
+                                            "loupe_text", "loupe_json", "git_diff_tokens", "review_cold_ms", "review_ms", "git_stat_ms")}
     print(json.dumps(summary), file=sys.stderr)

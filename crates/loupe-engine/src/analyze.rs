@@ -351,7 +351,7 @@ fn range_impact(
             new: change.new.as_deref(),
         };
         let Some(lang) = Lang::from_path(&change.path) else { continue };
-        for symbol in crate::workspace::review::symbols_of(&sides, limit) {
+        for symbol in crate::workspace::review::symbols_of(view.workspace(), &sides, limit) {
             if symbol.change.change == loupe_syntax::changes::ChangeKind::Added {
                 continue;
             }

@@ -77,6 +77,8 @@ pub(crate) struct Workspace {
     pub(crate) relations: Relations,
     /// Proposed texts of cut diffs, so their cursors continue without the text.
     pub(crate) proposed: ProposedTexts,
+    /// The changed symbols of file versions compared lately (reviews).
+    pub(crate) compared: review::Compared,
     /// Trigram filters of the files over the index's size limit (`oversized.rs`).
     pub(crate) oversized: OversizedFilters,
     /// The entries the last direct walk could not enter or name (`unwalkable`).
@@ -153,6 +155,7 @@ impl Workspace {
             edit_lock: std::sync::Mutex::new(()),
             relations: Relations::default(),
             proposed: Default::default(),
+            compared: Default::default(),
             oversized: Default::default(),
             scanned_unwalkable: Default::default(),
             scan_list: Default::default(),

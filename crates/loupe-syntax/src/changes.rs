@@ -64,8 +64,10 @@ pub struct SymbolChange {
 /// The changed symbols between `old` and `new`, two versions of one file in `lang`, in the new
 /// side's source order (removed ones at their old place among them).
 pub fn compare(lang: Lang, old: &str, new: &str) -> Vec<SymbolChange> {
-    let old_facts = crate::parse_with(lang, old, crate::Extract::Definitions);
-    let new_facts = crate::parse_with(lang, new, crate::Extract::Definitions);
+    // Declarations are enough (spans, signatures, bodies; no doc text), and for C and Python the
+    // parse leaves out bodies that declare nothing: a review parses both sides of every file.
+    let old_facts = crate::parse_with(lang, old, crate::Extract::Declarations);
+    let new_facts = crate::parse_with(lang, new, crate::Extract::Declarations);
     compare_definitions(lang, (old, &old_facts.definitions), (new, &new_facts.definitions))
 }
 
@@ -76,15 +78,19 @@ pub fn compare_definitions(lang: Lang, old: (&str, &[Definition]), new: (&str, &
     let mut changes: Vec<SymbolChange> = Vec::new();
     let mut unpaired_old: Vec<&Named> = Vec::new();
     let mut taken = vec![false; new_symbols.len()];
+    // The new side's symbols by name, each name's in source order (pairing takes the first).
+    let mut by_name: std::collections::HashMap<&str, std::collections::VecDeque<usize>> =
+        std::collections::HashMap::new();
+    for (at, symbol) in new_symbols.iter().enumerate() {
+        by_name.entry(symbol.qualified.as_str()).or_default().push_back(at);
+    }
     for symbol in &old_symbols {
-        let partner = new_symbols
-            .iter()
-            .enumerate()
-            .find(|(at, candidate)| !taken[*at] && candidate.qualified == symbol.qualified);
-        let Some((at, partner)) = partner else {
+        let Some(at) = by_name.get_mut(symbol.qualified.as_str()).and_then(std::collections::VecDeque::pop_front)
+        else {
             unpaired_old.push(symbol);
             continue;
         };
+        let partner = &new_symbols[at];
         taken[at] = true;
         let change = if symbol.signature != partner.signature && has_signature(partner.kind) {
             ChangeKind::Signature
@@ -183,21 +189,34 @@ fn named_symbols(lang: Lang, text: &str, definitions: &[Definition]) -> Vec<Name
         }
         stack.push((at, is_named));
     }
+    // Each named definition's members named on their own, in source order.
+    let mut members: Vec<Vec<Span>> = vec![Vec::new(); definitions.len()];
+    for &at in &named {
+        if let Some(parent) = parent_of[at] {
+            members[parent].push(definitions[at].span);
+        }
+    }
     named
         .iter()
         .map(|&at| {
             let definition = &definitions[at];
-            let members: Vec<Span> = named
-                .iter()
-                .filter(|&&other| parent_of[other] == Some(at))
-                .map(|&other| definitions[other].span)
-                .collect();
-            let own: Vec<String> = (definition.span.start_line..=definition.span.end_line)
-                .filter(|line| !members.iter().any(|span| (span.start_line..=span.end_line).contains(line)))
-                .filter_map(|line| lines.get(line - 1))
-                .map(|line| line.trim_end().to_owned())
-                .filter(|line| !line.is_empty())
-                .collect();
+            // Its lines, those of its members skipped (they come in order and do not overlap).
+            let mut own: Vec<String> = Vec::new();
+            let mut line = definition.span.start_line;
+            let mut next_member = members[at].iter().peekable();
+            while line <= definition.span.end_line {
+                if let Some(member) = next_member.peek()
+                    && line >= member.start_line
+                {
+                    line = line.max(member.end_line + 1);
+                    next_member.next();
+                    continue;
+                }
+                if let Some(text) = lines.get(line - 1).map(|text| text.trim_end()).filter(|text| !text.is_empty()) {
+                    own.push(text.to_owned());
+                }
+                line += 1;
+            }
             let trimmed_hash = {
                 use std::hash::{Hash, Hasher};
                 let mut hasher = std::collections::hash_map::DefaultHasher::new();

@@ -306,10 +306,8 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
             old: change.old.as_deref(),
             new: change.new.as_deref(),
         };
-        face.push_str(&symbol_rows(&crate::workspace::review::symbols_of(
-            &sides,
-            workspace.config().max_file_bytes as usize,
-        )));
+        let limit = workspace.config().max_file_bytes as usize;
+        face.push_str(&symbol_rows(&crate::workspace::review::symbols_of(workspace, &sides, limit)));
     }
     let budget = Budget::new(workspace, request);
     let total_lines = diff_text.lines().count();

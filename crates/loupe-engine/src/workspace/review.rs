@@ -18,6 +18,38 @@ use crate::workspace::Workspace;
 use crate::workspace::references::reference_sites;
 use crate::workspace::relations::View;
 
+/// Two versions of a file compared: its language and each side's content hash.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct ComparedKey {
+    lang: Lang,
+    old: Option<loupe_core::ContentHash>,
+    new: Option<loupe_core::ContentHash>,
+}
+
+/// The changed symbols of the files compared lately, so a review's pages (each recomputes
+/// the review) and repeated reviews parse each pair of versions once. Bounded: past
+/// `COMPARED_ENTRIES` it starts over.
+#[derive(Debug, Default)]
+pub(crate) struct Compared {
+    entries: std::sync::Mutex<rustc_hash::FxHashMap<ComparedKey, Vec<SymbolChange>>>,
+}
+
+const COMPARED_ENTRIES: usize = 8192;
+
+impl Compared {
+    fn get(&self, key: &ComparedKey) -> Option<Vec<SymbolChange>> {
+        self.entries.lock().ok()?.get(key).cloned()
+    }
+
+    fn keep(&self, key: ComparedKey, changes: &[SymbolChange]) {
+        let Ok(mut entries) = self.entries.lock() else { return };
+        if entries.len() >= COMPARED_ENTRIES {
+            entries.clear();
+        }
+        entries.insert(key, changes.to_vec());
+    }
+}
+
 /// One changed file as the review sees it: its path (and old path when renamed) and the bytes of
 /// each side that has it and was read.
 pub(crate) struct FileSides<'a> {
@@ -104,9 +136,11 @@ const MAX_SITES: usize = 24;
 /// At most this many symbols have their uses looked for in one review.
 const MAX_CHECKED: usize = 64;
 /// Looking for uses stops after this long; the symbols not reached say so.
-const REFS_BUDGET: Duration = Duration::from_millis(700);
-/// At most this many test files are parsed to see which changed names they use.
-const MAX_TEST_FILES: usize = 256;
+const REFS_BUDGET: Duration = Duration::from_millis(300);
+/// At most this many test files are parsed to see which changed names they use, those whose
+/// text holds the most of the first `MAX_TEST_NAMES` names.
+const MAX_TEST_FILES: usize = 48;
+const MAX_TEST_NAMES: usize = 256;
 
 pub(crate) fn review(workspace: &Workspace, work: &Work, files: &[FileSides<'_>]) -> Review {
     let limit = workspace.config().max_file_bytes as usize;
@@ -115,7 +149,7 @@ pub(crate) fn review(workspace: &Workspace, work: &Work, files: &[FileSides<'_>]
         files,
         loupe_core::parallel::cores(),
         || (),
-        |_, file| changed_symbols(file, limit),
+        |_, file| changed_symbols(workspace, file, limit),
         |_, changes| {
             per_file.push(
                 changes.into_iter().map(|change| Reviewed { change, refs: None, moved_from_file: None }).collect(),
@@ -141,8 +175,8 @@ pub(crate) fn review(workspace: &Workspace, work: &Work, files: &[FileSides<'_>]
 }
 
 /// The changed symbols of one file, riskiest first, without looking for their uses.
-pub(crate) fn symbols_of(file: &FileSides<'_>, limit: usize) -> Vec<Reviewed> {
-    let mut symbols: Vec<Reviewed> = changed_symbols(file, limit)
+pub(crate) fn symbols_of(workspace: &Workspace, file: &FileSides<'_>, limit: usize) -> Vec<Reviewed> {
+    let mut symbols: Vec<Reviewed> = changed_symbols(workspace, file, limit)
         .into_iter()
         .map(|change| Reviewed { change, refs: None, moved_from_file: None })
         .collect();
@@ -152,8 +186,24 @@ pub(crate) fn symbols_of(file: &FileSides<'_>, limit: usize) -> Vec<Reviewed> {
 
 /// The changed symbols of one file; none for a file in no known language, a side not read
 /// (binary, over the size limit) or not text.
-fn changed_symbols(file: &FileSides<'_>, limit: usize) -> Vec<SymbolChange> {
+fn changed_symbols(workspace: &Workspace, file: &FileSides<'_>, limit: usize) -> Vec<SymbolChange> {
     let Some(lang) = Lang::from_path(file.path) else { return Vec::new() };
+    // A page of a long review, a review asked again, or a symbol's diff after its review
+    // compares the same two versions: parsed once.
+    let key = ComparedKey {
+        lang,
+        old: file.old.map(loupe_core::ContentHash::of),
+        new: file.new.map(loupe_core::ContentHash::of),
+    };
+    if let Some(found) = workspace.compared.get(&key) {
+        return found;
+    }
+    let changes = compare_sides(lang, file, limit);
+    workspace.compared.keep(key, &changes);
+    changes
+}
+
+fn compare_sides(lang: Lang, file: &FileSides<'_>, limit: usize) -> Vec<SymbolChange> {
     let side = |bytes: Option<&[u8]>| -> Option<String> {
         match bytes {
             None => Some(String::new()),
@@ -315,35 +365,39 @@ fn tests_naming(view: &View<'_>, review: &Review) -> Vec<(String, usize)> {
         .collect();
     names.sort_unstable();
     names.dedup();
-    let mut candidates: Vec<RepoPath> = Vec::new();
-    for name in &names {
-        if candidates.len() >= MAX_TEST_FILES {
-            break;
-        }
+    // The test files whose text may hold the most of the names (per the trigram index) are
+    // parsed to confirm which they use.
+    let mut mentions: rustc_hash::FxHashMap<RepoPath, usize> = rustc_hash::FxHashMap::default();
+    for name in names.iter().take(MAX_TEST_NAMES) {
         for path in view.index().text_candidates(&plan_literal(name)) {
-            if is_test_path(path.as_str()) && !candidates.contains(&path) {
-                candidates.push(path);
+            if is_test_path(path.as_str()) {
+                *mentions.entry(path).or_default() += 1;
             }
         }
     }
-    candidates.truncate(MAX_TEST_FILES);
+    let mut candidates: Vec<(RepoPath, usize)> = mentions.into_iter().collect();
+    candidates.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let candidates: Vec<RepoPath> = candidates.into_iter().take(MAX_TEST_FILES).map(|(path, _)| path).collect();
+    // Which of the names each file writes as a word: its identifiers, read once (a use by name,
+    // as the answer says; a parse would say no more about a name than that).
     let wanted: rustc_hash::FxHashSet<&str> = names.iter().copied().collect();
-    let mut tests: Vec<(String, usize)> = candidates
-        .iter()
-        .zip(view.facts_of(&candidates))
-        .filter_map(|(path, facts)| {
-            let facts = facts?;
-            let mut used: Vec<&str> = facts
-                .references
-                .iter()
-                .map(|reference| reference.name.as_str())
-                .filter(|name| wanted.contains(name))
-                .collect();
-            used.sort_unstable();
-            used.dedup();
-            (!used.is_empty()).then(|| (path.as_str().to_owned(), used.len()))
-        })
-        .collect();
+    let workspace = view.workspace();
+    let mut tests: Vec<(String, usize)> = Vec::new();
+    loupe_core::parallel::map_in_order(
+        &candidates,
+        loupe_core::parallel::cores(),
+        || (),
+        |_, path| {
+            let text = crate::workspace::relations::read_text(workspace, path)?;
+            let words: rustc_hash::FxHashSet<&str> =
+                text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|word| wanted.contains(word)).collect();
+            (!words.is_empty()).then(|| (path.as_str().to_owned(), words.len()))
+        },
+        |_, found| {
+            tests.extend(found);
+            true
+        },
+    );
     tests.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     tests
 }
