@@ -769,8 +769,9 @@ const INLINE_DIFF_BYTES: usize = 1600;
 const TESTS_SHOWN: usize = 6;
 const SYMBOL_CALLS_SHOWN: usize = 3;
 
-/// At most this many files of a symbol's uses are named on its row.
+/// At most this many files of a symbol's uses are named on its row, and lines of each.
 const USE_FILES_SHOWN: usize = 4;
+const USE_LINES_SHOWN: usize = 4;
 
 /// At most this many names on one grouped row of a file's symbols.
 const NAMES_PER_ROW: usize = 8;
@@ -808,10 +809,15 @@ fn symbol_rows(symbols: &[crate::workspace::review::Reviewed]) -> String {
                     }
                 }
                 let rest = files.len().saturating_sub(USE_FILES_SHOWN);
+                // At most `USE_LINES_SHOWN` lines per file: `src/app.py:493,740,772,803 +11`.
                 let sites: Vec<String> = files
                     .iter()
                     .take(USE_FILES_SHOWN)
-                    .map(|(path, lines)| format!("{path}:{}", lines.join(",")))
+                    .map(|(path, lines)| {
+                        let more = lines.len().saturating_sub(USE_LINES_SHOWN);
+                        let shown = lines[..lines.len().min(USE_LINES_SHOWN)].join(",");
+                        if more > 0 { format!("{path}:{shown} +{more}") } else { format!("{path}:{shown}") }
+                    })
                     .collect();
                 let name_only = refs.sites.len() - refs.resolved();
                 rows.push_str(&format!(
