@@ -5,7 +5,8 @@ method the review bench checks loupe's review against (bench/review/README.md).
 
 `A..B` compares commit A with commit B; `A...B` the merge base of A and B with B. Symbols are
 module-level functions and classes, and inside a class its methods and nested classes (and
-theirs), named `Outer.Inner.method`; a function nested in a function is part of it. A
+theirs), named `Outer.Inner.method`, also under an `if`, `try` or `with` of the module or the
+class; a function nested in a function is part of it. A
 function changed when its text (first decorator to its last line, trailing whitespace
 stripped) differs: `signature` when its parameters, return annotation or async-ness differ,
 else `body`. A class changed when its *own* text differs (its lines without those of its
@@ -44,11 +45,23 @@ def symbols(source: str) -> list[dict]:
     def start(node) -> int:
         return min([node.lineno] + [decorator.lineno for decorator in getattr(node, "decorator_list", [])])
 
+    def definitions(body: list) -> list:
+        # A definition under a module's or a class's `if`, `try` or `with` is still one of its own.
+        found = []
+        for child in body:
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.append(child)
+            elif isinstance(child, (ast.If, ast.Try, ast.With)):
+                for block in ("body", "orelse", "finalbody"):
+                    found += definitions(getattr(child, block, []))
+                for handler in getattr(child, "handlers", []):
+                    found += definitions(handler.body)
+        return found
+
     def visit(node, prefix: str):
         is_function = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         name = f"{prefix}{node.name}"
-        members = [] if is_function else [child for child in node.body
-                                          if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        members = [] if is_function else definitions(node.body)
         carved = set()
         for member in members:
             carved.update(range(start(member), member.end_lineno + 1))
@@ -67,9 +80,8 @@ def symbols(source: str) -> list[dict]:
         for member in members:
             visit(member, f"{name}.")
 
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            visit(node, "")
+    for node in definitions(tree.body):
+        visit(node, "")
     return found
 
 

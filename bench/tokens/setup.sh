@@ -1,6 +1,7 @@
 # Sourced by bench/tokens/run.sh and bench/adoption/run.sh, which set `bench` (the name errors
 # carry) and `repo`: the corpus both measure on (Flask 3.0.3 from PyPI, checked against a pinned
-# SHA-256, unpacked into bench/corpora/tokens/ as a git repository with one deterministic commit),
+# SHA-256, unpacked into bench/corpora/tokens/ as a git repository whose deterministic commits are
+# flask 3.0.0, tagged v3.0.0, then 3.0.3),
 # the official MCP Python SDK in a venv beside it, ripgrep, and the binaries LOUPE and COUNTER
 # (built when they are the defaults and absent). Sets VERSION, SHA256, corpus, venv, LOUPE,
 # COUNTER, and for the report commit, built, cpu, mcp_version and shared_meta. When the sourcing script sets
@@ -9,6 +10,9 @@
 
 VERSION=3.0.3
 SHA256=ceb27b0af3823ea2737928a4d99d125a06175b8512c445cbd9a9ce200ef76842
+# The release before it, committed first (tag v3.0.0), so the review task has real history.
+BASE_VERSION=3.0.0
+BASE_SHA256=cfadcdb638b609361d29ec22360d6070a77d7463dcb3ab08d2c2f2f168845f58
 
 base="$repo/bench/corpora/tokens"
 corpus="$base/flask-$VERSION"
@@ -27,31 +31,38 @@ if ! command -v rg >/dev/null 2>&1; then
     sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep >&2
 fi
 
-# The corpus: the sdist, unpacked, one deterministic commit.
-if [[ ! -d "$corpus/.git" || ! -f "$stamp" || "$(cat "$stamp")" != "$SHA256" ]]; then
+# The corpus: two sdists as two deterministic commits, flask $BASE_VERSION (tag v$BASE_VERSION)
+# then flask $VERSION (main, HEAD), each checked against its pinned SHA-256.
+if [[ ! -d "$corpus/.git" || ! -f "$stamp" || "$(cat "$stamp")" != "$SHA256 $BASE_SHA256" ]]; then
     mkdir -p "$base/.downloads"
-    if [[ ! -f "$sdist" ]]; then
-        pip download --quiet --no-binary :all: --no-deps --dest "$base/.downloads" "flask==$VERSION" >&2
-    fi
-    got="$(sha256sum "$sdist" | cut -d' ' -f1)"
-    if [[ "$got" != "$SHA256" ]]; then
-        echo "$bench: $sdist has SHA-256 $got, expected $SHA256" >&2
-        exit 1
-    fi
-    rm -rf "$corpus" "$base/.tmp" && mkdir -p "$base/.tmp"
-    tar -xzf "$sdist" -C "$base/.tmp"
-    mv "$base/.tmp/flask-$VERSION" "$corpus"
-    rm -rf "$base/.tmp"
+    for pair in "$BASE_VERSION $BASE_SHA256" "$VERSION $SHA256"; do
+        read -r version sha <<<"$pair"
+        file="$base/.downloads/flask-$version.tar.gz"
+        if [[ ! -f "$file" ]]; then
+            pip download --quiet --no-binary :all: --no-deps --dest "$base/.downloads" "flask==$version" >&2
+        fi
+        got="$(sha256sum "$file" | cut -d' ' -f1)"
+        if [[ "$got" != "$sha" ]]; then
+            echo "$bench: $file has SHA-256 $got, expected $sha" >&2
+            exit 1
+        fi
+    done
+    rm -rf "$corpus" && mkdir -p "$corpus"
     (
         cd "$corpus"
-        export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@loupe.invalid GIT_AUTHOR_DATE="2024-04-07T00:00:00Z"
-        export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@loupe.invalid GIT_COMMITTER_DATE="2024-04-07T00:00:00Z"
         git init -q -b main
-        git add -A
-        git -c commit.gpgsign=false commit -q -m "flask $VERSION sdist"
+        for version in "$BASE_VERSION" "$VERSION"; do
+            find . -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
+            tar -xzf "$base/.downloads/flask-$version.tar.gz" --strip-components=1
+            export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@loupe.invalid GIT_AUTHOR_DATE="2024-04-07T00:00:00Z"
+            export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@loupe.invalid GIT_COMMITTER_DATE="2024-04-07T00:00:00Z"
+            git add -A
+            git -c commit.gpgsign=false commit -q -m "flask $version sdist"
+        done
+        git tag "v$BASE_VERSION" HEAD~1
     )
-    echo "$SHA256" > "$stamp"
-    echo "corpus written: $corpus ($(git -C "$corpus" rev-parse --short HEAD))" >&2
+    echo "$SHA256 $BASE_SHA256" > "$stamp"
+    echo "corpus written: $corpus ($(git -C "$corpus" rev-parse --short HEAD), v$BASE_VERSION before it)" >&2
 fi
 
 # The client: the official MCP Python SDK.
@@ -148,7 +159,7 @@ mcp_version="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.ve
 # The report's lines on loupe, the corpus and the client, the same in both benches.
 shared_meta=(
     "loupe=$("$LOUPE" --version), $built, sha256 $(sha256sum "$LOUPE" | cut -c1-12)"
-    "corpus=Flask $VERSION sdist from PyPI (sha256 ${SHA256:0:12}), $(git -C "$corpus" ls-files | wc -l) files, one commit"
+    "corpus=Flask $VERSION sdist from PyPI (sha256 ${SHA256:0:12}), $(git -C "$corpus" ls-files | wc -l) files, committed after flask $BASE_VERSION (tag v$BASE_VERSION)"
     "client=official MCP Python SDK $mcp_version; tokenizer o200k_base ($(basename "$COUNTER"))"
 )
 

@@ -889,34 +889,31 @@ def tasks(root: str) -> list[Task]:
                     disk_check=disk_has(cli, "        return super().parse_args(ctx, args)\n\n\ndef load_dotenv(",
                                         gone=("_path_is_ancestor",))))
 
-    # 7. Review the working tree after a scripted change to three files.
-    changes = [("src/flask/app.py", '"SESSION_COOKIE_SAMESITE": None,', '"SESSION_COOKIE_SAMESITE": "Lax",'),
-               ("src/flask/testing.py", '"Cannot nest client invocations"', '"Client invocations cannot be nested"'),
-               ("src/flask/helpers.py", "    val = os.environ.get(\"FLASK_DEBUG\")", "    val = os.environ.get(\"FLASK_DEBUG\", \"\")")]
-
-    def review_setup(root_: str):
-        for path, before, after in changes:
-            full = os.path.join(root_, path)
-            with open(full, encoding="utf-8") as f:
-                text = f.read()
-            if text.count(before) != 1:
-                raise SystemExit(f"corpus: review change {before!r} not unique in {path}")
-            with open(full, "w", encoding="utf-8") as f:
-                f.write(text.replace(before, after))
+    # 7. Review a release: what flask 3.0.3 changed since 3.0.0 (the corpus's first commit, tag
+    # v3.0.0), and the changes a reviewer opens: the riskiest symbols' own diffs.
+    review_range = "v3.0.0..."
 
     async def review_loupe(L):
-        await L("read", {"mode": "diff_preview", "target": "."})
+        review = await L("read", {"mode": "diff_preview", "target": ".", "against": review_range})
+        opened = [call for call in review.structured.get("next_calls", []) if call["arguments"].get("path")]
+        for call in opened[:3]:
+            await L(call["tool"], call["arguments"])
 
     def review_base(B):
-        B.bash(["git", "diff"])
+        B.bash(["git", "diff", "v3.0.0...HEAD"])
+
+    def review_careful(C):
+        # The changed files, then the source changes only (docs, tests and requirements skipped).
+        C.bash(["git", "diff", "--stat", "v3.0.0...HEAD"])
+        C.bash(["git", "diff", "v3.0.0...HEAD", "--", "src/"])
 
     async def review_serena(S):
         # Serena has no diff tool; the agent context it runs in has a shell.
-        await S("execute_shell_command", {"command": "git diff"})
+        await S("execute_shell_command", {"command": "git diff v3.0.0...HEAD"})
 
-    out.append(Task("review", "review the working tree (3 files changed)", review_base, review_loupe,
-                    check_all(*[p for p, _, _ in changes], *[x.strip() for _, b_, a_ in changes for x in (b_, a_)]),
-                    setup=review_setup, careful=review_base, serena=review_serena))
+    out.append(Task("review", "review a release: flask 3.0.0 → 3.0.3 (61 files)", review_base, review_loupe,
+                    check_all("src/flask/helpers.py", "send_file", "ensure_sync", "find_best_app"),
+                    careful=review_careful, serena=review_serena))
 
     # 8. A package's structure.
     package = "src/flask/json"

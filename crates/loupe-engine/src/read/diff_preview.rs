@@ -1,12 +1,12 @@
 //! `read` mode `diff_preview` (§5): a file on disk against `HEAD`, the git index or any
 //! revision (a branch, tag, commit, `main...` for what this branch did since it forked), two
 //! revisions against each other (`A..B`, `A...B`), proposed `content` against a baseline or the
-//! file on disk (`WORKTREE`), or a directory as a status list with +/- counts followed by
-//! diffs under the budget.
+//! file on disk (`WORKTREE`); one symbol of a file (`path` + `target`: its own lines); or a
+//! directory as the review: each changed file's changed symbols with the uses left of the risky
+//! ones, riskiest first, the diffs inline only when they are small.
 //!
-//! Baselines come from `loupe-git` (in-process, no `git` process); worktree bytes come through
-//! `loupe-vfs` like every read. Worktree files are compared byte for byte with the blobs
-//! (clean/smudge filters such as `core.autocrlf` are not applied).
+//! What differs between the two sides is `workspace/changes.rs`'s, which symbols changed and
+//! their uses `workspace/review.rs`'s; this module renders them under the budget and pages them.
 
 use loupe_core::{ContentHash, ErrorCode, NextCall, ToolError, text, tokens};
 use loupe_git::{Baseline, Repository};
