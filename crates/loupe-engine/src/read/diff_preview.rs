@@ -273,7 +273,7 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         (Some(old), Some(new)) if old == new => "=",
         _ => "M",
     };
-    let change = Change { status, path: path.clone(), old_path: None, old, new, note };
+    let change = Change { status, path: path.clone(), old_path: None, old, new, note, similarity: None };
     let (mut diff_text, mut added, mut removed) = render_change(&change, request.context, first_lines);
     // A type's own lines only: its members' changes are their own diffs.
     let mut members_left_out = 0;
@@ -559,12 +559,30 @@ fn directory(
     for ((change, (_, added, removed)), reviewed) in
         changes[start..].iter().zip(&rendered[start..]).zip(&symbols[start..])
     {
-        let mut line = format!("{}  {:<width$}  +{added} -{removed}\n", change.status, display_name(change));
+        // A rename says how much it kept; a binary file says so (its counts are 0).
+        let binary = [&change.old, &change.new].iter().any(|side| side.as_deref().is_some_and(text::looks_binary));
+        let mut line = format!(
+            "{}  {:<width$}  +{added} -{removed}{}{}\n",
+            change.status,
+            display_name(change),
+            change.similarity.map(|share| format!(" ({share}% kept)")).unwrap_or_default(),
+            if binary { " binary" } else { "" },
+        );
         line.push_str(&symbol_rows(reviewed));
-        let entry = json!({
+        let mut entry = json!({
             "path": change.path, "old_path": change.old_path, "status": change.status, "added": added,
-            "removed": removed, "symbols": reviewed.iter().map(symbol_json).collect::<Vec<_>>(),
+            "removed": removed,
         });
+        // What most entries lack is left out, not written as null, false or [].
+        if let Some(share) = change.similarity {
+            entry["similarity"] = Value::from(share);
+        }
+        if binary {
+            entry["binary"] = Value::Bool(true);
+        }
+        if !reviewed.is_empty() {
+            entry["symbols"] = Value::from(reviewed.iter().map(symbol_json).collect::<Vec<_>>());
+        }
         let cost =
             if full { tokens::count(&line).max(tokens::count(&entry.to_string())) } else { tokens::count(&line) };
         if end > start && list_tokens + cost > list_budget {

@@ -74,6 +74,8 @@ pub(crate) struct Change {
     /// Why the change is named and not diffed (a side over `max_file_bytes`, whose bytes were
     /// never read: `old`/`new` then hold nothing for it).
     pub(crate) note: Option<String>,
+    /// A rename's share of lines kept, in percent.
+    pub(crate) similarity: Option<u8>,
 }
 
 /// A blob's bytes for a diff; a blob over `max_file_bytes` (its size read from the object's
@@ -187,7 +189,15 @@ pub(crate) fn collect_changes(
         work.report(compared as u64 + 1, Some(compared_total), || {
             format!("diff_preview: comparing file {} of {compared_total}", compared + 1)
         });
-        let change = |status, old, new, note| Change { status, path: path.clone(), old_path: None, old, new, note };
+        let change = |status, old, new, note| Change {
+            status,
+            path: path.clone(),
+            old_path: None,
+            old,
+            new,
+            note,
+            similarity: None,
+        };
         if let Some(new_files) = &new_files {
             let mut note = None;
             let mut side = |id: &loupe_git::ObjectId, label: &str| -> Result<Vec<u8>, ToolError> {
@@ -289,7 +299,7 @@ fn pair_renames(added: &mut Vec<Change>, deleted: &mut Vec<Change>, changes: &mu
             .filter(|(_, score)| *score >= 0.5)
             .max_by(|a, b| a.1.total_cmp(&b.1));
         match best {
-            Some((at, _)) => {
+            Some((at, score)) => {
                 let new = added.remove(at);
                 let gone = deleted.remove(index);
                 changes.push(Change {
@@ -299,6 +309,7 @@ fn pair_renames(added: &mut Vec<Change>, deleted: &mut Vec<Change>, changes: &mu
                     old: gone.old,
                     new: new.new,
                     note: None,
+                    similarity: Some((score * 100.0).floor() as u8),
                 });
             }
             None => index += 1,
