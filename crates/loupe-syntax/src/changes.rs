@@ -259,7 +259,8 @@ fn contains(outer: Span, inner: Span) -> bool {
     outer.start_line <= inner.start_line && inner.end_line <= outer.end_line
 }
 
-fn is_function(kind: SymbolKind) -> bool {
+/// A function-like kind: what is nested in one is part of its text.
+pub fn is_function(kind: SymbolKind) -> bool {
     matches!(kind, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor | SymbolKind::Property)
 }
 

@@ -1014,7 +1014,7 @@ fn cut_to_symbol(
         let lines: String =
             text.split_inclusive('\n').skip(span.start_line - 1).take(span.end_line + 1 - span.start_line).collect();
         // A type's members with a body have diffs of their own (the review names them).
-        let members: Vec<Lines> = if is_function_kind(definition.kind) {
+        let members: Vec<Lines> = if loupe_syntax::changes::is_function(definition.kind) {
             Vec::new()
         } else {
             definitions
@@ -1076,11 +1076,6 @@ struct SymbolSide {
     first: usize,
     signature: String,
     members: Vec<Lines>,
-}
-
-fn is_function_kind(kind: loupe_syntax::SymbolKind) -> bool {
-    use loupe_syntax::SymbolKind;
-    matches!(kind, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor | SymbolKind::Property)
 }
 
 /// A type's diff without the hunks that change only its members' lines (`members`: their

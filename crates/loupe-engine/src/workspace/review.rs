@@ -91,17 +91,13 @@ impl Reviewed {
     /// (removed, re-signatured, renamed, moved) with uses left, then one without, then public
     /// bodies, additions, and private changes last.
     pub(crate) fn rank(&self) -> u8 {
-        let change = &self.change;
-        let breaking = matches!(
-            change.change,
-            ChangeKind::Removed | ChangeKind::Signature | ChangeKind::Renamed | ChangeKind::Moved
-        );
-        match (change.public, breaking, &self.refs) {
-            (true, true, Some(refs)) if refs.resolved() > 0 => 0,
-            (true, true, _) => 1,
-            (true, false, _) if change.change == ChangeKind::Body => 2,
-            (true, false, _) => 3,
-            (false, _, _) => 4,
+        let used = self.refs.as_ref().is_some_and(|refs| refs.resolved() > 0);
+        match (self.can_break(), self.change.public) {
+            (true, _) if used => 0,
+            (true, _) => 1,
+            (false, true) if self.change.change == ChangeKind::Body => 2,
+            (false, true) => 3,
+            (false, false) => 4,
         }
     }
 
@@ -220,37 +216,41 @@ fn compare_sides(lang: Lang, file: &FileSides<'_>, limit: usize) -> Vec<SymbolCh
 /// A symbol removed from one file and added to another with the same name, kind and text is
 /// moved: the addition says from where, the removal goes.
 fn pair_moves(files: &[FileSides<'_>], per_file: &mut [Vec<Reviewed>]) {
+    // The additions by what a move keeps: kind, simple name, text.
+    type Kept<'n> = (SymbolKind, &'n str, u64);
+    let mut added: rustc_hash::FxHashMap<Kept<'_>, Vec<(usize, usize)>> = rustc_hash::FxHashMap::default();
     let mut removed: Vec<(usize, usize)> = Vec::new();
     for (file, symbols) in per_file.iter().enumerate() {
         for (at, symbol) in symbols.iter().enumerate() {
-            if symbol.change.change == ChangeKind::Removed {
-                removed.push((file, at));
+            let change = &symbol.change;
+            match change.change {
+                ChangeKind::Added => added
+                    .entry((change.kind, simple_name(&change.name), change.text_hash))
+                    .or_default()
+                    .push((file, at)),
+                ChangeKind::Removed => removed.push((file, at)),
+                _ => {}
             }
         }
     }
-    let mut gone: Vec<(usize, usize)> = Vec::new();
+    let mut moves: Vec<((usize, usize), (usize, usize))> = Vec::new();
     for (file, at) in removed {
-        let old = per_file[file][at].change.clone();
-        let twin = per_file.iter().enumerate().filter(|(other, _)| *other != file).find_map(|(other, symbols)| {
-            symbols
-                .iter()
-                .position(|symbol| {
-                    symbol.change.change == ChangeKind::Added
-                        && symbol.change.kind == old.kind
-                        && simple_name(&symbol.change.name) == simple_name(&old.name)
-                        && symbol.change.text_hash == old.text_hash
-                })
-                .map(|position| (other, position))
-        });
-        if let Some((other, position)) = twin {
-            let moved = &mut per_file[other][position];
-            moved.change.change = ChangeKind::Moved;
-            moved.change.from = Some(old.name.clone());
-            moved.change.old = old.old;
-            moved.change.public |= old.public;
-            moved.moved_from_file = Some(files[file].old_path.unwrap_or(files[file].path).to_owned());
-            gone.push((file, at));
+        let old = &per_file[file][at].change;
+        let Some(candidates) = added.get_mut(&(old.kind, simple_name(&old.name), old.text_hash)) else { continue };
+        if let Some(position) = candidates.iter().position(|(other, _)| *other != file) {
+            moves.push(((file, at), candidates.remove(position)));
         }
+    }
+    let mut gone: Vec<(usize, usize)> = Vec::with_capacity(moves.len());
+    for ((file, at), (other, position)) in moves {
+        let old = per_file[file][at].change.clone();
+        let moved = &mut per_file[other][position];
+        moved.change.change = ChangeKind::Moved;
+        moved.change.from = Some(old.name);
+        moved.change.old = old.old;
+        moved.change.public |= old.public;
+        moved.moved_from_file = Some(files[file].old_path.unwrap_or(files[file].path).to_owned());
+        gone.push((file, at));
     }
     gone.sort_unstable_by(|a, b| b.cmp(a));
     for (file, at) in gone {
