@@ -360,7 +360,10 @@ fn range_impact(
             }
         }
     }
-    changed.sort_by_key(|(symbol, _)| symbol.rank());
+    // Riskiest first; a module's data (a constant, a variable) after the code of its rank.
+    changed.sort_by_key(|(symbol, _)| {
+        (symbol.rank(), matches!(symbol.change.kind, SymbolKind::Variable | SymbolKind::Constant))
+    });
     for (symbol, target) in &changed {
         if answer.full() || view.work().stopped().is_some() {
             answer.truncated = true;
