@@ -513,3 +513,37 @@ fn the_impact_of_a_range_starts_from_what_it_changed() {
     assert_eq!(typo.error_code(), Some("INVALID_ARGS"), "{}", typo.face);
     assert_eq!(typo.meta["next_calls"][0]["arguments"]["target"], "main...", "{}", typo.face);
 }
+
+/// §5: a file whose executable bit changed says so on its list line, alone or with its
+/// content, between two commits and (on Unix) against the working tree.
+#[test]
+fn a_mode_change_is_named() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    write(dir, "run.sh", "echo one\n");
+    write(dir, "tool.sh", "echo tool\n");
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    git(dir, &["update-index", "--chmod=+x", "run.sh"]);
+    git(dir, &["commit", "-q", "-m", "run.sh executable"]);
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine_at(dir, index.path());
+    let range = engine.call("read", diff(".", json!({"against": "HEAD~1..HEAD", "metadata": "full"})));
+    assert!(range.face.contains("run.sh  +0 -0 mode 100644 → 100755"), "{}", range.face);
+    assert!(!range.face.contains("tool.sh"), "{}", range.face);
+    assert_eq!(range.meta["files"][0]["mode"], "mode 100644 → 100755");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // `--chmod` changed the commit only: on disk run.sh is still 0644, as git status says.
+        let before = engine.call("read", diff(".", json!({})));
+        assert!(before.face.contains("run.sh  +0 -0 mode 100755 → 100644"), "{}", before.face);
+        fs::set_permissions(dir.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+        write(dir, "tool.sh", "echo tool, changed\n");
+        fs::set_permissions(dir.join("tool.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+        let worktree = engine.call("read", diff(".", json!({})));
+        assert!(worktree.face.contains("tool.sh  +1 -1 mode 100644 → 100755"), "{}", worktree.face);
+        assert!(!worktree.face.contains("run.sh"), "an executable file still executable: {}", worktree.face);
+    }
+}

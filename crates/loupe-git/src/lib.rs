@@ -24,7 +24,7 @@ pub mod diff;
 mod revision;
 mod trust;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
@@ -180,31 +180,55 @@ impl Repository {
     /// preview says that many were not compared rather than letting them vanish.
     pub fn tracked_and_hidden(&self, baseline: Baseline, dir: &str) -> Result<(TrackedFiles, usize), GitError> {
         let mut files = TrackedFiles::new();
-        let mut hidden = 0;
-        let mut add = |files: &mut TrackedFiles, full: &str, id: gix::ObjectId| match self.under(full, dir) {
-            Some(path) if self.is_hidden(&path) => hidden += 1,
-            Some(path) => {
-                files.insert(path, id);
+        let hidden = self.each_file(baseline, dir, &mut |path, id, _| {
+            files.insert(path, id);
+        })?;
+        Ok((files, hidden))
+    }
+
+    /// The files under `dir` the baseline tracks as executable (mode 100755), `hiding` applied.
+    pub fn executables(&self, baseline: Baseline, dir: &str) -> Result<BTreeSet<String>, GitError> {
+        let mut executables = BTreeSet::new();
+        self.each_file(baseline, dir, &mut |path, _, executable| {
+            if executable {
+                executables.insert(path);
             }
+        })?;
+        Ok(executables)
+    }
+
+    /// Hands each file under `dir` the baseline tracks to `each` (its path, blob and whether it
+    /// is executable), those `hiding` leaves out counted instead.
+    fn each_file(
+        &self,
+        baseline: Baseline,
+        dir: &str,
+        each: &mut dyn FnMut(String, gix::ObjectId, bool),
+    ) -> Result<usize, GitError> {
+        let mut hidden = 0;
+        let mut add = |full: &str, id: gix::ObjectId, executable: bool| match self.under(full, dir) {
+            Some(path) if self.is_hidden(&path) => hidden += 1,
+            Some(path) => each(path, id, executable),
             None => {}
         };
         match baseline {
             Baseline::Head | Baseline::Commit(_) => {
-                let Some(tree) = self.tree(baseline)? else { return Ok((files, 0)) };
+                let Some(tree) = self.tree(baseline)? else { return Ok(0) };
                 for entry in tree.traverse().breadthfirst.files().map_err(read_error)? {
                     if entry.mode.is_blob() {
-                        add(&mut files, entry.filepath.to_str_lossy().as_ref(), entry.oid);
+                        add(entry.filepath.to_str_lossy().as_ref(), entry.oid, entry.mode.is_executable());
                     }
                 }
             }
             Baseline::Index => {
                 let index = self.repo.index_or_load_from_head_or_empty().map_err(read_error)?;
                 for entry in index.entries() {
-                    add(&mut files, &entry.path(&index).to_str_lossy(), entry.id);
+                    let executable = entry.mode == gix::index::entry::Mode::FILE_EXECUTABLE;
+                    add(&entry.path(&index).to_str_lossy(), entry.id, executable);
                 }
             }
         }
-        Ok((files, hidden))
+        Ok(hidden)
     }
 
     /// The bytes of a blob, or only its size when that is over `limit`: the size comes from the

@@ -383,6 +383,12 @@ impl Root {
     /// its real path must be inside the root and not excluded, and it must be a regular file
     /// of at most `max_bytes` (a FIFO, socket or device is refused without reading).
     pub(crate) fn read_regular(&self, path: &RepoPath, max_bytes: u64) -> Result<Vec<u8>, VfsError> {
+        self.read_regular_with_mode(path, max_bytes).map(|(bytes, _)| bytes)
+    }
+
+    /// `read_regular`, and whether the opened file is executable by its owner (Unix; false
+    /// where files carry no such bit), from the same handle's metadata.
+    pub(crate) fn read_regular_with_mode(&self, path: &RepoPath, max_bytes: u64) -> Result<(Vec<u8>, bool), VfsError> {
         let io = |source: std::io::Error| io_error(path, source);
         self.check_excluded(path)?;
         self.race(RacePoint::Checked, path);
@@ -399,8 +405,19 @@ impl Root {
         if bytes.len() as u64 > max_bytes {
             return Err(VfsError::TooLarge { path: path.clone(), size: bytes.len() as u64, limit: max_bytes });
         }
-        Ok(bytes)
+        Ok((bytes, is_executable(&metadata)))
     }
+}
+
+#[cfg(unix)]
+fn is_executable(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    metadata.permissions().mode() & 0o100 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &std::fs::Metadata) -> bool {
+    false
 }
 
 /// Regular files only; a directory and the rest are refused by name.

@@ -58,6 +58,8 @@ pub struct Resolved {
 pub struct FileBytes {
     pub path: RepoPath,
     pub bytes: Vec<u8>,
+    /// Executable by its owner (Unix; always false where files carry no such bit).
+    pub executable: bool,
 }
 
 impl Root {
@@ -155,8 +157,8 @@ impl Root {
         if resolved.real.is_none() {
             return Err(VfsError::NotFound { path: resolved.path.clone() });
         }
-        let bytes = self.read_regular(&resolved.path, max_bytes)?;
-        Ok(FileBytes { path: resolved.path.clone(), bytes })
+        let (bytes, executable) = self.read_regular_with_mode(&resolved.path, max_bytes)?;
+        Ok(FileBytes { path: resolved.path.clone(), bytes, executable })
     }
 
     /// True when `.gitignore`, `.ignore` or `.loupeignore` rules from the root down to the

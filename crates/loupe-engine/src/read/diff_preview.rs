@@ -273,7 +273,7 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         (Some(old), Some(new)) if old == new => "=",
         _ => "M",
     };
-    let change = Change { status, path: path.clone(), old_path: None, old, new, note, similarity: None };
+    let change = Change { status, path: path.clone(), old_path: None, old, new, note, similarity: None, mode: None };
     let (mut diff_text, mut added, mut removed) = render_change(&change, request.context, first_lines);
     // A type's own lines only: its members' changes are their own diffs.
     let mut members_left_out = 0;
@@ -562,11 +562,12 @@ fn directory(
         // A rename says how much it kept; a binary file says so (its counts are 0).
         let binary = [&change.old, &change.new].iter().any(|side| side.as_deref().is_some_and(text::looks_binary));
         let mut line = format!(
-            "{}  {:<width$}  +{added} -{removed}{}{}\n",
+            "{}  {:<width$}  +{added} -{removed}{}{}{}\n",
             change.status,
             display_name(change),
             change.similarity.map(|share| format!(" ({share}% kept)")).unwrap_or_default(),
             if binary { " binary" } else { "" },
+            change.mode_change().map(|mode| format!(" {mode}")).unwrap_or_default(),
         );
         line.push_str(&symbol_rows(reviewed));
         let mut entry = json!({
@@ -579,6 +580,9 @@ fn directory(
         }
         if binary {
             entry["binary"] = Value::Bool(true);
+        }
+        if let Some(mode) = change.mode_change() {
+            entry["mode"] = Value::from(mode);
         }
         if !reviewed.is_empty() {
             entry["symbols"] = Value::from(reviewed.iter().map(symbol_json).collect::<Vec<_>>());
@@ -688,9 +692,9 @@ fn directory(
         }
     }
     // Every diff shown whole names its file and counts: the list would say it twice.
-    // (A list of plain modifications only: the diffs do not tell untracked from added; and
-    // without symbols, which the diffs do not name with their uses.)
-    let all_modified = changes.iter().all(|change| change.status == "M") && symbol_count == 0;
+    // (A list of plain modifications only: the diffs do not tell untracked from added, nor a
+    // mode; and without symbols, which the diffs do not name with their uses.)
+    let all_modified = changes.iter().all(|change| change.status == "M" && change.mode.is_none()) && symbol_count == 0;
     if start == 0 && !list_cut && cut_at.is_none() && !shown_text.is_empty() && all_modified {
         face.replace_range(list_at, "");
     }

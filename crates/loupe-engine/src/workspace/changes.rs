@@ -76,6 +76,16 @@ pub(crate) struct Change {
     pub(crate) note: Option<String>,
     /// A rename's share of lines kept, in percent.
     pub(crate) similarity: Option<u8>,
+    /// Whether the file is executable on each side, when that changed (`100644 → 100755`).
+    pub(crate) mode: Option<(bool, bool)>,
+}
+
+impl Change {
+    /// `mode 100644 → 100755` when the executable bit changed.
+    pub(crate) fn mode_change(&self) -> Option<String> {
+        let octal = |executable: bool| if executable { "100755" } else { "100644" };
+        self.mode.map(|(old, new)| format!("mode {} → {}", octal(old), octal(new)))
+    }
 }
 
 /// A blob's bytes for a diff; a blob over `max_file_bytes` (its size read from the object's
@@ -160,7 +170,7 @@ pub(crate) fn collect_changes(
     let read_worktree = |path: &str| -> OnDisk {
         let Ok(resolved) = workspace.root().resolve(path) else { return OnDisk::Missing };
         match workspace.root().read(&resolved, limit) {
-            Ok(file) => OnDisk::Bytes(file.bytes),
+            Ok(file) => OnDisk::Bytes(file.bytes, file.executable),
             Err(loupe_vfs::VfsError::TooLarge { size, .. }) => OnDisk::Large(size),
             Err(_) => OnDisk::Missing,
         }
@@ -173,6 +183,14 @@ pub(crate) fn collect_changes(
         Some((commit, _)) => Some(repository.tracked(Baseline::Commit(*commit), dir).map_err(git_error)?),
         None => None,
     };
+    // The executable bit on each side: the commits' modes; on disk the file's own bit, where
+    // files carry one (on Windows git itself does not look at it).
+    let old_executables = repository.executables(baseline, dir).map_err(git_error)?;
+    let new_executables = match &sides.new_commit {
+        Some((commit, _)) => Some(repository.executables(Baseline::Commit(*commit), dir).map_err(git_error)?),
+        None => None,
+    };
+    let worktree_modes = cfg!(unix);
     let all: BTreeSet<&String> = match &new_files {
         Some(new_files) => tracked.keys().chain(new_files.keys()).collect(),
         None => tracked.keys().chain(on_disk.keys()).collect(),
@@ -197,6 +215,13 @@ pub(crate) fn collect_changes(
             new,
             note,
             similarity: None,
+            mode: None,
+        };
+        let was_executable = old_executables.contains(path);
+        // A file whose executable bit alone changed: named, nothing to diff.
+        let mode_only = |now: bool| Change {
+            mode: Some((was_executable, now)),
+            ..change("M", Some(Vec::new()), Some(Vec::new()), Some("(mode change only)".to_owned()))
         };
         if let Some(new_files) = &new_files {
             let mut note = None;
@@ -204,11 +229,17 @@ pub(crate) fn collect_changes(
                 Ok(blob_side(repository.object(*id, limit).map_err(git_error)?, label, &mut note))
             };
             let new_label = sides.new_label();
+            let now_executable = new_executables.as_ref().is_some_and(|set| set.contains(path));
             match (tracked.get(path), new_files.get(path)) {
-                (Some(old), Some(new)) if old == new => {}
+                (Some(old), Some(new)) if old == new => {
+                    if was_executable != now_executable {
+                        changes.push(mode_only(now_executable));
+                    }
+                }
                 (Some(old), Some(new)) => {
                     let (old, new) = (side(old, &sides.old_label)?, side(new, new_label)?);
-                    changes.push(change("M", Some(old), Some(new), note));
+                    let mode = (was_executable != now_executable).then_some((was_executable, now_executable));
+                    changes.push(Change { mode, ..change("M", Some(old), Some(new), note) });
                 }
                 (Some(old), None) => {
                     let old = side(old, &sides.old_label)?;
@@ -229,10 +260,13 @@ pub(crate) fn collect_changes(
         };
         let mut note = None;
         match (tracked.get(path), worktree) {
-            (Some(id), OnDisk::Bytes(bytes)) => {
+            (Some(id), OnDisk::Bytes(bytes, executable)) => {
+                let mode = (worktree_modes && executable != was_executable).then_some((was_executable, executable));
                 if loupe_git::blob_id(&bytes) != *id {
                     let old = blob_side(repository.object(*id, limit).map_err(git_error)?, &sides.old_label, &mut note);
-                    changes.push(change("M", Some(old), Some(bytes), note));
+                    changes.push(Change { mode, ..change("M", Some(old), Some(bytes), note) });
+                } else if mode.is_some() {
+                    changes.push(mode_only(executable));
                 }
             }
             // Over the read limit on disk: unchanged when git's index vouches for it by size
@@ -247,7 +281,7 @@ pub(crate) fn collect_changes(
                 let old = blob_side(repository.object(*id, limit).map_err(git_error)?, &sides.old_label, &mut note);
                 deleted.push(change("D", Some(old), None, note));
             }
-            (None, OnDisk::Bytes(bytes)) => {
+            (None, OnDisk::Bytes(bytes, _)) => {
                 let status = if in_index.contains_key(path) { "A" } else { "?" };
                 added.push(change(status, None, Some(bytes), None));
             }
@@ -275,7 +309,8 @@ fn tracked_on_disk(workspace: &Workspace, path: &str, read: &dyn Fn(&str) -> OnD
 /// A worktree file as a directory preview reads it: its bytes, only its size when it is over
 /// `max_file_bytes` (never read whole), or nothing when it is not there to read.
 enum OnDisk {
-    Bytes(Vec<u8>),
+    /// Its bytes, and whether it is executable.
+    Bytes(Vec<u8>, bool),
     Large(u64),
     Missing,
 }
@@ -310,6 +345,7 @@ fn pair_renames(added: &mut Vec<Change>, deleted: &mut Vec<Change>, changes: &mu
                     new: new.new,
                     note: None,
                     similarity: Some((score * 100.0).floor() as u8),
+                    mode: None,
                 });
             }
             None => index += 1,
