@@ -137,9 +137,13 @@ async def main(args) -> dict:
     report["recall"] = round(hit / len(expected), 4) if expected else 1.0
     report["precision"] = round(hit / len(named), 4) if named else 1.0
     if args.three_dot:
-        only_left = {(entry["path"], entry["name"]) for entry in json.load(open(args.three_dot)).get("symbols", [])}
-        report["three_dot_forbidden"] = len(only_left)
-        report["three_dot_named"] = sorted(f"{path}:{name}" for path, name in only_left & named)
+        forbidden = json.load(open(args.three_dot)).get("symbols", [])
+        report["three_dot_forbidden"] = len(forbidden)
+        # A forbidden symbol is named when the review names it under any of its paths (`paths`:
+        # where main's diff keys it, and its merge-base path when main renamed the file).
+        report["three_dot_named"] = sorted({f"{path}:{entry['name']}" for entry in forbidden
+                                            for path in entry.get("paths", [entry["path"]])
+                                            if (path, entry["name"]) in named})
     return report
 
 

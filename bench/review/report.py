@@ -19,7 +19,7 @@ def main() -> None:
     out.append(f"{meta.get('date', '')} · `{meta.get('command', '')}` · {meta.get('machine', '')}")
     out.append("")
     out.append("Repositories built from PyPI sdists (`bench/review/setup.sh`): flask main = 2.3.3 (the fork) "
-               "then 3.1.0, feature = 3.0.0, 3.0.3; django main = 5.1.4 then 5.1.8, feature = 5.2. "
+               "then 3.1.0, feature = 3.0.0, 3.0.3; django main = 5.1.4 then 5.1.8, 5.1.15, feature = 5.2. "
                "The oracle is Python's own `ast` (`oracle.py`); loupe is driven through the official MCP "
                "Python SDK (`measure.py`).")
     out.append("")

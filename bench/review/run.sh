@@ -27,7 +27,7 @@ for entry in "${ranges[@]}"; do
     python3 "$here/oracle.py" --repo "$base/$corpus" --range "$range" --json "$results/$name.oracle.json"
     three_dot=()
     if [[ "$range" == *...* ]]; then
-        (cd "$here" && python3 three_dot.py --repo "$base/$corpus" --range "$range" --json "$results/$name.three_dot.json")
+        python3 "$here/three_dot.py" --repo "$base/$corpus" --range "$range" --json "$results/$name.three_dot.json"
         three_dot=(--three-dot "$results/$name.three_dot.json")
     fi
     "$venv/bin/python" "$here/measure.py" --loupe "$LOUPE" --counter "$COUNTER" --repo "$base/$corpus" \
