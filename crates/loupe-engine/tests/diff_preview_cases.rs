@@ -547,3 +547,27 @@ fn a_mode_change_is_named() {
         assert!(!worktree.face.contains("run.sh"), "an executable file still executable: {}", worktree.face);
     }
 }
+
+/// §5: a directory the working tree no longer has (a package deleted) is still a directory of
+/// the baseline: its review lists the files and symbols it removed.
+#[test]
+fn a_deleted_directory_is_reviewed_as_one() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    write(dir, "pkg/a.py", "def alpha():\n    return 1\n");
+    write(dir, "pkg/b.py", "def beta():\n    return 2\n");
+    write(dir, "keep.py", "def keep():\n    return 0\n");
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    fs::remove_dir_all(dir.join("pkg")).unwrap();
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine_at(dir, index.path());
+    let review = engine.call("read", diff("pkg", json!({})));
+    assert!(review.ok, "{}", review.face);
+    assert!(review.face.starts_with("diff_preview · pkg · WORKTREE vs HEAD · 2 file(s) changed"), "{}", review.face);
+    assert!(review.face.contains("D  pkg/a.py") && review.face.contains("removed: alpha"), "{}", review.face);
+    assert!(!review.face.contains("keep.py"), "{}", review.face);
+    let missing = engine.call("read", diff("nothing/here", json!({})));
+    assert_eq!(missing.error_code(), Some("FILE_NOT_FOUND"), "{}", missing.face);
+}

@@ -119,8 +119,21 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         .root()
         .resolve(&request.target)
         .map_err(|error| crate::errors::vfs_error(error, crate::errors::Access::Read))?;
-    let is_dir = resolved.real.as_ref().is_some_and(|real| real.is_dir());
     let sides = DiffSides::of(&repository, request)?;
+    // A directory on disk, or one only the compared commits hold (a package the branch deleted):
+    // a path that is no file on either side but has files under it there.
+    let is_dir = match &resolved.real {
+        Some(real) => real.is_dir(),
+        None => {
+            let dir = resolved.path.as_str();
+            let holds = |baseline: Baseline| {
+                repository.blob(baseline, dir, 0).ok().flatten().is_none()
+                    && repository.tracked(baseline, dir).is_ok_and(|files| !files.is_empty())
+            };
+            holds(sides.baseline)
+                || sides.new_commit.as_ref().is_some_and(|(commit, _)| holds(Baseline::Commit(*commit)))
+        }
+    };
     let cursor = request.cursor.as_deref().map(|text| decode_cursor(request, text)).transpose()?;
     if is_dir || resolved.path.is_root() {
         if request.symbol.is_some() {
