@@ -80,6 +80,16 @@ pub enum Blob {
 /// A tracked file of a baseline: its path relative to the workspace root and its blob id.
 pub type TrackedFiles = BTreeMap<String, gix::ObjectId>;
 
+/// What a baseline tracks under a directory (`Repository::tracked_under`).
+#[derive(Debug, Default)]
+pub struct Tracked {
+    pub files: TrackedFiles,
+    /// The files whose mode is executable (100755).
+    pub executables: BTreeSet<String>,
+    /// Tracked files the caller's `hiding` left out.
+    pub hidden: usize,
+}
+
 /// Files that differ from `HEAD` (`changed`: staged, modified or deleted) and files git does
 /// not track (`untracked`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -173,47 +183,27 @@ impl Repository {
 
     /// Every file the baseline tracks under `dir` (root-relative, `""` for the whole root).
     pub fn tracked(&self, baseline: Baseline, dir: &str) -> Result<TrackedFiles, GitError> {
-        self.tracked_and_hidden(baseline, dir).map(|(files, _)| files)
+        self.tracked_under(baseline, dir).map(|tracked| tracked.files)
     }
 
-    /// `tracked`, and how many files under `dir` the baseline tracks that `hiding` left out: a
-    /// preview says that many were not compared rather than letting them vanish.
-    pub fn tracked_and_hidden(&self, baseline: Baseline, dir: &str) -> Result<(TrackedFiles, usize), GitError> {
-        let mut files = TrackedFiles::new();
-        let hidden = self.each_file(baseline, dir, &mut |path, id, _| {
-            files.insert(path, id);
-        })?;
-        Ok((files, hidden))
-    }
-
-    /// The files under `dir` the baseline tracks as executable (mode 100755), `hiding` applied.
-    pub fn executables(&self, baseline: Baseline, dir: &str) -> Result<BTreeSet<String>, GitError> {
-        let mut executables = BTreeSet::new();
-        self.each_file(baseline, dir, &mut |path, _, executable| {
-            if executable {
-                executables.insert(path);
-            }
-        })?;
-        Ok(executables)
-    }
-
-    /// Hands each file under `dir` the baseline tracks to `each` (its path, blob and whether it
-    /// is executable), those `hiding` leaves out counted instead.
-    fn each_file(
-        &self,
-        baseline: Baseline,
-        dir: &str,
-        each: &mut dyn FnMut(String, gix::ObjectId, bool),
-    ) -> Result<usize, GitError> {
-        let mut hidden = 0;
+    /// `tracked`, with which of the files are executable and how many `hiding` left out (a
+    /// preview says that many were not compared rather than letting them vanish): one walk of
+    /// the tree or the index.
+    pub fn tracked_under(&self, baseline: Baseline, dir: &str) -> Result<Tracked, GitError> {
+        let mut tracked = Tracked::default();
         let mut add = |full: &str, id: gix::ObjectId, executable: bool| match self.under(full, dir) {
-            Some(path) if self.is_hidden(&path) => hidden += 1,
-            Some(path) => each(path, id, executable),
+            Some(path) if self.is_hidden(&path) => tracked.hidden += 1,
+            Some(path) => {
+                if executable {
+                    tracked.executables.insert(path.clone());
+                }
+                tracked.files.insert(path, id);
+            }
             None => {}
         };
         match baseline {
             Baseline::Head | Baseline::Commit(_) => {
-                let Some(tree) = self.tree(baseline)? else { return Ok(0) };
+                let Some(tree) = self.tree(baseline)? else { return Ok(tracked) };
                 for entry in tree.traverse().breadthfirst.files().map_err(read_error)? {
                     if entry.mode.is_blob() {
                         add(entry.filepath.to_str_lossy().as_ref(), entry.oid, entry.mode.is_executable());
@@ -228,7 +218,7 @@ impl Repository {
                 }
             }
         }
-        Ok(hidden)
+        Ok(tracked)
     }
 
     /// The bytes of a blob, or only its size when that is over `limit`: the size comes from the

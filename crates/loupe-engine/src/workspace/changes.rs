@@ -147,7 +147,8 @@ pub(crate) fn collect_changes(
     work: &Work,
 ) -> Result<Collected, ToolError> {
     let baseline = sides.baseline;
-    let (tracked, hidden) = repository.tracked_and_hidden(baseline, dir).map_err(git_error)?;
+    let loupe_git::Tracked { files: tracked, executables: old_executables, hidden } =
+        repository.tracked_under(baseline, dir).map_err(git_error)?;
     let in_index = if baseline == Baseline::Index {
         tracked.clone()
     } else {
@@ -179,16 +180,14 @@ pub(crate) fn collect_changes(
     let mut deleted: Vec<Change> = Vec::new();
     let mut changes: Vec<Change> = Vec::new();
     // The new side: a commit's files (`A..B`, `A...B`), or the files on disk.
-    let new_files = match &sides.new_commit {
-        Some((commit, _)) => Some(repository.tracked(Baseline::Commit(*commit), dir).map_err(git_error)?),
-        None => None,
-    };
     // The executable bit on each side: the commits' modes; on disk the file's own bit, where
     // files carry one (on Windows git itself does not look at it).
-    let old_executables = repository.executables(baseline, dir).map_err(git_error)?;
-    let new_executables = match &sides.new_commit {
-        Some((commit, _)) => Some(repository.executables(Baseline::Commit(*commit), dir).map_err(git_error)?),
-        None => None,
+    let (new_files, new_executables) = match &sides.new_commit {
+        Some((commit, _)) => {
+            let new = repository.tracked_under(Baseline::Commit(*commit), dir).map_err(git_error)?;
+            (Some(new.files), Some(new.executables))
+        }
+        None => (None, None),
     };
     let worktree_modes = cfg!(unix);
     let all: BTreeSet<&String> = match &new_files {
