@@ -13,6 +13,8 @@ pub struct UnifiedDiff {
     pub text: String,
     pub added: usize,
     pub removed: usize,
+    /// Hunks a `keep` predicate left out (`unified_diff_kept`).
+    pub left_out: usize,
 }
 
 /// Diffs `old` against `new` with `context` lines around each change. `old_label` and
@@ -26,9 +28,22 @@ pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str, cont
 pub fn unified_diff_at(
     old: &str,
     new: &str,
+    labels: (&str, &str),
+    context: usize,
+    first_lines: (usize, usize),
+) -> UnifiedDiff {
+    unified_diff_kept(old, new, labels, context, first_lines, &|_, _| true)
+}
+
+/// `unified_diff_at` with only the hunks `keep` accepts, given the file lines each removes and
+/// adds (a type's diff without its members' hunks); the counts are the kept hunks'.
+pub fn unified_diff_kept(
+    old: &str,
+    new: &str,
     (old_label, new_label): (&str, &str),
     context: usize,
     first_lines: (usize, usize),
+    keep: &dyn Fn(&[usize], &[usize]) -> bool,
 ) -> UnifiedDiff {
     let (old_offset, new_offset) = (first_lines.0.saturating_sub(1), first_lines.1.saturating_sub(1));
     let old_lines = split_keeping_terminators(old);
@@ -46,8 +61,7 @@ pub fn unified_diff_at(
     if hunks.is_empty() {
         return UnifiedDiff::default();
     }
-    let added = diff.count_additions() as usize;
-    let removed = diff.count_removals() as usize;
+    let (mut added, mut removed, mut left_out) = (0, 0, 0);
     let mut text = format!("--- {old_label}\n+++ {new_label}\n");
 
     // Group hunks whose context overlaps, as `diff -u` does.
@@ -64,6 +78,15 @@ pub fn unified_diff_at(
         }
     }
     for group in groups {
+        let removes: Vec<usize> =
+            group.iter().flat_map(|hunk| hunk.before.clone()).map(|line| line as usize + 1 + old_offset).collect();
+        let adds: Vec<usize> =
+            group.iter().flat_map(|hunk| hunk.after.clone()).map(|line| line as usize + 1 + new_offset).collect();
+        if !keep(&removes, &adds) {
+            left_out += 1;
+            continue;
+        }
+        (added, removed) = (added + adds.len(), removed + removes.len());
         let first = group[0];
         let last = group[group.len() - 1];
         let old_start = (first.before.start as usize).saturating_sub(context);
@@ -95,7 +118,7 @@ pub fn unified_diff_at(
             old_at += 1;
         }
     }
-    UnifiedDiff { text, added, removed }
+    UnifiedDiff { text, added, removed, left_out }
 }
 
 /// `start,count` with git's conventions: 1-based, and `start` is the line before when empty.
@@ -177,6 +200,15 @@ mod tests {
         assert_eq!(diff.text, "--- a/x\n+++ b/x\n@@ -41 +53 @@\n-b\n+B\n@@ -42,0 +55 @@\n+d\n");
         let added = unified_diff_at("", "x\n", ("/dev/null", "b/x"), 3, (1, 7));
         assert!(added.text.contains("@@ -0,0 +7 @@"), "{}", added.text);
+    }
+
+    #[test]
+    fn a_hunk_keep_refuses_is_left_out_of_text_and_counts() {
+        let old: String = (1..=20).map(|n| format!("{n}\n")).collect();
+        let new = old.replace("2\n", "two\n").replace("19\n", "nineteen\n");
+        let kept = unified_diff_kept(&old, &new, ("a", "b"), 1, (1, 1), &|removes, _| !removes.contains(&19));
+        assert_eq!((kept.added, kept.removed, kept.left_out), (1, 1, 1));
+        assert!(kept.text.contains("+two") && !kept.text.contains("nineteen"), "{}", kept.text);
     }
 
     #[test]

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
 
-pub use diff::{UnifiedDiff, unified_diff, unified_diff_at};
+pub use diff::{UnifiedDiff, unified_diff, unified_diff_at, unified_diff_kept};
 pub use gix::ObjectId;
 pub use revision::{Resolved, RevisionError, Side};
 

@@ -287,12 +287,12 @@ pub(crate) fn run(workspace: &Workspace, request: &DiffRequest, work: &Work) -> 
         _ => "M",
     };
     let change = Change { status, path: path.clone(), old_path: None, old, new, note, similarity: None, mode: None };
-    let (mut diff_text, mut added, mut removed) = render_change(&change, request.context, first_lines);
-    // A type's own lines only: its members' changes are their own diffs.
-    let mut members_left_out = 0;
-    if !members.0.is_empty() || !members.1.is_empty() {
-        (diff_text, added, removed, members_left_out) = own_hunks(&diff_text, (&members.0, &members.1));
-    }
+    // A type's own lines only: a hunk that changes only its members' lines is their diff.
+    let inside = |spans: &[Lines], line: &usize| spans.iter().any(|(start, end)| (start..=end).contains(&line));
+    let own = |removes: &[usize], adds: &[usize]| {
+        removes.iter().any(|line| !inside(&members.0, line)) || adds.iter().any(|line| !inside(&members.1, line))
+    };
+    let (diff_text, added, removed, members_left_out) = render_change_kept(&change, request.context, first_lines, &own);
     let symbol_state = match symbol_state {
         Some("body changed") if added + removed == 0 && members_left_out > 0 => Some("only its members changed"),
         state => state,
@@ -941,6 +941,18 @@ fn narrower_targets(rest: &[Change], dir: &str) -> Option<String> {
 /// The unified diff of one change, with its counts; binary content is named, not shown. The
 /// sides start at lines `first_lines` of their files (a symbol's lines; else 1).
 fn render_change(change: &Change, context: usize, first_lines: (usize, usize)) -> (String, usize, usize) {
+    let (text, added, removed, _) = render_change_kept(change, context, first_lines, &|_, _| true);
+    (text, added, removed)
+}
+
+/// `render_change` with only the hunks `keep` accepts (see `loupe_git::unified_diff_kept`), and
+/// how many it left out.
+fn render_change_kept(
+    change: &Change,
+    context: usize,
+    first_lines: (usize, usize),
+    keep: &dyn Fn(&[usize], &[usize]) -> bool,
+) -> (String, usize, usize, usize) {
     let old_label = match (&change.old, &change.old_path) {
         (None, _) => "/dev/null".to_owned(),
         (Some(_), Some(old_path)) => format!("a/{old_path}"),
@@ -948,30 +960,31 @@ fn render_change(change: &Change, context: usize, first_lines: (usize, usize)) -
     };
     let new_label = if change.new.is_some() { format!("b/{}", change.path) } else { "/dev/null".to_owned() };
     if let Some(note) = &change.note {
-        return (format!("--- {old_label}\n+++ {new_label}\n{note}\n"), 0, 0);
+        return (format!("--- {old_label}\n+++ {new_label}\n{note}\n"), 0, 0, 0);
     }
     let binary = [&change.old, &change.new].iter().any(|side| side.as_deref().is_some_and(text::looks_binary));
     if binary {
         if change.old == change.new {
-            return (String::new(), 0, 0);
+            return (String::new(), 0, 0, 0);
         }
-        return (format!("--- {old_label}\n+++ {new_label}\nBinary files differ\n"), 0, 0);
+        return (format!("--- {old_label}\n+++ {new_label}\nBinary files differ\n"), 0, 0, 0);
     }
     let decode = |bytes: &Option<Vec<u8>>| {
         bytes.as_deref().and_then(|bytes| text::decode(bytes).ok()).map(|d| d.text).unwrap_or_default()
     };
-    let diff = loupe_git::unified_diff_at(
+    let diff = loupe_git::unified_diff_kept(
         &decode(&change.old),
         &decode(&change.new),
         (&old_label, &new_label),
         context,
         first_lines,
+        keep,
     );
     let mut text = diff.text;
     if text.is_empty() && change.old_path.is_some() {
         text = format!("--- {old_label}\n+++ {new_label}\n(renamed, content unchanged)\n");
     }
-    (text, diff.added, diff.removed)
+    (text, diff.added, diff.removed, diff.left_out)
 }
 
 /// Whether `text` reads as a symbol name (`make_response`, `Flask.make_response`,
@@ -1093,68 +1106,6 @@ struct SymbolSide {
     first: usize,
     signature: String,
     members: Vec<Lines>,
-}
-
-/// A type's diff without the hunks that change only its members' lines (`members`: their
-/// spans on each side, in the file's lines): (the diff, its +/- counts, the hunks left out).
-fn own_hunks(diff: &str, (old_members, new_members): (&[Lines], &[Lines])) -> (String, usize, usize, usize) {
-    let inside =
-        |spans: &[(usize, usize)], line: usize| spans.iter().any(|(start, end)| (*start..=*end).contains(&line));
-    let mut out = String::new();
-    let (mut added, mut removed, mut dropped) = (0, 0, 0);
-    // The hunk being read: its text, whether it touches an own line, its counts.
-    let mut hunk: Option<(String, bool, usize, usize)> = None;
-    let (mut old_at, mut new_at) = (0, 0);
-    let mut flush = |hunk: Option<(String, bool, usize, usize)>, out: &mut String| {
-        if let Some((text, keep, plus, minus)) = hunk {
-            if keep {
-                out.push_str(&text);
-                added += plus;
-                removed += minus;
-            } else {
-                dropped += 1;
-            }
-        }
-    };
-    for line in diff.split_inclusive('\n') {
-        if let Some(ranges) = line.strip_prefix("@@ -") {
-            flush(hunk.take(), &mut out);
-            let start = |range: &str| -> usize {
-                let (start, count) = range.split_once(',').unwrap_or((range, "1"));
-                let start: usize = start.parse().unwrap_or(0);
-                if count == "0" { start + 1 } else { start }
-            };
-            let mut parts = ranges.split_whitespace();
-            old_at = parts.next().map_or(0, start);
-            new_at = parts.next().and_then(|part| part.strip_prefix('+')).map_or(0, start);
-            hunk = Some((line.to_owned(), false, 0, 0));
-            continue;
-        }
-        let Some((text, keep, plus, minus)) = hunk.as_mut() else {
-            out.push_str(line);
-            continue;
-        };
-        text.push_str(line);
-        match line.as_bytes().first() {
-            Some(b' ') => {
-                old_at += 1;
-                new_at += 1;
-            }
-            Some(b'-') => {
-                *keep |= !inside(old_members, old_at);
-                *minus += 1;
-                old_at += 1;
-            }
-            Some(b'+') => {
-                *keep |= !inside(new_members, new_at);
-                *plus += 1;
-                new_at += 1;
-            }
-            _ => {}
-        }
-    }
-    flush(hunk.take(), &mut out);
-    (out, added, removed, dropped)
 }
 
 fn display_name(change: &Change) -> String {
