@@ -205,7 +205,13 @@ mod tests {
     #[test]
     fn a_hunk_keep_refuses_is_left_out_of_text_and_counts() {
         let old: String = (1..=20).map(|n| format!("{n}\n")).collect();
-        let new = old.replace("2\n", "two\n").replace("19\n", "nineteen\n");
+        let new: String = (1..=20)
+            .map(|n| match n {
+                2 => "two\n".to_owned(),
+                19 => "nineteen\n".to_owned(),
+                n => format!("{n}\n"),
+            })
+            .collect();
         let kept = unified_diff_kept(&old, &new, ("a", "b"), 1, (1, 1), &|removes, _| !removes.contains(&19));
         assert_eq!((kept.added, kept.removed, kept.left_out), (1, 1, 1));
         assert!(kept.text.contains("+two") && !kept.text.contains("nineteen"), "{}", kept.text);
